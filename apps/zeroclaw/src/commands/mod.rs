@@ -1,0 +1,118 @@
+//! One function per subcommand. Each returns a message for the user on failure.
+
+use serde_json::{Value, json};
+use std::time::Duration;
+use zeroclaw_client::{Client, ClientOptions};
+use zeroclaw_ipc::Paths;
+use zeroclaw_runtime::DaemonOptions;
+
+type Outcome = Result<(), String>;
+
+/// How long `zeroclaw stop` waits for the daemon to finish shutting down.
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub async fn daemon(paths: Paths, ephemeral: bool) -> Outcome {
+    zeroclaw_runtime::run(DaemonOptions { paths, ephemeral })
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn connect(paths: &Paths) -> Result<Client, String> {
+    let options = ClientOptions {
+        name: "zeroclaw-cli".into(),
+        ..ClientOptions::default()
+    };
+    Client::connect(&paths.endpoint, options)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+pub async fn status(paths: &Paths, as_json: bool) -> Outcome {
+    let client = connect(paths).await?;
+    let status = client
+        .call("status", json!({}))
+        .await
+        .map_err(|e| format!("status failed: {e}"))?;
+    if as_json {
+        println!("{}", pretty(&status));
+    } else {
+        print!("{}", describe_status(&status));
+    }
+    Ok(())
+}
+
+pub async fn stop(paths: &Paths) -> Outcome {
+    let client = connect(paths).await?;
+    let pid = client
+        .server_info()
+        .get("pid")
+        .cloned()
+        .unwrap_or(Value::Null);
+    client
+        .call("shutdown", json!({}))
+        .await
+        .map_err(|e| format!("shutdown failed: {e}"))?;
+    // The daemon closes every connection as it stops; ours closing is the sign it is done.
+    tokio::time::timeout(STOP_TIMEOUT, client.closed())
+        .await
+        .map_err(|_| format!("the daemon (pid {pid}) accepted shutdown but is still running after {STOP_TIMEOUT:?}"))?;
+    println!("daemon (pid {pid}) stopped");
+    Ok(())
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+fn describe_status(s: &Value) -> String {
+    let field = |name: &str| match s.get(name) {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => "?".into(),
+    };
+    let uptime = s.get("uptimeMs").and_then(Value::as_u64).unwrap_or(0);
+    let sessions = s.get("sessions").cloned().unwrap_or(Value::Null);
+    format!(
+        "zeroclaw daemon {version} (protocol {protocol}), pid {pid}, up {uptime}\n\
+         endpoint   {endpoint}\n\
+         data dir   {data_dir}\n\
+         mode       {mode}\n\
+         clients    {clients}\n\
+         sessions   {total} ({running} running)\n",
+        version = field("serverVersion"),
+        protocol = field("protocolVersion"),
+        pid = field("pid"),
+        uptime = human_duration(Duration::from_millis(uptime)),
+        endpoint = field("endpoint"),
+        data_dir = field("dataDir"),
+        mode = if s.get("ephemeral") == Some(&Value::Bool(true)) {
+            "ephemeral (exits when its last client leaves)"
+        } else {
+            "persistent"
+        },
+        clients = field("clients"),
+        total = sessions.get("total").unwrap_or(&Value::Null),
+        running = sessions.get("running").unwrap_or(&Value::Null),
+    )
+}
+
+fn human_duration(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(human_duration(Duration::from_secs(5)), "5s");
+        assert_eq!(human_duration(Duration::from_secs(65)), "1m05s");
+        assert_eq!(human_duration(Duration::from_secs(7300)), "2h01m");
+    }
+}

@@ -1,0 +1,329 @@
+//! Test harness: the real `zeroclaw` binary in a temp dir, and raw NDJSON connections to it.
+//!
+//! Steps are ordered by events the daemon reports (its log lines on stderr, its answers on
+//! the socket, its exit), never by sleeping. Timeouts here are hang guards only.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Upper bound for anything a test waits on. Generous: CI machines are shared and slow.
+pub const HANG_GUARD: Duration = Duration::from_secs(60);
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_zeroclaw")
+}
+
+/// Lines the daemon wrote to stderr, shared with a reader thread.
+#[derive(Default)]
+struct Log {
+    lines: Mutex<(Vec<String>, bool)>,
+    changed: Condvar,
+}
+
+pub struct Daemon {
+    pub child: Child,
+    pub dir: PathBuf,
+    pub config_dir: PathBuf,
+    pub endpoint: PathBuf,
+    log: Arc<Log>,
+    status: Option<ExitStatus>,
+}
+
+pub struct TestDir {
+    pub dir: tempfile::TempDir,
+}
+
+impl TestDir {
+    pub fn new() -> Self {
+        // Short paths: a Unix socket path must fit in 107 bytes.
+        let dir = tempfile::Builder::new()
+            .prefix("zc")
+            .tempdir_in("/tmp")
+            .unwrap();
+        Self { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn config_dir(&self) -> PathBuf {
+        self.dir.path().join("cfg")
+    }
+
+    pub fn default_endpoint(&self) -> PathBuf {
+        self.config_dir().join("data").join("daemon.sock")
+    }
+
+    /// `zeroclaw --config-dir <dir>/cfg <args>` with a clean environment.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.arg("--config-dir").arg(self.config_dir()).args(args);
+        cmd.env_remove("ZEROCLAW_SOCKET")
+            .env_remove("ZEROCLAW_DATA_DIR")
+            .env_remove("ZEROCLAW_CONFIG_DIR")
+            .env("RUST_LOG", "info");
+        cmd
+    }
+
+    /// Starts `zeroclaw daemon <args>` and waits until it listens.
+    pub fn start(&self, args: &[&str]) -> Daemon {
+        self.start_with(args, &[])
+    }
+
+    pub fn start_with(&self, args: &[&str], env: &[(&str, &str)]) -> Daemon {
+        let daemon = self.spawn_with(args, env);
+        daemon.wait_for_log("listening");
+        daemon
+    }
+
+    /// Spawns the daemon without waiting for it to listen.
+    pub fn spawn_with(&self, args: &[&str], env: &[(&str, &str)]) -> Daemon {
+        let mut all = vec!["daemon"];
+        all.extend_from_slice(args);
+        let mut cmd = self.command(&all);
+        let mut endpoint = self.default_endpoint();
+        for (k, v) in env {
+            cmd.env(k, v);
+            if *k == "ZEROCLAW_SOCKET" {
+                endpoint = PathBuf::from(v);
+            }
+        }
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Log::default());
+        let stderr = child.stderr.take().unwrap();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let mut guard = sink.lines.lock().unwrap();
+                guard.0.push(line);
+                sink.changed.notify_all();
+            }
+            sink.lines.lock().unwrap().1 = true;
+            sink.changed.notify_all();
+        });
+        Daemon {
+            child,
+            dir: self.path().to_path_buf(),
+            config_dir: self.config_dir(),
+            endpoint,
+            log,
+            status: None,
+        }
+    }
+}
+
+impl Daemon {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Blocks until a stderr line contains `needle` (searching from the start), and returns it.
+    pub fn wait_for_log(&self, needle: &str) -> String {
+        self.wait_for_log_after(0, needle).1
+    }
+
+    /// Like `wait_for_log`, but only lines after index `from`; returns (index, line).
+    pub fn wait_for_log_after(&self, from: usize, needle: &str) -> (usize, String) {
+        let deadline = Instant::now() + HANG_GUARD;
+        let mut guard = self.log.lines.lock().unwrap();
+        loop {
+            if let Some((i, line)) = guard
+                .0
+                .iter()
+                .enumerate()
+                .skip(from)
+                .find(|(_, l)| l.contains(needle))
+            {
+                return (i, line.clone());
+            }
+            if guard.1 {
+                panic!(
+                    "daemon stderr ended without {needle:?}:\n{}",
+                    guard.0.join("\n")
+                );
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "no {needle:?} in daemon stderr:\n{}",
+                guard.0.join("\n")
+            );
+            guard = self.log.changed.wait_timeout(guard, left).unwrap().0;
+        }
+    }
+
+    pub fn log_len(&self) -> usize {
+        self.log.lines.lock().unwrap().0.len()
+    }
+
+    pub fn log_text(&self) -> String {
+        self.log.lines.lock().unwrap().0.join("\n")
+    }
+
+    /// Blocks until stderr is closed (the process is gone) and returns everything it wrote.
+    pub fn wait_for_stderr_end(&self) -> String {
+        let deadline = Instant::now() + HANG_GUARD;
+        let mut guard = self.log.lines.lock().unwrap();
+        while !guard.1 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "daemon did not exit");
+            guard = self.log.changed.wait_timeout(guard, left).unwrap().0;
+        }
+        guard.0.join("\n")
+    }
+
+    pub fn signal(&self, signal: rustix::process::Signal) {
+        let pid = rustix::process::Pid::from_raw(self.pid() as i32).unwrap();
+        rustix::process::kill_process(pid, signal).unwrap();
+    }
+
+    /// Waits for the process to exit (hang-guarded) and returns its status. The end of its
+    /// stderr is the event: the pipe closes when the process is gone.
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        if let Some(status) = self.status {
+            return status;
+        }
+        self.wait_for_stderr_end();
+        let status = self.child.wait().unwrap();
+        self.status = Some(status);
+        status
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        self.status.is_none() && self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Peak and current resident memory of the daemon, in KiB, from /proc.
+    pub fn memory_kib(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+                .unwrap()
+        };
+        (field("VmHWM:"), field("VmRSS:"))
+    }
+
+    pub fn connect(&self) -> Conn {
+        Conn::connect(&self.endpoint)
+    }
+
+    /// A connection that has completed `initialize`.
+    pub fn client(&self) -> Conn {
+        let mut conn = self.connect();
+        conn.initialize();
+        conn
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.status.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A raw NDJSON connection.
+pub struct Conn {
+    pub stream: UnixStream,
+    reader: BufReader<UnixStream>,
+    next_id: u64,
+}
+
+impl Conn {
+    pub fn connect(endpoint: &Path) -> Self {
+        let stream = UnixStream::connect(endpoint).unwrap();
+        stream.set_read_timeout(Some(HANG_GUARD)).unwrap();
+        let reader = BufReader::new(stream.try_clone().unwrap());
+        Self {
+            stream,
+            reader,
+            next_id: 1000,
+        }
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).unwrap();
+    }
+
+    pub fn send_line(&mut self, line: &str) {
+        self.send_raw(format!("{line}\n").as_bytes());
+    }
+
+    pub fn send(&mut self, frame: &Value) {
+        self.send_line(&frame.to_string());
+    }
+
+    /// The next frame from the daemon, parsed.
+    pub fn recv(&mut self) -> Value {
+        let line = self
+            .recv_line()
+            .expect("connection closed while waiting for a frame");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("daemon sent invalid JSON {line:?}: {e}"))
+    }
+
+    /// The next raw line, or `None` at end of stream.
+    pub fn recv_line(&mut self) -> Option<String> {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line).unwrap() {
+            0 => None,
+            _ => {
+                assert!(line.ends_with('\n'), "frame without newline: {line:?}");
+                line.pop();
+                Some(line)
+            }
+        }
+    }
+
+    /// Whether the daemon closed the connection (reads EOF).
+    pub fn at_eof(&mut self) -> bool {
+        let mut buf = [0u8; 1];
+        matches!(self.reader.read(&mut buf), Ok(0))
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params, "id": id}));
+        let answer = self.recv();
+        assert_eq!(answer["id"], json!(id), "answer for another id: {answer}");
+        answer
+    }
+
+    /// Calls a method and returns its `result`, failing the test on an error.
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let answer = self.request(method, params);
+        assert!(answer.get("error").is_none(), "{method} failed: {answer}");
+        answer["result"].clone()
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        self.call("initialize", json!({"protocolVersion": 1}))
+    }
+}
+
+/// The error code of an answer, panicking if it is not an error.
+pub fn error_code(answer: &Value) -> i64 {
+    answer["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error: {answer}"))
+}

@@ -1,0 +1,338 @@
+//! The daemon's lifecycle over a real socket: permissions, the lock, stale sockets,
+//! signals, `--ephemeral`, and the CLI commands that talk to it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+
+#[test]
+fn socket_is_0600_and_data_dir_is_0700() {
+    let dir = TestDir::new();
+    let daemon = dir.start(&[]);
+    let socket = std::fs::symlink_metadata(&daemon.endpoint).unwrap();
+    assert!(socket.file_type().is_socket());
+    assert_eq!(socket.permissions().mode() & 0o777, 0o600);
+    let data = std::fs::metadata(daemon.endpoint.parent().unwrap()).unwrap();
+    assert_eq!(data.permissions().mode() & 0o777, 0o700);
+    let mut conn = daemon.client();
+    assert_eq!(conn.call("status", json!({}))["clients"], json!(1));
+}
+
+#[test]
+fn a_loose_existing_data_dir_is_tightened_to_0700() {
+    let dir = TestDir::new();
+    let data = dir.config_dir().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let _daemon = dir.start(&[]);
+    let mode = std::fs::metadata(&data).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+}
+
+#[test]
+fn each_connection_is_logged_with_its_peer_label() {
+    let dir = TestDir::new();
+    let daemon = dir.start(&[]);
+    let _conn = daemon.connect();
+    let uid = rustix::process::geteuid().as_raw();
+    let line = daemon.wait_for_log("connection accepted");
+    let label = format!("peer=unix:pid={},uid={uid}", std::process::id());
+    assert!(line.contains(&label), "{line}");
+}
+
+#[test]
+fn a_second_daemon_is_refused_with_the_holders_pid_while_the_first_keeps_serving() {
+    let dir = TestDir::new();
+    let first = dir.start(&[]);
+    let mut second = dir.spawn_with(&[], &[]);
+    let status = second.wait_exit();
+    assert!(!status.success());
+    let stderr = second.log_text();
+    assert!(stderr.contains(&format!("pid {}", first.pid())), "{stderr}");
+    assert!(
+        stderr.contains(&first.endpoint.display().to_string()),
+        "{stderr}"
+    );
+    let mut conn = first.client();
+    assert_eq!(conn.call("status", json!({}))["pid"], json!(first.pid()));
+}
+
+#[test]
+fn a_stale_socket_left_by_sigkill_is_recovered() {
+    let dir = TestDir::new();
+    let mut first = dir.start(&[]);
+    first.signal(rustix::process::Signal::KILL);
+    first.wait_exit();
+    assert!(first.endpoint.exists(), "SIGKILL leaves the socket behind");
+    let second = dir.start(&[]);
+    second.wait_for_log("removing a stale socket");
+    let mut conn = second.client();
+    assert_eq!(conn.call("status", json!({}))["pid"], json!(second.pid()));
+}
+
+#[test]
+fn a_regular_file_at_the_socket_path_is_left_untouched_and_the_daemon_exits_nonzero() {
+    let dir = TestDir::new();
+    let path = dir.path().join("not-a.sock");
+    std::fs::write(&path, b"precious").unwrap();
+    let socket = path.to_str().unwrap();
+    let mut daemon = dir.spawn_with(&[], &[("ZEROCLAW_SOCKET", socket)]);
+    assert!(!daemon.wait_exit().success());
+    let stderr = daemon.log_text();
+    assert!(
+        stderr.contains(socket) && stderr.contains("not a socket"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), b"precious");
+}
+
+#[test]
+fn a_live_foreign_socket_is_never_removed() {
+    let dir = TestDir::new();
+    let path = dir.path().join("foreign.sock");
+    let foreign = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let mut daemon = dir.spawn_with(&[], &[("ZEROCLAW_SOCKET", path.to_str().unwrap())]);
+    assert!(!daemon.wait_exit().success());
+    assert!(
+        daemon.log_text().contains("already listening"),
+        "{}",
+        daemon.log_text()
+    );
+    let _client = std::os::unix::net::UnixStream::connect(&path).unwrap();
+    assert!(foreign.accept().is_ok(), "the foreign socket still accepts");
+}
+
+#[test]
+fn a_symlink_at_the_lock_path_is_refused_not_followed() {
+    let dir = TestDir::new();
+    let socket = dir.path().join("d.sock");
+    let target = dir.path().join("target");
+    std::os::unix::fs::symlink(&target, dir.path().join("d.sock.lock")).unwrap();
+    let mut daemon = dir.spawn_with(&[], &[("ZEROCLAW_SOCKET", socket.to_str().unwrap())]);
+    assert!(!daemon.wait_exit().success());
+    assert!(
+        daemon.log_text().contains("symbolic link"),
+        "{}",
+        daemon.log_text()
+    );
+    assert!(!target.exists(), "the link must not have been followed");
+    assert!(!socket.exists());
+}
+
+#[test]
+fn sigterm_and_sigint_exit_zero_and_remove_the_socket() {
+    for signal in [rustix::process::Signal::TERM, rustix::process::Signal::INT] {
+        let dir = TestDir::new();
+        let mut daemon = dir.start(&[]);
+        let _idle = daemon.client();
+        daemon.signal(signal);
+        assert!(daemon.wait_exit().success(), "{}", daemon.log_text());
+        assert!(!daemon.endpoint.exists(), "socket removed after {signal:?}");
+        assert!(
+            daemon.endpoint.with_extension("sock.lock").exists(),
+            "lock file stays"
+        );
+    }
+}
+
+#[test]
+fn shutdown_answers_then_stops_and_removes_the_socket() {
+    let dir = TestDir::new();
+    let mut daemon = dir.start(&[]);
+    let mut conn = daemon.client();
+    assert_eq!(conn.call("shutdown", json!({})), json!({}));
+    assert!(conn.at_eof());
+    assert!(daemon.wait_exit().success());
+    assert!(!daemon.endpoint.exists());
+}
+
+#[test]
+fn shutdown_leaves_a_socket_that_is_no_longer_its_own() {
+    let dir = TestDir::new();
+    let mut daemon = dir.start(&[]);
+    std::fs::remove_file(&daemon.endpoint).unwrap();
+    std::fs::write(&daemon.endpoint, b"someone else's").unwrap();
+    daemon.signal(rustix::process::Signal::TERM);
+    assert!(daemon.wait_exit().success());
+    assert_eq!(std::fs::read(&daemon.endpoint).unwrap(), b"someone else's");
+}
+
+#[test]
+fn an_overlong_socket_path_is_a_clear_error_naming_zeroclaw_socket() {
+    let dir = TestDir::new();
+    let long = format!("{}/{}.sock", dir.path().display(), "s".repeat(120));
+    let mut daemon = dir.spawn_with(&[], &[("ZEROCLAW_SOCKET", &long)]);
+    assert!(!daemon.wait_exit().success());
+    let stderr = daemon.log_text();
+    assert!(
+        stderr.contains(&long) && stderr.contains("ZEROCLAW_SOCKET") && stderr.contains("107"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_malformed_config_is_a_clear_error_at_start() {
+    let dir = TestDir::new();
+    std::fs::create_dir_all(dir.config_dir()).unwrap();
+    std::fs::write(
+        dir.config_dir().join("config.toml"),
+        "[daemon]\nmax_frame_bytes = \"big\"\n",
+    )
+    .unwrap();
+    let mut daemon = dir.spawn_with(&[], &[]);
+    assert!(!daemon.wait_exit().success());
+    let stderr = daemon.log_text();
+    assert!(
+        stderr.contains("config.toml") && stderr.contains("max_frame_bytes"),
+        "{stderr}"
+    );
+}
+
+mod ephemeral {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn stays_up_with_no_client_then_exits_a_grace_second_after_the_last_one_leaves() {
+        let dir = TestDir::new();
+        let mut daemon = dir.start(&["--ephemeral"]);
+        // The behaviour under test is the absence of an exit, which can only be seen by
+        // letting more than the grace period pass.
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(daemon.is_running(), "exited before any client connected");
+        // A connection that never initializes is not a client.
+        drop(daemon.connect());
+        let mut client = daemon.client();
+        client.call("status", json!({}));
+        drop(client);
+        let left = Instant::now();
+        assert!(daemon.wait_exit().success());
+        assert!(
+            left.elapsed() >= Duration::from_secs(1),
+            "exited before the grace second"
+        );
+        assert!(!daemon.endpoint.exists());
+    }
+
+    #[test]
+    fn a_client_initializing_within_the_grace_cancels_the_exit() {
+        let dir = TestDir::new();
+        let mut daemon = dir.start(&["--ephemeral"]);
+        let first = daemon.client();
+        // Connected but not yet a client: it will initialize inside the grace period.
+        let mut second = daemon.connect();
+        let mark = daemon.log_len();
+        drop(first);
+        daemon.wait_for_log_after(mark, "last client left");
+        second.initialize();
+        daemon.wait_for_log_after(mark, "staying up");
+        assert_eq!(second.call("status", json!({}))["clients"], json!(1));
+        drop(second);
+        assert!(daemon.wait_exit().success());
+    }
+
+    #[test]
+    fn one_of_two_clients_leaving_does_not_end_it() {
+        let dir = TestDir::new();
+        let mut daemon = dir.start(&["--ephemeral"]);
+        let first = daemon.client();
+        let mut second = daemon.client();
+        let mark = daemon.log_len();
+        drop(first);
+        daemon.wait_for_log_after(mark, "connection closed");
+        assert_eq!(second.call("status", json!({}))["clients"], json!(1));
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(daemon.is_running());
+        assert!(!daemon.log_text().contains("last client left"));
+        assert_eq!(second.call("status", json!({}))["ephemeral"], json!(true));
+        drop(second);
+        assert!(daemon.wait_exit().success());
+    }
+
+    #[test]
+    fn without_ephemeral_the_daemon_ignores_client_count() {
+        let dir = TestDir::new();
+        let mut daemon = dir.start(&[]);
+        drop(daemon.client());
+        daemon.wait_for_log("connection closed");
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(daemon.is_running());
+        assert!(daemon.client().call("status", json!({}))["ephemeral"] == json!(false));
+    }
+}
+
+mod cli {
+    use super::*;
+
+    fn run(dir: &TestDir, args: &[&str]) -> std::process::Output {
+        dir.command(args).output().unwrap()
+    }
+
+    #[test]
+    fn endpoint_prints_the_resolved_socket_path() {
+        let dir = TestDir::new();
+        let out = run(&dir, &["endpoint"]);
+        assert!(out.status.success());
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap().trim(),
+            dir.default_endpoint().to_str().unwrap()
+        );
+        let out = dir
+            .command(&["endpoint"])
+            .env("ZEROCLAW_SOCKET", "/tmp/elsewhere.sock")
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap().trim(),
+            "/tmp/elsewhere.sock"
+        );
+    }
+
+    #[test]
+    fn status_and_stop_without_a_daemon_say_how_to_start_one() {
+        let dir = TestDir::new();
+        for command in ["status", "stop"] {
+            let out = run(&dir, &[command]);
+            assert!(!out.status.success());
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            let expected = format!(
+                "no daemon at {}; start one with `zeroclaw daemon`",
+                dir.default_endpoint().display()
+            );
+            assert!(stderr.contains(&expected), "{stderr}");
+        }
+    }
+
+    #[test]
+    fn status_summarises_and_json_prints_the_raw_result() {
+        let dir = TestDir::new();
+        let daemon = dir.start(&[]);
+        let out = run(&dir, &["status"]);
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains(&format!("pid {}", daemon.pid())), "{text}");
+        assert!(text.contains("persistent"), "{text}");
+        let out = run(&dir, &["status", "--json"]);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["pid"], json!(daemon.pid()));
+        assert_eq!(json["protocolVersion"], json!(1));
+        assert_eq!(json["endpoint"], json!(daemon.endpoint.to_str().unwrap()));
+    }
+
+    #[test]
+    fn stop_shuts_the_daemon_down() {
+        let dir = TestDir::new();
+        let mut daemon = dir.start(&[]);
+        let out = run(&dir, &["stop"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(daemon.wait_exit().success());
+        assert!(!daemon.endpoint.exists());
+    }
+}

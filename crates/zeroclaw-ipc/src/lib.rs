@@ -1,0 +1,163 @@
+//! Local IPC for zeroclaw: where the daemon listens ([`endpoint`]), how it listens safely
+//! ([`LocalListener`]: a Unix socket or a Windows named pipe), and how clients connect
+//! ([`connect`]). Policy that is about the protocol lives in `zeroclaw-rpc`; policy that is
+//! about the daemon (what to do with a connection) lives in the runtime.
+
+pub mod endpoint;
+mod local;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
+
+pub use endpoint::{Endpoint, Paths, ResolveError, resolve};
+pub use local::{LocalStream, LocalTransport};
+
+use std::io;
+use std::path::PathBuf;
+
+/// Who connected, as far as the OS can tell us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerInfo {
+    /// The peer's uid (Unix only).
+    pub uid: Option<u32>,
+    /// The peer's pid, where the platform reports it (SO_PEERCRED on Linux).
+    pub pid: Option<u32>,
+    /// For the audit log: `unix:pid=<pid>,uid=<uid>`, `unix:uid=<uid>` or `pipe:local`.
+    pub label: String,
+}
+
+impl PeerInfo {
+    pub fn unix(uid: u32, pid: Option<u32>) -> Self {
+        let label = match pid {
+            Some(pid) => format!("unix:pid={pid},uid={uid}"),
+            None => format!("unix:uid={uid}"),
+        };
+        Self {
+            uid: Some(uid),
+            pid,
+            label,
+        }
+    }
+
+    pub fn pipe_local() -> Self {
+        Self {
+            uid: None,
+            pid: None,
+            label: "pipe:local".into(),
+        }
+    }
+
+    /// Whether this peer may talk to the daemon: the same user, or root. Where the OS gives
+    /// no uid (named pipes), the pipe's ACL has already decided.
+    pub fn is_trusted(&self) -> bool {
+        match self.uid {
+            #[cfg(unix)]
+            Some(uid) => uid == unix::current_uid() || uid == 0,
+            _ => true,
+        }
+    }
+}
+
+/// An accepted connection.
+#[derive(Debug)]
+pub struct Accepted {
+    pub stream: LocalStream,
+    pub peer: PeerInfo,
+}
+
+/// Why the daemon could not start listening. Each message says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    #[error(
+        "another zeroclaw daemon ({}) is already serving {endpoint}; stop it with `zeroclaw stop`, or set ZEROCLAW_SOCKET (or --config-dir) to run a second one elsewhere",
+        match .pid { Some(pid) => format!("pid {pid}"), None => "pid unknown".to_string() }
+    )]
+    AlreadyRunning { endpoint: String, pid: Option<u32> },
+    #[error(
+        "{} exists and is {what}, not a socket; it was left untouched. Remove it yourself, or set ZEROCLAW_SOCKET to another path",
+        path.display()
+    )]
+    NotASocket { path: PathBuf, what: &'static str },
+    #[error(
+        "something is already listening on {} without holding its lock file; stop that process, or set ZEROCLAW_SOCKET to another path",
+        path.display()
+    )]
+    LiveSocket { path: PathBuf },
+    #[error("the data directory {} cannot be used: {reason}", path.display())]
+    DataDir { path: PathBuf, reason: String },
+    #[error("cannot use the lock file {}: {source}", path.display())]
+    Lock { path: PathBuf, source: io::Error },
+    #[error("could not {what}: {source}")]
+    Io { what: String, source: io::Error },
+}
+
+/// The daemon's listening endpoint.
+pub struct LocalListener {
+    #[cfg(unix)]
+    inner: unix::UnixServer,
+    #[cfg(windows)]
+    inner: windows::PipeServer,
+}
+
+impl LocalListener {
+    /// Starts listening on `paths.endpoint` with the platform's access rules (see the
+    /// protocol reference, "Daemon lifecycle").
+    pub fn bind(paths: &Paths) -> Result<Self, BindError> {
+        #[cfg(unix)]
+        let inner = unix::UnixServer::bind(paths.endpoint.as_path(), &paths.data_dir)?;
+        #[cfg(windows)]
+        let inner = windows::PipeServer::bind(paths)?;
+        Ok(Self { inner })
+    }
+
+    /// The next connection. Errors are per-connection or transient (descriptors exhausted):
+    /// the caller logs them, backs off, and keeps accepting.
+    pub async fn accept(&mut self) -> io::Result<Accepted> {
+        self.inner.accept().await
+    }
+
+    /// Stops listening and removes the socket if it is still the one this listener bound.
+    pub fn close(self) {
+        #[cfg(unix)]
+        self.inner.remove_socket();
+        #[cfg(windows)]
+        drop(self.inner);
+    }
+}
+
+/// Why a client could not connect.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("no daemon at {endpoint}; start one with `zeroclaw daemon`")]
+    NoDaemon { endpoint: Endpoint },
+    #[error("cannot connect to {endpoint}: {source}")]
+    Io {
+        endpoint: Endpoint,
+        source: io::Error,
+    },
+}
+
+/// Connects to a daemon's endpoint.
+pub async fn connect(endpoint: &Endpoint) -> Result<LocalStream, ConnectError> {
+    let classify = |source: io::Error| match source.kind() {
+        io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => ConnectError::NoDaemon {
+            endpoint: endpoint.clone(),
+        },
+        _ => ConnectError::Io {
+            endpoint: endpoint.clone(),
+            source,
+        },
+    };
+    #[cfg(unix)]
+    {
+        tokio::net::UnixStream::connect(endpoint.as_path())
+            .await
+            .map(LocalStream::Unix)
+            .map_err(classify)
+    }
+    #[cfg(windows)]
+    {
+        windows::connect(endpoint).await.map_err(classify)
+    }
+}

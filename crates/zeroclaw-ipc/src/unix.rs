@@ -1,0 +1,220 @@
+//! The Unix listener: private directory, lock, stale-socket rules, owner-only socket.
+//!
+//! Order matters: the lock is taken before the socket path is touched, so only the daemon
+//! holding the lock ever removes a socket, and only one whose connect is refused.
+
+use crate::{Accepted, BindError, LocalStream, PeerInfo};
+use rustix::fs::{FlockOperation, Mode};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, Write};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use tokio::net::UnixListener;
+
+pub(crate) struct UnixServer {
+    listener: UnixListener,
+    path: PathBuf,
+    /// (device, inode) of the socket this daemon bound, so shutdown removes only its own.
+    bound: (u64, u64),
+    /// Held for the daemon's lifetime; the kernel drops the flock when the process dies,
+    /// which is what makes a socket left by a SIGKILLed daemon recoverable.
+    _lock: File,
+}
+
+impl UnixServer {
+    pub(crate) fn bind(path: &Path, data_dir: &Path) -> Result<Self, BindError> {
+        prepare_private_dir(data_dir)?;
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+            && parent != data_dir
+        {
+            // A socket outside the data dir (ZEROCLAW_SOCKET): create a missing parent
+            // privately, but never change the mode of a directory we did not create.
+            if !parent.exists() {
+                create_private_dir(parent)?;
+            }
+        }
+        let lock = take_lock(path)?;
+        remove_if_stale(path)?;
+        let listener = bind_owner_only(path)?;
+        let meta =
+            fs::symlink_metadata(path).map_err(|e| io_error("inspect the new socket", path, e))?;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+            .map_err(|e| io_error("set the socket's permissions", path, e))?;
+        Ok(Self {
+            listener,
+            path: path.to_path_buf(),
+            bound: (meta.dev(), meta.ino()),
+            _lock: lock,
+        })
+    }
+
+    pub(crate) async fn accept(&self) -> io::Result<Accepted> {
+        let (stream, _) = self.listener.accept().await?;
+        let cred = stream.peer_cred()?;
+        let pid = cred.pid().and_then(|p| u32::try_from(p).ok());
+        Ok(Accepted {
+            stream: LocalStream::Unix(stream),
+            peer: PeerInfo::unix(cred.uid(), pid),
+        })
+    }
+
+    /// Removes the socket, but only if the file at the path is still the one bound here.
+    pub(crate) fn remove_socket(&self) {
+        match fs::symlink_metadata(&self.path) {
+            Ok(meta) if (meta.dev(), meta.ino()) == self.bound => {
+                if let Err(e) = fs::remove_file(&self.path) {
+                    tracing::warn!(path = %self.path.display(), error = %e, "could not remove the socket");
+                }
+            }
+            Ok(_) => {
+                tracing::warn!(path = %self.path.display(), "socket path now holds another file; left in place")
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// The effective uid of this process.
+pub(crate) fn current_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+fn io_error(what: &str, path: &Path, source: io::Error) -> BindError {
+    BindError::Io {
+        what: format!("{what} ({})", path.display()),
+        source,
+    }
+}
+
+fn create_private_dir(dir: &Path) -> Result<(), BindError> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| io_error("create directory", dir, e))
+}
+
+/// Creates the data dir 0700, or checks an existing one: it must be a directory owned by
+/// this user; a looser mode is tightened to 0700.
+fn prepare_private_dir(dir: &Path) -> Result<(), BindError> {
+    if !dir.exists() {
+        create_private_dir(dir)?;
+    }
+    let meta = fs::metadata(dir).map_err(|e| io_error("inspect the data directory", dir, e))?;
+    if !meta.is_dir() {
+        return Err(BindError::DataDir {
+            path: dir.to_path_buf(),
+            reason: "it exists and is not a directory".into(),
+        });
+    }
+    let uid = current_uid();
+    if meta.uid() != uid {
+        return Err(BindError::DataDir {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "it is owned by uid {}, not by you (uid {uid}); use a data dir of your own (--config-dir or ZEROCLAW_DATA_DIR)",
+                meta.uid()
+            ),
+        });
+    }
+    if meta.mode() & 0o077 != 0 {
+        tracing::warn!(path = %dir.display(), mode = format!("{:o}", meta.mode() & 0o777), "data directory was accessible to others; tightening it to 0700");
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| io_error("tighten the data directory to 0700", dir, e))?;
+    }
+    Ok(())
+}
+
+/// Opens `<socket>.lock` (never through a symlink) and takes an exclusive, non-blocking flock.
+fn take_lock(socket: &Path) -> Result<File, BindError> {
+    let lock_path = crate::Endpoint::new(socket).lock_path();
+    let lock_err = |source| BindError::Lock {
+        path: lock_path.clone(),
+        source,
+    };
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(&lock_path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+                lock_err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "it is a symbolic link; refusing to follow it (remove it if you did not create it)",
+                ))
+            } else {
+                lock_err(e)
+            }
+        })?;
+    let meta = file.metadata().map_err(lock_err)?;
+    if !meta.file_type().is_file() {
+        return Err(lock_err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        )));
+    }
+    if let Err(e) = rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        if e == rustix::io::Errno::WOULDBLOCK {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            return Err(BindError::AlreadyRunning {
+                endpoint: socket.display().to_string(),
+                pid: text.trim().parse().ok(),
+            });
+        }
+        return Err(lock_err(e.into()));
+    }
+    file.set_len(0).map_err(lock_err)?;
+    file.rewind().map_err(lock_err)?;
+    writeln!(file, "{}", std::process::id()).map_err(lock_err)?;
+    Ok(file)
+}
+
+/// A socket whose connect is refused is left over from a dead daemon: remove it. A live
+/// socket, or anything that is not a socket, is never touched.
+fn remove_if_stale(path: &Path) -> Result<(), BindError> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_error("inspect the socket path", path, e)),
+    };
+    let kind = meta.file_type();
+    if !kind.is_socket() {
+        let what = if kind.is_symlink() {
+            "a symbolic link"
+        } else if kind.is_dir() {
+            "a directory"
+        } else if kind.is_file() {
+            "a regular file"
+        } else {
+            "not a socket"
+        };
+        return Err(BindError::NotASocket {
+            path: path.to_path_buf(),
+            what,
+        });
+    }
+    match std::os::unix::net::UnixStream::connect(path) {
+        Ok(_) => Err(BindError::LiveSocket {
+            path: path.to_path_buf(),
+        }),
+        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+            tracing::info!(path = %path.display(), "removing a stale socket left by a daemon that is gone");
+            fs::remove_file(path).map_err(|e| io_error("remove the stale socket", path, e))
+        }
+        Err(e) => Err(io_error("probe the existing socket", path, e)),
+    }
+}
+
+/// Binds with a umask that leaves the socket 0600 from the moment it exists, so there is
+/// no window in which another user could connect before its mode is set.
+fn bind_owner_only(path: &Path) -> Result<UnixListener, BindError> {
+    let previous = rustix::process::umask(Mode::from_raw_mode(0o177));
+    let bound = UnixListener::bind(path);
+    rustix::process::umask(previous);
+    bound.map_err(|e| io_error("bind the socket", path, e))
+}

@@ -1,0 +1,341 @@
+//! Envelope classification: what one frame is, and what (if anything) it is owed.
+//!
+//! The rules, from `docs/protocol.md`:
+//!
+//! | frame | outcome |
+//! |---|---|
+//! | not JSON (incl. invalid UTF-8, nesting past serde_json's limit) | answer `-32700`, id null |
+//! | JSON but not an object (arrays too: no batches) | answer `-32600`, id null |
+//! | `method` and no `result`/`error`, valid | [`Envelope::Request`] / [`Envelope::Notification`] |
+//! | `method` and no `result`/`error`, invalid | answer `-32600` with the id if it is itself valid; an invalid notification is dropped |
+//! | `result` or `error` and no `method`, valid | [`Envelope::Response`] |
+//! | `result` or `error` and no `method`, invalid | dropped, never answered: echoing its id could complete an unrelated request in the other direction |
+//! | neither shape, or both | answer `-32600`, id null |
+
+use crate::message::RpcError;
+use serde_json::{Map, Value};
+
+/// One classified inbound frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Envelope {
+    Request {
+        id: Value,
+        method: String,
+        params: Option<Value>,
+    },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+    Response {
+        id: Value,
+        outcome: Result<Value, RpcError>,
+    },
+    /// Answer with this error and id, nothing else.
+    Reply { id: Value, error: RpcError },
+    /// Log the reason (never the contents) and drop the frame.
+    Drop { reason: &'static str },
+}
+
+pub fn classify(frame: &[u8]) -> Envelope {
+    let value: Value = match serde_json::from_slice(frame) {
+        Ok(v) => v,
+        Err(e) => {
+            return Envelope::Reply {
+                id: Value::Null,
+                error: RpcError::parse_error(e),
+            };
+        }
+    };
+    let Value::Object(map) = value else {
+        let why = if value.is_array() {
+            "batches are not supported; send one JSON object per line"
+        } else {
+            "a frame must be a JSON object"
+        };
+        return Envelope::Reply {
+            id: Value::Null,
+            error: RpcError::invalid_request(why),
+        };
+    };
+    let has_method = map.contains_key("method");
+    let has_result = map.contains_key("result");
+    let has_error = map.contains_key("error");
+    match (has_method, has_result || has_error) {
+        (true, false) => request_shaped(map),
+        (false, true) => response_shaped(map, has_result, has_error),
+        (true, true) => Envelope::Reply {
+            id: Value::Null,
+            error: RpcError::invalid_request(
+                "a frame cannot carry both `method` and `result`/`error`",
+            ),
+        },
+        (false, false) => Envelope::Reply {
+            id: Value::Null,
+            error: RpcError::invalid_request(
+                "a frame needs `method` (request) or `result`/`error` (response)",
+            ),
+        },
+    }
+}
+
+fn valid_id(id: &Value) -> bool {
+    matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
+}
+
+fn valid_version(map: &Map<String, Value>) -> bool {
+    matches!(map.get("jsonrpc"), Some(Value::String(v)) if v == "2.0")
+}
+
+fn request_shaped(mut map: Map<String, Value>) -> Envelope {
+    let problem = if !valid_version(&map) {
+        Some("`jsonrpc` must be \"2.0\"")
+    } else if !map.get("method").is_some_and(Value::is_string) {
+        Some("`method` must be a string")
+    } else if !matches!(
+        map.get("params"),
+        None | Some(Value::Object(_) | Value::Array(_))
+    ) {
+        Some("`params` must be an object or an array")
+    } else if map.get("id").is_some_and(|id| !valid_id(id)) {
+        Some("`id` must be a string, a number or null")
+    } else {
+        None
+    };
+    let id = map.remove("id");
+    if let Some(why) = problem {
+        return match id {
+            None => Envelope::Drop {
+                reason: "invalid notification",
+            },
+            Some(id) => Envelope::Reply {
+                id: if valid_id(&id) { id } else { Value::Null },
+                error: RpcError::invalid_request(why),
+            },
+        };
+    }
+    let Some(Value::String(method)) = map.remove("method") else {
+        // Checked above; unreachable, but never panic on input.
+        return Envelope::Drop {
+            reason: "invalid method",
+        };
+    };
+    let params = map.remove("params");
+    match id {
+        Some(id) => Envelope::Request { id, method, params },
+        None => Envelope::Notification { method, params },
+    }
+}
+
+fn response_shaped(mut map: Map<String, Value>, has_result: bool, has_error: bool) -> Envelope {
+    let drop = |reason| Envelope::Drop { reason };
+    if has_result && has_error {
+        return drop("malformed response: both `result` and `error`");
+    }
+    if !valid_version(&map) {
+        return drop("malformed response: `jsonrpc` is not \"2.0\"");
+    }
+    let id = match map.remove("id") {
+        Some(id) if valid_id(&id) => id,
+        Some(_) => return drop("malformed response: bad `id` type"),
+        None => return drop("malformed response: no `id`"),
+    };
+    let outcome = if has_result {
+        Ok(map.remove("result").unwrap_or(Value::Null))
+    } else {
+        match map.remove("error").map(parse_error_object) {
+            Some(Some(error)) => Err(error),
+            _ => return drop("malformed response: `error` is not {code, message, data?}"),
+        }
+    };
+    Envelope::Response { id, outcome }
+}
+
+fn parse_error_object(error: Value) -> Option<RpcError> {
+    let Value::Object(mut obj) = error else {
+        return None;
+    };
+    let code = obj.get("code")?.as_i64()?;
+    let Some(Value::String(message)) = obj.remove("message") else {
+        return None;
+    };
+    Some(RpcError {
+        code,
+        message,
+        data: obj.remove("data"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::codes;
+    use serde_json::json;
+
+    fn reply(frame: &str) -> (i64, Value) {
+        reply_bytes(frame.as_bytes())
+    }
+
+    fn reply_bytes(frame: &[u8]) -> (i64, Value) {
+        match classify(frame) {
+            Envelope::Reply { id, error } => (error.code, id),
+            other => panic!("expected a reply, got {other:?}"),
+        }
+    }
+
+    fn dropped(frame: &str) -> bool {
+        matches!(classify(frame.as_bytes()), Envelope::Drop { .. })
+    }
+
+    #[test]
+    fn not_json_is_a_parse_error_with_null_id() {
+        assert_eq!(reply("{nope"), (codes::PARSE_ERROR, Value::Null));
+        assert_eq!(
+            reply_bytes(b"{\"a\":\"\xff\"}"),
+            (codes::PARSE_ERROR, Value::Null)
+        );
+        assert_eq!(reply_bytes(b"\xfe\xff"), (codes::PARSE_ERROR, Value::Null));
+        assert_eq!(reply("{\"a\":\"\u{0}\"").0, codes::PARSE_ERROR);
+    }
+
+    #[test]
+    fn deep_nesting_is_a_parse_error() {
+        let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+        assert_eq!(reply(&deep), (codes::PARSE_ERROR, Value::Null));
+    }
+
+    #[test]
+    fn non_objects_are_invalid_requests_with_null_id() {
+        for frame in [
+            "[]",
+            "[{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"id\":1}]",
+            "1",
+            "\"s\"",
+            "null",
+        ] {
+            assert_eq!(
+                reply(frame),
+                (codes::INVALID_REQUEST, Value::Null),
+                "{frame}"
+            );
+        }
+    }
+
+    #[test]
+    fn valid_requests_and_notifications() {
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","method":"m","params":[1],"id":"a"}"#),
+            Envelope::Request {
+                id: json!("a"),
+                method: "m".into(),
+                params: Some(json!([1]))
+            }
+        );
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","method":"m","id":null}"#),
+            Envelope::Request {
+                id: Value::Null,
+                method: "m".into(),
+                params: None
+            }
+        );
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","method":"m"}"#),
+            Envelope::Notification {
+                method: "m".into(),
+                params: None
+            }
+        );
+    }
+
+    #[test]
+    fn invalid_requests_echo_a_valid_id_only() {
+        let cases = [
+            (r#"{"jsonrpc":"1.0","method":"m","id":7}"#, json!(7)),
+            (r#"{"method":"m","id":7}"#, json!(7)),
+            (r#"{"jsonrpc":"2.0","method":5,"id":"x"}"#, json!("x")),
+            (
+                r#"{"jsonrpc":"2.0","method":"m","params":3,"id":1.5}"#,
+                json!(1.5),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"m","params":"s","id":null}"#,
+                Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"m","id":{"a":1}}"#,
+                Value::Null,
+            ),
+            (r#"{"jsonrpc":"2.0","method":"m","id":[1]}"#, Value::Null),
+            (r#"{"jsonrpc":"2.0","method":"m","id":true}"#, Value::Null),
+            (r#"{"jsonrpc":"1.0","method":"m","id":true}"#, Value::Null),
+        ];
+        for (frame, id) in cases {
+            assert_eq!(reply(frame), (codes::INVALID_REQUEST, id), "{frame}");
+        }
+    }
+
+    #[test]
+    fn invalid_notifications_are_dropped() {
+        assert!(dropped(r#"{"jsonrpc":"1.0","method":"m"}"#));
+        assert!(dropped(r#"{"jsonrpc":"2.0","method":1}"#));
+        assert!(dropped(r#"{"jsonrpc":"2.0","method":"m","params":1}"#));
+    }
+
+    #[test]
+    fn valid_responses() {
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","result":null,"id":"zc-out-0"}"#),
+            Envelope::Response {
+                id: json!("zc-out-0"),
+                outcome: Ok(Value::Null)
+            }
+        );
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","error":{"code":-1,"message":"m","data":[1]},"id":3}"#),
+            Envelope::Response {
+                id: json!(3),
+                outcome: Err(RpcError::new(-1, "m").with_data(json!([1])))
+            }
+        );
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","result":1,"id":null}"#),
+            Envelope::Response { .. }
+        ));
+    }
+
+    #[test]
+    fn malformed_responses_are_dropped_never_answered() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","result":1}"#,
+            r#"{"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"m"},"id":1}"#,
+            r#"{"jsonrpc":"2.0","error":{"code":1.5,"message":"m"},"id":1}"#,
+            r#"{"jsonrpc":"2.0","error":{"code":1},"id":1}"#,
+            r#"{"jsonrpc":"2.0","error":{"message":"m"},"id":1}"#,
+            r#"{"jsonrpc":"2.0","error":"boom","id":1}"#,
+            r#"{"jsonrpc":"2.0","error":{"code":1,"message":2},"id":1}"#,
+            r#"{"result":1,"id":1}"#,
+            r#"{"jsonrpc":"2.1","result":1,"id":1}"#,
+            r#"{"jsonrpc":"2.0","result":1,"id":[1]}"#,
+            r#"{"jsonrpc":"2.0","result":1,"id":{}}"#,
+        ] {
+            assert!(dropped(frame), "{frame}");
+        }
+    }
+
+    #[test]
+    fn neither_or_both_shapes_are_invalid_with_null_id() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":3}"#,
+            r#"{}"#,
+            r#"{"jsonrpc":"2.0","method":"m","result":1,"id":3}"#,
+            r#"{"jsonrpc":"2.0","method":"m","error":{"code":1,"message":"m"},"id":3}"#,
+        ] {
+            assert_eq!(
+                reply(frame),
+                (codes::INVALID_REQUEST, Value::Null),
+                "{frame}"
+            );
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! zeroclaw's JSON-RPC 2.0 protocol layer: bytes → frames → envelopes → peer.
+//!
+//! - [`codec`]: NDJSON framing with a frame cap that never buffers an oversized line.
+//! - [`envelope`]: classification of one frame by the protocol's envelope rules.
+//! - [`peer`]: the bidirectional peer (directional correlation, `zc-out-<n>` ids,
+//!   timeouts, resolve-exactly-once) shared by the daemon and every client.
+//! - [`transport`]: the seam a new transport implements.
+//!
+//! Nothing here opens sockets or decides policy; that is `zeroclaw-ipc` and the runtime.
+
+pub mod codec;
+pub mod envelope;
+pub mod message;
+pub mod peer;
+pub mod transport;
+
+pub use codec::{DEFAULT_MAX_FRAME_BYTES, Frame};
+pub use message::{RpcError, codes};
+pub use peer::{
+    BoxFuture, CallError, HandlerResult, NotifyError, Peer, PeerConfig, PeerHandle, Service,
+};
+pub use transport::{RpcTransport, StreamTransport};
+
+/// The protocol version this build speaks.
+pub const PROTOCOL_VERSION: i64 = 1;

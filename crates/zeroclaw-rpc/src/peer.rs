@@ -1,0 +1,468 @@
+//! The bidirectional JSON-RPC peer: one per connection, the same code on both ends.
+//!
+//! Contract:
+//! - One reader loop classifies frames in arrival order and never waits on a handler: a
+//!   handler that is not ready at its first poll runs as its own task, so responses to our
+//!   own requests, cancels and other calls keep being read while it works.
+//! - One writer task owns the sending half, so frames never interleave.
+//! - Outbound requests use ids `zc-out-<n>` from a per-connection counter. Responses are
+//!   matched only against this side's own pending map (correlation is directional).
+//! - Every pending outbound request is resolved exactly once: by its response, by its
+//!   timeout, or with [`CallError::Closed`] when the connection ends. Removal from the
+//!   pending map is the single point where that is decided.
+
+use crate::codec::Frame;
+use crate::envelope::{Envelope, classify};
+use crate::message::{RpcError, codes, encode_request, encode_response};
+use crate::transport::{FrameSink, FrameSource, RpcTransport};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
+use std::time::Duration;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub type HandlerResult = Result<Value, RpcError>;
+
+/// Frames a writer coalesces into one write at most.
+const WRITE_BATCH: usize = 128;
+/// After the connection is closed, how long queued frames may take to reach a peer that
+/// is still reading before they are abandoned.
+const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(2);
+
+/// What a connection's owner does with the other side's requests and notifications.
+pub trait Service: Send + Sync + 'static {
+    /// Called on the reader loop, in frame order; must not block. Synchronous checks (the
+    /// handshake gate) happen here, so their order is the order frames arrived in. The
+    /// returned future is dropped if the connection closes before it finishes.
+    fn request(&self, method: String, params: Option<Value>) -> BoxFuture<HandlerResult>;
+
+    /// Called on the reader loop, in frame order; must not block.
+    fn notification(&self, method: String, params: Option<Value>) {
+        let _ = (method, params);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct PeerConfig {
+    /// Capacity of the outbound frame queue. Overflow rule: responses and [`PeerHandle::notify`]
+    /// wait for space (backpressure lands on the slow connection itself);
+    /// [`PeerHandle::try_notify`] fails with [`NotifyError::Full`] and its caller decides.
+    pub outbound_queue: usize,
+    /// Inbound requests whose handlers may run at once. Overflow rule: the extra request is
+    /// answered `-32001` at once, so the reader never stops reading (it must stay free to
+    /// read the answers those handlers may be waiting for).
+    pub max_in_flight: usize,
+}
+
+impl Default for PeerConfig {
+    fn default() -> Self {
+        Self {
+            outbound_queue: 1024,
+            max_in_flight: 256,
+        }
+    }
+}
+
+/// Why an outbound request or notification did not get a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CallError {
+    /// The other side answered with an error object.
+    #[error("{0}")]
+    Rpc(RpcError),
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the connection closed before an answer arrived")]
+    Closed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotifyError {
+    #[error("the connection's outbound queue is full")]
+    Full,
+    #[error("the connection is closed")]
+    Closed,
+}
+
+type Waiter = oneshot::Sender<Result<Value, CallError>>;
+
+struct Pending {
+    open: bool,
+    waiters: HashMap<String, Waiter>,
+}
+
+struct Shared {
+    label: String,
+    outbound: mpsc::Sender<Vec<u8>>,
+    pending: Mutex<Pending>,
+    next_id: AtomicU64,
+    closed: CancellationToken,
+}
+
+impl Shared {
+    fn pending(&self) -> MutexGuard<'_, Pending> {
+        // A panic while holding this lock cannot leave the map inconsistent (every
+        // operation is a single insert or remove), so a poisoned lock is still usable.
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues a frame, waiting for space; fails once the connection is closed.
+    async fn enqueue(&self, frame: Vec<u8>) -> Result<(), NotifyError> {
+        tokio::select! {
+            biased;
+            sent = self.outbound.send(frame) => sent.map_err(|_| NotifyError::Closed),
+            () = self.closed.cancelled() => Err(NotifyError::Closed),
+        }
+    }
+
+    /// Resolves the waiter for `id`, if this side has one. Returns whether it did.
+    fn resolve(&self, id: &str, outcome: Result<Value, CallError>) -> bool {
+        let mut pending = self.pending();
+        match pending.waiters.remove(id) {
+            Some(waiter) => {
+                // Sent under the lock, so a timed-out caller that finds its entry gone
+                // can rely on the outcome already being in its channel.
+                let _ = waiter.send(outcome);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn forget(&self, id: &str) -> bool {
+        self.pending().waiters.remove(id).is_some()
+    }
+
+    fn close(&self) {
+        self.closed.cancel();
+        let mut pending = self.pending();
+        pending.open = false;
+        for (_, waiter) in pending.waiters.drain() {
+            let _ = waiter.send(Err(CallError::Closed));
+        }
+    }
+}
+
+/// A cheap, cloneable handle for sending to the other side of one connection.
+#[derive(Clone)]
+pub struct PeerHandle {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for PeerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerHandle")
+            .field("label", &self.shared.label)
+            .finish()
+    }
+}
+
+impl PeerHandle {
+    pub fn label(&self) -> &str {
+        &self.shared.label
+    }
+
+    /// Sends a request and waits for its answer, at most `timeout`.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        let n = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = format!("zc-out-{n}");
+        let (tx, mut rx) = oneshot::channel();
+        {
+            let mut pending = self.shared.pending();
+            if !pending.open {
+                return Err(CallError::Closed);
+            }
+            pending.waiters.insert(id.clone(), tx);
+        }
+        // From here on the entry must leave the map whatever happens, including the
+        // caller dropping this future.
+        let entry = PendingEntry {
+            shared: &self.shared,
+            id: &id,
+        };
+        let frame = encode_request(method, Some(&params), Some(&Value::String(id.clone())));
+        // The timeout covers queueing too: a full outbound queue (a peer that stopped
+        // reading) must not hold the caller past its deadline.
+        let deadline = tokio::time::Instant::now() + timeout;
+        match tokio::time::timeout_at(deadline, self.shared.enqueue(frame)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err(CallError::Closed),
+            // Never sent; dropping `entry` removes the waiter.
+            Err(_) => return Err(CallError::Timeout(timeout)),
+        }
+        let outcome = match tokio::time::timeout_at(deadline, &mut rx).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => Err(CallError::Closed),
+            Err(_) if self.shared.forget(&id) => Err(CallError::Timeout(timeout)),
+            // The answer won the race against the timer and is already in the channel.
+            Err(_) => rx.try_recv().unwrap_or(Err(CallError::Closed)),
+        };
+        drop(entry);
+        outcome
+    }
+
+    /// Sends a notification, waiting for queue space.
+    pub async fn notify(&self, method: &str, params: Value) -> Result<(), NotifyError> {
+        self.shared
+            .enqueue(encode_request(method, Some(&params), None))
+            .await
+    }
+
+    /// Queues a notification only if there is room now.
+    pub fn try_notify(&self, method: &str, params: Value) -> Result<(), NotifyError> {
+        if self.shared.closed.is_cancelled() {
+            return Err(NotifyError::Closed);
+        }
+        self.shared
+            .outbound
+            .try_send(encode_request(method, Some(&params), None))
+            .map_err(|e| match e {
+                mpsc::error::TrySendError::Full(_) => NotifyError::Full,
+                mpsc::error::TrySendError::Closed(_) => NotifyError::Closed,
+            })
+    }
+
+    /// Ends the connection: reading stops, queued frames get a short grace to flush.
+    pub fn close(&self) {
+        self.shared.close();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.is_cancelled()
+    }
+
+    /// Resolves when the connection has closed, for whatever reason.
+    pub fn closed(&self) -> WaitForCancellationFutureOwned {
+        self.shared.closed.clone().cancelled_owned()
+    }
+}
+
+/// Removes a request's waiter when the request is over, however it ended.
+struct PendingEntry<'a> {
+    shared: &'a Shared,
+    id: &'a str,
+}
+
+impl Drop for PendingEntry<'_> {
+    fn drop(&mut self) {
+        self.shared.forget(self.id);
+    }
+}
+
+/// One connection's peer, before it runs.
+pub struct Peer<T> {
+    transport: T,
+    config: PeerConfig,
+    shared: Arc<Shared>,
+    outbound: mpsc::Receiver<Vec<u8>>,
+}
+
+impl<T: RpcTransport> Peer<T> {
+    pub fn new(transport: T, config: PeerConfig) -> (Self, PeerHandle) {
+        let (tx, rx) = mpsc::channel(config.outbound_queue.max(1));
+        let shared = Arc::new(Shared {
+            label: transport.peer_label().to_owned(),
+            outbound: tx,
+            pending: Mutex::new(Pending {
+                open: true,
+                waiters: HashMap::new(),
+            }),
+            next_id: AtomicU64::new(0),
+            closed: CancellationToken::new(),
+        });
+        let handle = PeerHandle {
+            shared: shared.clone(),
+        };
+        (
+            Self {
+                transport,
+                config,
+                shared,
+                outbound: rx,
+            },
+            handle,
+        )
+    }
+
+    /// Runs the connection until the other side goes away or the handle closes it. When
+    /// this returns, every pending outbound request has been failed with `Closed`.
+    pub async fn run<S: Service>(self, service: Arc<S>) {
+        let Peer {
+            transport,
+            config,
+            shared,
+            outbound,
+        } = self;
+        let (mut source, sink) = transport.into_halves();
+        let (reader_done, reader_finished) = oneshot::channel::<()>();
+        let writer = tokio::spawn(write_loop(
+            sink,
+            outbound,
+            shared.closed.clone(),
+            reader_finished,
+        ));
+        let reader = Reader {
+            shared: shared.clone(),
+            service,
+            in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+            max_in_flight: config.max_in_flight.max(1),
+        };
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = shared.closed.cancelled() => break,
+                next = source.next_frame() => next,
+            };
+            match next {
+                Ok(Some(Frame::Line(bytes))) => reader.on_frame(&bytes).await,
+                Ok(Some(Frame::Oversized { limit })) => {
+                    let error = RpcError::invalid_request(format!(
+                        "frame longer than {limit} bytes; it was discarded up to its newline"
+                    ))
+                    .with_data(json!({ "limit": limit }));
+                    reader.reply(&Value::Null, &Err(error)).await;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::debug!(peer = %shared.label, error = %e, "read failed; closing");
+                    break;
+                }
+            }
+        }
+        shared.close();
+        drop(reader_done);
+        let _ = writer.await;
+    }
+}
+
+struct Reader<S> {
+    shared: Arc<Shared>,
+    service: Arc<S>,
+    in_flight: Arc<Semaphore>,
+    max_in_flight: usize,
+}
+
+impl<S: Service> Reader<S> {
+    async fn reply(&self, id: &Value, outcome: &HandlerResult) {
+        let _ = self.shared.enqueue(encode_response(id, outcome)).await;
+    }
+
+    async fn on_frame(&self, bytes: &[u8]) {
+        match classify(bytes) {
+            Envelope::Request { id, method, params } => self.on_request(id, method, params).await,
+            Envelope::Notification { method, params } => {
+                self.service.notification(method, params);
+            }
+            Envelope::Response { id, outcome } => {
+                let matched = match &id {
+                    Value::String(id) => self.shared.resolve(id, outcome.map_err(CallError::Rpc)),
+                    _ => false,
+                };
+                if !matched {
+                    tracing::warn!(peer = %self.shared.label, "response to an id with no pending request; ignored");
+                }
+            }
+            Envelope::Reply { id, error } => self.reply(&id, &Err(error)).await,
+            Envelope::Drop { reason } => {
+                tracing::warn!(peer = %self.shared.label, reason, "frame dropped without a reply");
+            }
+        }
+    }
+
+    async fn on_request(&self, id: Value, method: String, params: Option<Value>) {
+        let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
+            let error = RpcError::new(
+                codes::LIMIT_REACHED,
+                format!(
+                    "too many requests in flight on this connection (limit {}); wait for answers before sending more",
+                    self.max_in_flight
+                ),
+            )
+            .with_data(json!({ "limit": self.max_in_flight }));
+            self.reply(&id, &Err(error)).await;
+            return;
+        };
+        let mut handler = self.service.request(method, params);
+        // Most handlers are ready at once; answering inline saves a task per request and
+        // keeps their answers in request order.
+        let first = std::future::poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await;
+        if let Poll::Ready(outcome) = first {
+            drop(permit);
+            self.reply(&id, &outcome).await;
+            return;
+        }
+        let shared = self.shared.clone();
+        tokio::spawn(async move {
+            let outcome = tokio::select! {
+                outcome = handler => outcome,
+                () = shared.closed.cancelled() => return,
+            };
+            drop(permit);
+            let _ = shared.enqueue(encode_response(&id, &outcome)).await;
+        });
+    }
+}
+
+/// `reader_finished` resolves once the reader loop has stopped: a reply the reader queued
+/// while the connection was closing (the answer to `shutdown`, say) still goes out.
+async fn write_loop<K: FrameSink>(
+    mut sink: K,
+    mut outbound: mpsc::Receiver<Vec<u8>>,
+    closed: CancellationToken,
+    reader_finished: oneshot::Receiver<()>,
+) {
+    let mut batch = Vec::with_capacity(0);
+    loop {
+        let first = tokio::select! {
+            biased;
+            frame = outbound.recv() => frame,
+            () = closed.cancelled() => None,
+        };
+        let Some(first) = first else { break };
+        batch.push(first);
+        while batch.len() < WRITE_BATCH {
+            match outbound.try_recv() {
+                Ok(frame) => batch.push(frame),
+                Err(_) => break,
+            }
+        }
+        let written = {
+            let write = sink.send_frames(&batch);
+            tokio::pin!(write);
+            tokio::select! {
+                written = &mut write => written,
+                () = closed.cancelled() => tokio::time::timeout(CLOSE_FLUSH_GRACE, &mut write)
+                    .await
+                    .unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into())),
+            }
+        };
+        batch.clear();
+        if written.is_err() {
+            closed.cancel();
+            return;
+        }
+    }
+    // Closed: what was queued before the reader stopped still goes out, if the peer reads
+    // it soon.
+    let _ = tokio::time::timeout(CLOSE_FLUSH_GRACE, async {
+        let _ = reader_finished.await;
+        while let Ok(frame) = outbound.try_recv() {
+            batch.push(frame);
+        }
+        if !batch.is_empty() {
+            sink.send_frames(&batch).await?;
+        }
+        sink.close().await
+    })
+    .await;
+}

@@ -1,0 +1,119 @@
+//! Counting initialized clients, and the ephemeral daemon's exit rule built on the count.
+
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// How long an ephemeral daemon waits after its last client leaves.
+pub const EPHEMERAL_GRACE: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counts {
+    current: usize,
+    ever: u64,
+}
+
+/// Clients that completed `initialize` and are still connected. A watch channel, so the
+/// ephemeral rule waits on changes instead of polling.
+#[derive(Debug)]
+pub struct ClientCounter {
+    counts: watch::Sender<Counts>,
+}
+
+impl Default for ClientCounter {
+    fn default() -> Self {
+        Self {
+            counts: watch::Sender::new(Counts::default()),
+        }
+    }
+}
+
+impl ClientCounter {
+    pub fn current(&self) -> usize {
+        self.counts.borrow().current
+    }
+
+    pub fn joined(&self) {
+        self.counts.send_modify(|c| {
+            c.current += 1;
+            c.ever += 1;
+        });
+    }
+
+    pub fn left(&self) {
+        self.counts
+            .send_modify(|c| c.current = c.current.saturating_sub(1));
+    }
+
+    /// The `--ephemeral` rule: never before the first client; then, each time the count
+    /// drops to zero, cancel `shutdown` after `grace` unless a client joins first.
+    pub async fn exit_when_idle(&self, grace: Duration, shutdown: CancellationToken) {
+        let mut rx = self.counts.subscribe();
+        if rx.wait_for(|c| c.ever > 0).await.is_err() {
+            return;
+        }
+        loop {
+            if rx.wait_for(|c| c.current == 0).await.is_err() {
+                return;
+            }
+            tracing::info!("last client left; exiting in {grace:?} unless a client connects");
+            tokio::select! {
+                () = tokio::time::sleep(grace) => {
+                    tracing::info!("no client came back; ephemeral daemon shutting down");
+                    shutdown.cancel();
+                    return;
+                }
+                joined = rx.wait_for(|c| c.current > 0) => {
+                    if joined.is_err() {
+                        return;
+                    }
+                    tracing::info!("a client connected within the grace period; staying up");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[tokio::test(start_paused = true)]
+    async fn never_exits_before_the_first_client() {
+        let counter = Arc::new(ClientCounter::default());
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn({
+            let (c, s) = (counter.clone(), shutdown.clone());
+            async move { c.exit_when_idle(EPHEMERAL_GRACE, s).await }
+        });
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        assert!(!shutdown.is_cancelled());
+        counter.joined();
+        counter.left();
+        tokio::time::sleep(EPHEMERAL_GRACE + Duration::from_millis(1)).await;
+        assert!(shutdown.is_cancelled());
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_within_the_grace_cancels_the_exit() {
+        let counter = Arc::new(ClientCounter::default());
+        let shutdown = CancellationToken::new();
+        tokio::spawn({
+            let (c, s) = (counter.clone(), shutdown.clone());
+            async move { c.exit_when_idle(EPHEMERAL_GRACE, s).await }
+        });
+        counter.joined();
+        counter.left();
+        tokio::time::sleep(EPHEMERAL_GRACE / 2).await;
+        counter.joined();
+        tokio::time::sleep(EPHEMERAL_GRACE * 10).await;
+        assert!(!shutdown.is_cancelled());
+        counter.left();
+        tokio::time::sleep(EPHEMERAL_GRACE / 2).await;
+        assert!(!shutdown.is_cancelled());
+        tokio::time::sleep(EPHEMERAL_GRACE).await;
+        assert!(shutdown.is_cancelled());
+    }
+}

@@ -1,0 +1,90 @@
+//! One client connection: the handshake gate in front of the method table.
+
+use crate::methods::{self, Ctx};
+use crate::state::DaemonState;
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use zeroclaw_rpc::{BoxFuture, HandlerResult, PeerHandle, RpcError, Service, codes};
+
+/// What `initialize` told us about the client.
+#[derive(Debug, Clone, Default)]
+pub struct ClientHello {
+    pub name: Option<String>,
+    pub version: Option<String>,
+    /// The client declared `capabilities.elicitation`: it answers `elicitation/create`.
+    pub elicitation: bool,
+}
+
+#[derive(Debug)]
+pub struct Connection {
+    pub daemon: Arc<DaemonState>,
+    pub peer: PeerHandle,
+    /// Set once, by the first successful `initialize`.
+    pub hello: OnceLock<ClientHello>,
+    /// Whether this connection was counted as a client (and so must be uncounted once).
+    counted: AtomicBool,
+}
+
+impl Connection {
+    pub fn new(daemon: Arc<DaemonState>, peer: PeerHandle) -> Arc<Self> {
+        Arc::new(Self {
+            daemon,
+            peer,
+            hello: OnceLock::new(),
+            counted: AtomicBool::new(false),
+        })
+    }
+
+    pub fn is_initialized(&self) -> bool {
+        self.hello.get().is_some()
+    }
+
+    /// Records a successful handshake; counts the client the first time only.
+    pub fn mark_initialized(&self, hello: ClientHello) {
+        let _ = self.hello.set(hello);
+        if !self.counted.swap(true, Ordering::AcqRel) {
+            self.daemon.clients.joined();
+        }
+    }
+
+    /// Called once when the connection has ended.
+    pub fn finished(&self) {
+        if self.counted.swap(false, Ordering::AcqRel) {
+            self.daemon.clients.left();
+        }
+    }
+}
+
+/// The [`Service`] the peer calls; a thin wrapper so the gate sees every request in order.
+#[derive(Debug, Clone)]
+pub struct Gate(pub Arc<Connection>);
+
+impl Service for Gate {
+    fn request(&self, method: String, params: Option<Value>) -> BoxFuture<HandlerResult> {
+        let conn = &self.0;
+        if method != "initialize" && !conn.is_initialized() {
+            return ready(Err(RpcError::new(
+                codes::NOT_INITIALIZED,
+                format!(
+                    "not initialized: the first request on a connection must be `initialize`, e.g. {{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{{\"protocolVersion\":{}}},\"id\":1}}; {method:?} was refused",
+                    zeroclaw_rpc::PROTOCOL_VERSION
+                ),
+            )));
+        }
+        match methods::find(&method) {
+            Some(handler) => handler(Ctx(conn.clone()), params),
+            None => ready(Err(RpcError::method_not_found(&method))),
+        }
+    }
+
+    fn notification(&self, method: String, _params: Option<Value>) {
+        // Before `initialize` notifications are dropped; after it, none are defined for
+        // the client to send yet.
+        tracing::debug!(peer = %self.0.peer.label(), method, "notification ignored");
+    }
+}
+
+pub fn ready(outcome: HandlerResult) -> BoxFuture<HandlerResult> {
+    Box::pin(std::future::ready(outcome))
+}
