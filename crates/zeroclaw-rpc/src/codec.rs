@@ -92,7 +92,9 @@ impl LineDecoder {
                     }
                     return Some(Frame::Line(line.freeze()));
                 }
-                None if buf.len() > self.max => {
+                // One byte of slack: a line exactly at the cap may still be followed by
+                // the `\r` of its `\r\n` before the newline arrives.
+                None if buf.len() > self.max + 1 => {
                     self.discarding = true;
                     self.scanned = 0;
                     buf.clear();
@@ -239,7 +241,7 @@ mod tests {
     fn oversized_line_is_reported_once_and_discarded_without_buffering() {
         let mut d = LineDecoder::new(8);
         let mut buf = BytesMut::new();
-        buf.extend_from_slice(b"123456789");
+        buf.extend_from_slice(b"1234567890");
         assert_eq!(d.decode(&mut buf), Some(Frame::Oversized { limit: 8 }));
         assert!(buf.is_empty());
         for _ in 0..100 {
@@ -268,6 +270,17 @@ mod tests {
         assert_eq!(d.decode(&mut buf), None);
         buf.extend_from_slice(b"\n");
         assert_eq!(d.decode(&mut buf), Some(line("1234")));
+    }
+
+    #[test]
+    fn line_at_the_cap_with_crlf_split_across_reads_is_accepted() {
+        let mut d = LineDecoder::new(4);
+        let mut buf = BytesMut::from(&b"1234\r"[..]);
+        assert_eq!(d.decode(&mut buf), None);
+        buf.extend_from_slice(b"\n");
+        assert_eq!(d.decode(&mut buf), Some(line("1234")));
+        let mut buf = BytesMut::from(&b"12345\r"[..]);
+        assert_eq!(d.decode(&mut buf), Some(Frame::Oversized { limit: 4 }));
     }
 
     #[test]

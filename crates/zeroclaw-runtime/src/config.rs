@@ -4,10 +4,150 @@
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
+/// The smallest frame cap accepted: room for the handshake and ordinary requests.
+pub const MIN_FRAME_BYTES: usize = 1024;
+
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub daemon: DaemonConfig,
+    pub provider: ProviderConfig,
+    pub agent: AgentConfig,
+    pub approvals: ApprovalsConfig,
+    pub tools: ToolsConfig,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible Chat Completions server (OpenAI, Ollama, llama.cpp, vLLM, OpenRouter).
+    Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+}
+
+/// `[provider]`. The default is a local Ollama, so a user running one needs no set-up.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key. The key itself is never stored.
+    pub api_key_env: Option<String>,
+    pub connect_timeout_secs: u64,
+    /// Longest silence tolerated inside a streaming answer.
+    pub idle_timeout_secs: u64,
+    /// Retries on 429/5xx or a failed connect before the first token.
+    pub max_retries: u32,
+    /// `max_tokens` per model call (required by Anthropic, optional for OpenAI).
+    pub max_tokens: Option<u32>,
+}
+
+impl Default for ProviderConfig {
+    fn default() -> Self {
+        Self {
+            kind: ProviderKind::Openai,
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            model: "llama3.2".into(),
+            api_key_env: None,
+            connect_timeout_secs: 10,
+            idle_timeout_secs: 120,
+            max_retries: 3,
+            max_tokens: None,
+        }
+    }
+}
+
+/// `[agent]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Model calls per turn before it stops with `max_turns`.
+    pub max_steps: u32,
+    /// Turns running at once across all sessions; one more prompt is answered `-32001`.
+    pub max_running_turns: usize,
+    /// How long `ask_user` waits for the client's answer.
+    pub ask_user_timeout_secs: u64,
+    pub system_prompt: Option<String>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            max_steps: 25,
+            max_running_turns: 64,
+            ask_user_timeout_secs: 300,
+            system_prompt: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    Ask,
+    Allow,
+    Deny,
+}
+
+/// `[approvals]`: `<tool> = "ask" | "allow" | "deny"`, plus the answer timeout.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApprovalsConfig {
+    pub timeout_secs: u64,
+    pub bash: Policy,
+    pub write_file: Policy,
+    pub edit_file: Policy,
+    pub read_file: Policy,
+    pub list_dir: Policy,
+    pub ask_user: Policy,
+}
+
+impl Default for ApprovalsConfig {
+    fn default() -> Self {
+        Self {
+            timeout_secs: 120,
+            bash: Policy::Ask,
+            write_file: Policy::Ask,
+            edit_file: Policy::Ask,
+            read_file: Policy::Allow,
+            list_dir: Policy::Allow,
+            ask_user: Policy::Allow,
+        }
+    }
+}
+
+impl ApprovalsConfig {
+    pub fn policy(&self, tool: &str) -> Policy {
+        match tool {
+            "bash" => self.bash,
+            "write_file" => self.write_file,
+            "edit_file" => self.edit_file,
+            "read_file" => self.read_file,
+            "list_dir" => self.list_dir,
+            "ask_user" => self.ask_user,
+            // A tool this table does not know changes nothing it can vouch for.
+            _ => Policy::Ask,
+        }
+    }
+}
+
+/// `[tools]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolsConfig {
+    pub bash_timeout_secs: u64,
+    pub output_limit_bytes: usize,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        Self {
+            bash_timeout_secs: 120,
+            output_limit_bytes: 32 * 1024,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -29,7 +169,7 @@ impl Default for DaemonConfig {
             max_frame_bytes: zeroclaw_rpc::DEFAULT_MAX_FRAME_BYTES,
             max_connections: 16_384,
             max_requests_in_flight: 256,
-            outbound_queue: 1024,
+            outbound_queue: 4096,
         }
     }
 }
@@ -76,10 +216,28 @@ impl Config {
             ("daemon.max_connections", d.max_connections),
             ("daemon.max_requests_in_flight", d.max_requests_in_flight),
             ("daemon.outbound_queue", d.outbound_queue),
+            ("agent.max_steps", self.agent.max_steps as usize),
+            ("agent.max_running_turns", self.agent.max_running_turns),
+            ("tools.output_limit_bytes", self.tools.output_limit_bytes),
         ] {
             if value == 0 {
                 return Err(format!("{name} must be at least 1"));
             }
+        }
+        if d.max_frame_bytes < MIN_FRAME_BYTES {
+            // Below this even the handshake and its answer may not fit.
+            return Err(format!(
+                "daemon.max_frame_bytes must be at least {MIN_FRAME_BYTES}"
+            ));
+        }
+        let url = &self.provider.base_url;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!(
+                "provider.base_url must start with http:// or https://, got {url:?}"
+            ));
+        }
+        if self.provider.model.trim().is_empty() {
+            return Err("provider.model must not be empty".into());
         }
         Ok(())
     }
@@ -123,5 +281,36 @@ mod tests {
 
         std::fs::write(&path, "[daemon\n").unwrap();
         assert!(Config::load(&path).is_err());
+    }
+
+    #[test]
+    fn the_documented_provider_keys_parse_and_default_to_local_ollama() {
+        let defaults = Config::default().provider;
+        assert_eq!(defaults.kind, ProviderKind::Openai);
+        assert_eq!(defaults.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(defaults.model, "llama3.2");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[provider]\nkind = \"anthropic\"\nbase_url = \"https://api.anthropic.com/v1\"\nmodel = \"claude\"\napi_key_env = \"ANTHROPIC_API_KEY\"\n\n[approvals]\nbash = \"allow\"\n",
+        )
+        .unwrap();
+        let config = Config::load(&path).unwrap();
+        assert_eq!(config.provider.kind, ProviderKind::Anthropic);
+        assert_eq!(
+            config.provider.api_key_env.as_deref(),
+            Some("ANTHROPIC_API_KEY")
+        );
+        assert_eq!(config.approvals.policy("bash"), Policy::Allow);
+        assert_eq!(config.approvals.policy("write_file"), Policy::Ask);
+        assert_eq!(config.approvals.policy("read_file"), Policy::Allow);
+        std::fs::write(&path, "[provider]\nkind = \"gemini\"\n").unwrap();
+        assert!(
+            Config::load(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("gemini")
+        );
     }
 }

@@ -1,10 +1,12 @@
 //! One client connection: the handshake gate in front of the method table.
 
 use crate::methods::{self, Ctx};
+use crate::session::ConnId;
 use crate::state::DaemonState;
 use serde_json::Value;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use zeroclaw_rpc::{BoxFuture, HandlerResult, PeerHandle, RpcError, Service, codes};
 
 /// What `initialize` told us about the client.
@@ -18,8 +20,11 @@ pub struct ClientHello {
 
 #[derive(Debug)]
 pub struct Connection {
+    pub id: ConnId,
     pub daemon: Arc<DaemonState>,
     pub peer: PeerHandle,
+    /// Sessions this connection is attached to, to detach from when it closes.
+    attached: Mutex<HashSet<String>>,
     /// Set once, by the first successful `initialize`.
     pub hello: OnceLock<ClientHello>,
     /// Whether this connection was counted as a client (and so must be uncounted once).
@@ -29,8 +34,10 @@ pub struct Connection {
 impl Connection {
     pub fn new(daemon: Arc<DaemonState>, peer: PeerHandle) -> Arc<Self> {
         Arc::new(Self {
+            id: daemon.next_connection_id(),
             daemon,
             peer,
+            attached: Mutex::new(HashSet::new()),
             hello: OnceLock::new(),
             counted: AtomicBool::new(false),
         })
@@ -48,8 +55,22 @@ impl Connection {
         }
     }
 
+    /// Attaches this connection to a session: it receives the session's events.
+    pub fn attach(&self, session: &crate::session::Session) {
+        self.daemon.sessions.attach(session, self.id, &self.peer);
+        self.attached
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(session.id.clone());
+    }
+
     /// Called once when the connection has ended.
     pub fn finished(&self) {
+        let attached =
+            std::mem::take(&mut *self.attached.lock().unwrap_or_else(|e| e.into_inner()));
+        for session_id in attached {
+            self.daemon.sessions.detach(&session_id, self.id);
+        }
         if self.counted.swap(false, Ordering::AcqRel) {
             self.daemon.clients.left();
         }

@@ -3,7 +3,10 @@
 use crate::clients::EPHEMERAL_GRACE;
 use crate::config::{Config, ConfigError};
 use crate::connection::{Connection, Gate};
+use crate::provider::Provider;
+use crate::session::Sessions;
 use crate::state::DaemonState;
+use crate::store::Store;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -31,17 +34,42 @@ pub enum DaemonError {
     Bind(#[from] BindError),
     #[error("cannot install the signal handler: {0}")]
     Signal(std::io::Error),
+    #[error("cannot open the session database {}: {source}", path.display())]
+    Store {
+        path: std::path::PathBuf,
+        source: crate::store::StoreError,
+    },
+    #[error("{0}")]
+    Provider(String),
 }
+
+/// How long shutdown waits for cancelled turns to store what they have.
+const TURN_WIND_DOWN: Duration = Duration::from_secs(10);
 
 /// Runs the daemon until a signal, `shutdown`, or (with `--ephemeral`) the last client
 /// leaving. Returns `Ok` on every orderly stop.
 pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     let config = Config::load(&options.paths.config_file())?;
+    let provider = Provider::new(config.provider.clone()).map_err(DaemonError::Provider)?;
+    // Bind first: it takes the lock, so a second daemon never opens the database.
     let mut listener = LocalListener::bind(&options.paths)?;
+    let db_path = options.paths.data_dir.join("zeroclaw.db");
+    let (store, interrupted) = Store::open(&db_path).map_err(|source| DaemonError::Store {
+        path: db_path.clone(),
+        source,
+    })?;
+    if interrupted > 0 {
+        tracing::warn!(
+            turns = interrupted,
+            "marked turns left running by a previous daemon as interrupted"
+        );
+    }
     let state = Arc::new(DaemonState::new(
         options.paths.clone(),
         config,
         options.ephemeral,
+        Sessions::new(store),
+        provider,
     ));
     let signals = spawn_signal_watch(state.shutdown.clone()).map_err(DaemonError::Signal)?;
     if state.ephemeral {
@@ -87,6 +115,17 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
 
     tracing::info!("shutting down");
     listener.close();
+    let running = state.sessions.cancel_all();
+    state.turns.close();
+    if running > 0 {
+        tracing::info!(turns = running, "cancelling running turns");
+    }
+    if tokio::time::timeout(TURN_WIND_DOWN, state.turns.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some turns did not stop within {TURN_WIND_DOWN:?}");
+    }
     connections.close();
     if tokio::time::timeout(DRAIN_TIMEOUT, connections.wait())
         .await

@@ -2,8 +2,14 @@
 
 use crate::clients::ClientCounter;
 use crate::config::Config;
+use crate::provider::Provider;
+use crate::session::Sessions;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use zeroclaw_ipc::Paths;
 
 pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -15,19 +21,42 @@ pub struct DaemonState {
     pub ephemeral: bool,
     pub started: Instant,
     pub clients: ClientCounter,
+    pub sessions: Sessions,
+    pub provider: Provider,
+    /// Running turns, so shutdown can cancel them and wait for their history to be stored.
+    pub turns: TaskTracker,
+    /// One permit per running turn (`agent.max_running_turns`).
+    pub turn_slots: Arc<Semaphore>,
     /// Cancelled to stop the daemon (signal, `shutdown`, or the ephemeral rule).
     pub shutdown: CancellationToken,
+    next_connection: AtomicU64,
 }
 
 impl DaemonState {
-    pub fn new(paths: Paths, config: Config, ephemeral: bool) -> Self {
+    pub fn new(
+        paths: Paths,
+        config: Config,
+        ephemeral: bool,
+        sessions: Sessions,
+        provider: Provider,
+    ) -> Self {
+        let turn_slots = Arc::new(Semaphore::new(config.agent.max_running_turns));
         Self {
             paths,
             config,
             ephemeral,
             started: Instant::now(),
             clients: ClientCounter::default(),
+            sessions,
+            provider,
+            turns: TaskTracker::new(),
+            turn_slots,
             shutdown: CancellationToken::new(),
+            next_connection: AtomicU64::new(1),
         }
+    }
+
+    pub fn next_connection_id(&self) -> u64 {
+        self.next_connection.fetch_add(1, Ordering::Relaxed)
     }
 }

@@ -74,9 +74,14 @@ fn handshake(ctx: &Ctx, params: Option<Value>) -> HandlerResult {
 }
 
 pub fn status(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    ready(decode::<serde::de::IgnoredAny>(params).map(|_| {
+    ready(decode::<serde::de::IgnoredAny>(params).and_then(|_| {
         let daemon = &ctx.0.daemon;
-        json!({
+        let total = daemon
+            .sessions
+            .store
+            .count_sessions()
+            .map_err(RpcError::internal)?;
+        Ok(json!({
             "serverVersion": SERVER_VERSION,
             "protocolVersion": PROTOCOL_VERSION,
             "pid": std::process::id(),
@@ -85,8 +90,8 @@ pub fn status(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
             "dataDir": daemon.paths.data_dir.display().to_string(),
             "ephemeral": daemon.ephemeral,
             "clients": daemon.clients.current(),
-            "sessions": { "total": 0, "running": 0 },
-        })
+            "sessions": { "total": total, "running": daemon.sessions.running_count() },
+        }))
     }))
 }
 

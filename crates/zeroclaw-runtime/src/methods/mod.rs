@@ -1,6 +1,7 @@
 //! The method table. Adding a method is one handler and one row in [`TABLE`].
 
 mod lifecycle;
+mod session;
 
 use crate::connection::Connection;
 use serde::de::DeserializeOwned;
@@ -20,10 +21,26 @@ const TABLE: &[(&str, Handler)] = &[
     ("initialize", lifecycle::initialize),
     ("status", lifecycle::status),
     ("shutdown", lifecycle::shutdown),
+    ("session/new", session::new),
+    ("session/list", session::list),
+    ("session/load", session::load),
+    ("session/messages", session::messages),
+    ("session/prompt", session::prompt),
+    ("session/cancel", session::cancel),
+    ("session/approve", session::approve),
+    ("session/delete", session::delete),
 ];
 
-/// Notification types the daemon sends as `session/update` `type`s.
-pub const EVENTS: &[&str] = &[];
+/// The `type`s of `session/update` notifications the daemon sends.
+pub const EVENTS: &[&str] = &[
+    "agent_message_chunk",
+    "agent_thought_chunk",
+    "tool_call",
+    "tool_result",
+    "approval_request",
+    "user_message_chunk",
+    "turn_complete",
+];
 
 pub fn find(method: &str) -> Option<Handler> {
     TABLE

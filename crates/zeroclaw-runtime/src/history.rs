@@ -1,0 +1,241 @@
+//! Stored messages, seen three ways: as the conversation the model is sent, as the
+//! `session/update` events of a replay, and as `session/messages` entries.
+
+use crate::provider::{ChatMessage, ToolCall};
+use crate::store::{Kind, MessageRow};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::time::{Duration, UNIX_EPOCH};
+
+/// The conversation as the model sees it. One assistant message per model step (its text
+/// and every tool call it made), followed by that step's tool results. A call whose result
+/// never got stored (the turn was cancelled or the daemon died) gets a stand-in result, since
+/// providers reject a tool call left unanswered.
+pub fn conversation(rows: &[MessageRow]) -> Vec<ChatMessage> {
+    let mut messages: Vec<ChatMessage> = Vec::new();
+    // (turn, step) of the assistant message being built, and its index.
+    let mut current: Option<(Option<&str>, i64, usize)> = None;
+    for row in rows {
+        let key = (row.turn_id.as_deref(), row.step);
+        match row.kind {
+            Kind::User => {
+                current = None;
+                messages.push(ChatMessage::User {
+                    text: row.text.clone().unwrap_or_default(),
+                });
+            }
+            Kind::Thought => {}
+            Kind::Assistant | Kind::ToolCall => {
+                let at = match current {
+                    Some((turn, step, at)) if (turn, step) == key => at,
+                    _ => {
+                        messages.push(ChatMessage::Assistant {
+                            text: String::new(),
+                            tool_calls: Vec::new(),
+                        });
+                        let at = messages.len() - 1;
+                        current = Some((key.0, key.1, at));
+                        at
+                    }
+                };
+                if let Some(ChatMessage::Assistant { text, tool_calls }) = messages.get_mut(at) {
+                    if row.kind == Kind::Assistant {
+                        text.push_str(row.text.as_deref().unwrap_or_default());
+                    } else {
+                        let raw = match &row.data {
+                            Some(Value::String(s)) => s.clone(),
+                            Some(v) => v.to_string(),
+                            None => String::new(),
+                        };
+                        tool_calls.push(ToolCall::new(
+                            row.tool_call_id.clone().unwrap_or_default(),
+                            row.tool_name.clone().unwrap_or_default(),
+                            raw,
+                        ));
+                    }
+                }
+            }
+            Kind::ToolResult => messages.push(ChatMessage::ToolResult {
+                call_id: row.tool_call_id.clone().unwrap_or_default(),
+                name: row.tool_name.clone().unwrap_or_default(),
+                output: result_text(row),
+                is_error: row.is_error,
+            }),
+        }
+    }
+    answer_orphan_calls(messages)
+}
+
+fn result_text(row: &MessageRow) -> String {
+    match &row.data {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => row.text.clone().unwrap_or_default(),
+    }
+}
+
+fn answer_orphan_calls(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    let answered: HashSet<String> = messages
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::ToolResult { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::with_capacity(messages.len());
+    let mut owed: Vec<(String, String)> = Vec::new();
+    for message in messages {
+        let is_result = matches!(message, ChatMessage::ToolResult { .. });
+        if !is_result {
+            settle(&mut out, &mut owed);
+        }
+        if let ChatMessage::Assistant { tool_calls, .. } = &message {
+            owed = tool_calls
+                .iter()
+                .filter(|c| !answered.contains(&c.id))
+                .map(|c| (c.id.clone(), c.name.clone()))
+                .collect();
+        }
+        out.push(message);
+    }
+    settle(&mut out, &mut owed);
+    out
+}
+
+fn settle(out: &mut Vec<ChatMessage>, owed: &mut Vec<(String, String)>) {
+    for (call_id, name) in owed.drain(..) {
+        out.push(ChatMessage::ToolResult {
+            call_id,
+            name,
+            output: "not run: the turn ended before this call ran".into(),
+            is_error: true,
+        });
+    }
+}
+
+/// The `session/update` fields replaying one stored message: (type, fields).
+pub fn replay_event(row: &MessageRow) -> (&'static str, Value) {
+    let text = row.text.clone().unwrap_or_default();
+    match row.kind {
+        Kind::User => ("user_message_chunk", json!({ "text": text })),
+        Kind::Assistant => ("agent_message_chunk", json!({ "text": text })),
+        Kind::Thought => ("agent_thought_chunk", json!({ "text": text })),
+        Kind::ToolCall => (
+            "tool_call",
+            json!({
+                "toolCallId": row.tool_call_id,
+                "name": row.tool_name,
+                "rawInput": row.data.clone().unwrap_or(Value::Null),
+            }),
+        ),
+        Kind::ToolResult => (
+            "tool_result",
+            json!({
+                "toolCallId": row.tool_call_id,
+                "name": row.tool_name,
+                "rawOutput": row.data.clone().unwrap_or(Value::Null),
+                "isError": row.is_error,
+            }),
+        ),
+    }
+}
+
+/// A `session/messages` entry.
+pub fn message_json(row: &MessageRow) -> Value {
+    let mut m = json!({
+        "id": row.id,
+        "turnId": row.turn_id,
+        "kind": row.kind.as_str(),
+        "createdAt": timestamp(row.created_at),
+    });
+    match row.kind {
+        Kind::User | Kind::Assistant | Kind::Thought => {
+            m["text"] = json!(row.text.clone().unwrap_or_default());
+        }
+        Kind::ToolCall => {
+            m["toolCallId"] = json!(row.tool_call_id);
+            m["name"] = json!(row.tool_name);
+            m["rawInput"] = row.data.clone().unwrap_or(Value::Null);
+        }
+        Kind::ToolResult => {
+            m["toolCallId"] = json!(row.tool_call_id);
+            m["name"] = json!(row.tool_name);
+            m["rawOutput"] = row.data.clone().unwrap_or(Value::Null);
+            m["isError"] = json!(row.is_error);
+        }
+    }
+    if row.cancelled {
+        m["cancelled"] = json!(true);
+    }
+    m
+}
+
+/// RFC 3339 with milliseconds, UTC.
+pub fn timestamp(ms: i64) -> String {
+    let t = UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64, turn: &str, step: i64, kind: Kind) -> MessageRow {
+        MessageRow {
+            id,
+            turn_id: Some(turn.into()),
+            step,
+            kind,
+            text: None,
+            tool_call_id: None,
+            tool_name: None,
+            data: None,
+            is_error: false,
+            cancelled: false,
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn a_step_is_one_assistant_message_with_all_its_calls_before_their_results() {
+        let mut user = row(1, "t", 0, Kind::User);
+        user.text = Some("hi".into());
+        let mut text = row(2, "t", 1, Kind::Assistant);
+        text.text = Some("let me look".into());
+        let call = |id: i64, call: &str| {
+            let mut r = row(id, "t", 1, Kind::ToolCall);
+            r.tool_call_id = Some(call.into());
+            r.tool_name = Some("bash".into());
+            r.data = Some(json!({"command": "ls"}));
+            r
+        };
+        let result = |id: i64, call: &str| {
+            let mut r = row(id, "t", 1, Kind::ToolResult);
+            r.tool_call_id = Some(call.into());
+            r.tool_name = Some("bash".into());
+            r.data = Some(json!("out"));
+            r
+        };
+        let rows = vec![user, text, call(3, "a"), result(4, "a"), call(5, "b")];
+        let conversation = conversation(&rows);
+        assert_eq!(conversation.len(), 4);
+        match &conversation[1] {
+            ChatMessage::Assistant { text, tool_calls } => {
+                assert_eq!(text, "let me look");
+                assert_eq!(tool_calls.len(), 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(&conversation[2], ChatMessage::ToolResult { call_id, output, .. } if call_id == "a" && output == "out")
+        );
+        assert!(
+            matches!(&conversation[3], ChatMessage::ToolResult { call_id, is_error: true, .. } if call_id == "b")
+        );
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        assert_eq!(timestamp(0), "1970-01-01T00:00:00.000Z");
+    }
+}

@@ -1,0 +1,391 @@
+//! `session/*`: create, list, load, read, prompt, cancel, approve, delete.
+
+use super::{Ctx, decode};
+use crate::connection::ready;
+use crate::history;
+use crate::session::{ActiveTurn, Decision, Session, update_params};
+use crate::state::DaemonState;
+use crate::store::{SessionRow, StoreError};
+use crate::turn::{self, Origin};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use zeroclaw_rpc::{BoxFuture, HandlerResult, RpcError, codes};
+
+/// How long `session/delete` waits for a cancelled turn to wind down.
+const DELETE_WAIT: Duration = Duration::from_secs(10);
+const DEFAULT_PAGE: usize = 100;
+const MAX_PAGE: usize = 1000;
+
+fn storage(e: StoreError) -> RpcError {
+    tracing::error!(error = %e, "storage failed");
+    RpcError::internal(format!(
+        "{e} (is the disk full, or the database read-only?)"
+    ))
+}
+
+fn not_found(id: &str) -> RpcError {
+    RpcError::new(
+        codes::SESSION_NOT_FOUND,
+        format!("no session {id:?}; `session/list` shows the sessions there are"),
+    )
+    .with_data(json!({ "sessionId": id }))
+}
+
+fn not_attached(id: &str) -> RpcError {
+    RpcError::new(
+        codes::NOT_ALLOWED,
+        format!("this connection is not attached to session {id:?}; call `session/load` first"),
+    )
+    .with_data(json!({ "sessionId": id }))
+}
+
+fn lookup(daemon: &DaemonState, id: &str) -> Result<Arc<Session>, RpcError> {
+    daemon
+        .sessions
+        .get(id)
+        .map_err(storage)?
+        .ok_or_else(|| not_found(id))
+}
+
+/// The session, if the calling connection is attached to it.
+fn attached(ctx: &Ctx, id: &str) -> Result<Arc<Session>, RpcError> {
+    let session = lookup(&ctx.0.daemon, id)?;
+    if !session.is_attached(ctx.0.id) {
+        return Err(not_attached(id));
+    }
+    Ok(session)
+}
+
+fn summary(daemon: &DaemonState, row: &SessionRow) -> Value {
+    json!({
+        "sessionId": row.id,
+        "title": row.title,
+        "cwd": row.cwd,
+        "model": row.model,
+        "createdAt": history::timestamp(row.created_at),
+        "updatedAt": history::timestamp(row.updated_at),
+        "messageCount": row.message_count,
+        "running": daemon.sessions.is_running(&row.id),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NewParams {
+    cwd: Option<String>,
+    title: Option<String>,
+    model: Option<String>,
+}
+
+pub fn new(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
+    ready(create(&ctx, params))
+}
+
+fn create(ctx: &Ctx, params: Option<Value>) -> HandlerResult {
+    let p: NewParams = decode(params)?;
+    let daemon = &ctx.0.daemon;
+    let cwd = match p.cwd {
+        Some(cwd) => std::path::PathBuf::from(cwd),
+        None => std::env::current_dir().map_err(|e| {
+            RpcError::internal(format!(
+                "the daemon has no working directory: {e}; pass `cwd`"
+            ))
+        })?,
+    };
+    if !cwd.is_absolute() {
+        return Err(RpcError::invalid_params(format!(
+            "`cwd` must be an absolute path, got {}",
+            cwd.display()
+        )));
+    }
+    if !cwd.is_dir() {
+        return Err(RpcError::invalid_params(format!(
+            "`cwd` {} is not a directory",
+            cwd.display()
+        )));
+    }
+    let model = p
+        .model
+        .filter(|m| !m.trim().is_empty())
+        .unwrap_or_else(|| daemon.config.provider.model.clone());
+    let id = uuid::Uuid::new_v4().to_string();
+    let row = daemon
+        .sessions
+        .store
+        .create_session(&id, p.title.as_deref(), &cwd.to_string_lossy(), &model)
+        .map_err(storage)?;
+    let session = daemon.sessions.create(&row);
+    ctx.0.attach(&session);
+    Ok(json!({
+        "sessionId": row.id,
+        "cwd": row.cwd,
+        "model": row.model,
+        "title": row.title,
+        "createdAt": history::timestamp(row.created_at),
+    }))
+}
+
+pub fn list(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
+    ready(decode::<serde::de::IgnoredAny>(params).and_then(|_| {
+        let daemon = &ctx.0.daemon;
+        let rows = daemon.sessions.store.sessions().map_err(storage)?;
+        let sessions: Vec<Value> = rows.iter().map(|row| summary(daemon, row)).collect();
+        Ok(json!({ "sessions": sessions }))
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SessionParams {
+    session_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LoadParams {
+    session_id: String,
+    #[serde(default)]
+    replay: bool,
+}
+
+pub fn load(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
+    let p: LoadParams = match decode(params) {
+        Ok(p) => p,
+        Err(e) => return ready(Err(e)),
+    };
+    Box::pin(async move {
+        let daemon = ctx.0.daemon.clone();
+        let session = lookup(&daemon, &p.session_id)?;
+        let peer = &ctx.0.peer;
+        if p.replay {
+            let rows = daemon
+                .sessions
+                .store
+                .history(&session.id)
+                .map_err(storage)?;
+            for row in &rows {
+                let (kind, fields) = history::replay_event(row);
+                let params = update_params(&session.id, row.turn_id.as_deref(), kind, fields);
+                if peer.notify("session/update", params).await.is_err() {
+                    return Err(RpcError::internal(
+                        "the connection closed during the replay",
+                    ));
+                }
+            }
+        }
+        ctx.0.attach(&session);
+        for event in daemon.sessions.pending_approvals(&session) {
+            let _ = peer.notify("session/update", event).await;
+        }
+        let row = daemon
+            .sessions
+            .store
+            .session(&session.id)
+            .map_err(storage)?
+            .ok_or_else(|| not_found(&session.id))?;
+        let mut result = summary(&daemon, &row);
+        if let Some(turn) = session.active_turn() {
+            result["turnId"] = json!(turn.id);
+        }
+        Ok(result)
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MessagesParams {
+    session_id: String,
+    limit: Option<usize>,
+    before: Option<i64>,
+}
+
+pub fn messages(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
+    ready(decode::<MessagesParams>(params).and_then(|p| {
+        let daemon = &ctx.0.daemon;
+        lookup(daemon, &p.session_id)?;
+        let limit = p.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+        let (rows, total) = daemon
+            .sessions
+            .store
+            .messages(&p.session_id, limit, p.before)
+            .map_err(storage)?;
+        let messages: Vec<Value> = rows.iter().map(history::message_json).collect();
+        Ok(json!({ "messages": messages, "total": total }))
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PromptParams {
+    session_id: String,
+    prompt: String,
+}
+
+/// Clears the session's turn however the turn task ends, panics included, so a session
+/// can never stay busy forever.
+struct TurnSlot {
+    daemon: Arc<DaemonState>,
+    session: Arc<Session>,
+    turn: Arc<ActiveTurn>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Drop for TurnSlot {
+    fn drop(&mut self) {
+        self.session.clear_turn(&self.turn.id);
+        self.turn.finished.cancel();
+        self.daemon.sessions.evict_if_idle(&self.session);
+    }
+}
+
+pub fn prompt(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
+    // The checks and the start run inline, in frame order: a second prompt right behind
+    // the first is answered -32002 deterministically.
+    match start_turn(&ctx, params) {
+        Ok(answer) => Box::pin(async move {
+            answer.await.unwrap_or_else(|_| {
+                Err(RpcError::internal(
+                    "the turn ended without a result; see the daemon log",
+                ))
+            })
+        }),
+        Err(e) => ready(Err(e)),
+    }
+}
+
+fn start_turn(
+    ctx: &Ctx,
+    params: Option<Value>,
+) -> Result<tokio::sync::oneshot::Receiver<HandlerResult>, RpcError> {
+    let p: PromptParams = decode(params)?;
+    if p.prompt.trim().is_empty() {
+        return Err(RpcError::invalid_params("`prompt` is empty"));
+    }
+    let conn = &ctx.0;
+    let daemon = conn.daemon.clone();
+    if daemon.shutdown.is_cancelled() {
+        return Err(RpcError::internal("the daemon is shutting down"));
+    }
+    let session = attached(ctx, &p.session_id)?;
+    let Ok(permit) = daemon.turn_slots.clone().try_acquire_owned() else {
+        let limit = daemon.config.agent.max_running_turns;
+        return Err(RpcError::new(
+            codes::LIMIT_REACHED,
+            format!("{limit} turns are already running (agent.max_running_turns); wait for one to finish"),
+        )
+        .with_data(json!({ "limit": limit })));
+    };
+    let turn = ActiveTurn::new(uuid::Uuid::new_v4().to_string());
+    if let Err(running) = session.try_start(turn.clone()) {
+        return Err(RpcError::new(
+            codes::SESSION_BUSY,
+            format!("session {:?} is already running turn {running}; wait for it or `session/cancel` it", session.id),
+        )
+        .with_data(json!({ "turnId": running })));
+    }
+    let origin = Origin {
+        peer: conn.peer.clone(),
+        elicitation: conn.hello.get().is_some_and(|h| h.elicitation),
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let slot = TurnSlot {
+        daemon: daemon.clone(),
+        session,
+        turn,
+        _permit: permit,
+    };
+    tracing::info!(session = %slot.session.id, turn = %slot.turn.id, peer = %conn.peer.label(), "turn started");
+    daemon.turns.spawn(async move {
+        let outcome = turn::run(&slot.daemon, &slot.session, &slot.turn, &origin, &p.prompt).await;
+        let answer = outcome.map(|result| {
+            tracing::info!(turn = %slot.turn.id, stop = result.stop.as_str(), "turn ended");
+            result.to_json(&slot.turn.id)
+        });
+        if let Err(e) = &answer {
+            tracing::warn!(turn = %slot.turn.id, error = %e, "turn failed");
+        }
+        drop(slot);
+        let _ = tx.send(answer);
+    });
+    Ok(rx)
+}
+
+pub fn cancel(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
+    ready(decode::<SessionParams>(params).and_then(|p| {
+        let session = attached(&ctx, &p.session_id)?;
+        let cancelled = match session.active_turn() {
+            Some(turn) => {
+                turn.cancel.cancel();
+                true
+            }
+            None => false,
+        };
+        Ok(json!({ "cancelled": cancelled }))
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ApproveParams {
+    session_id: String,
+    request_id: String,
+    decision: String,
+}
+
+pub fn approve(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
+    ready(decode::<ApproveParams>(params).and_then(|p| {
+        let decision = Decision::parse(&p.decision).ok_or_else(|| {
+            RpcError::invalid_params(format!(
+                "`decision` must be \"allow_once\", \"allow_always\" or \"reject\", got {:?}",
+                p.decision
+            ))
+        })?;
+        let session = attached(&ctx, &p.session_id)?;
+        let decided = session
+            .active_turn()
+            .is_some_and(|turn| turn.decide(&p.request_id, decision));
+        if !decided {
+            return Err(RpcError::invalid_params(format!(
+                "no approval request {:?} is pending in session {:?}; it may have been answered, timed out or cancelled",
+                p.request_id, p.session_id
+            ))
+            .with_data(json!({ "requestId": p.request_id })));
+        }
+        Ok(json!({}))
+    }))
+}
+
+pub fn delete(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
+    let p: SessionParams = match decode(params) {
+        Ok(p) => p,
+        Err(e) => return ready(Err(e)),
+    };
+    Box::pin(async move {
+        let daemon = ctx.0.daemon.clone();
+        let running = daemon
+            .sessions
+            .get(&p.session_id)
+            .map_err(storage)?
+            .and_then(|session| session.active_turn());
+        if let Some(turn) = running {
+            turn.cancel.cancel();
+            if tokio::time::timeout(DELETE_WAIT, turn.finished.cancelled())
+                .await
+                .is_err()
+            {
+                return Err(RpcError::internal(format!(
+                    "the running turn did not stop within {DELETE_WAIT:?}; try again"
+                )));
+            }
+        }
+        let deleted = daemon
+            .sessions
+            .store
+            .delete_session(&p.session_id)
+            .map_err(storage)?;
+        daemon.sessions.forget(&p.session_id);
+        Ok(json!({ "deleted": deleted }))
+    })
+}

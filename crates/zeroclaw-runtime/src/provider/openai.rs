@@ -1,0 +1,186 @@
+//! OpenAI-compatible Chat Completions with `stream: true` (OpenAI, Ollama, llama.cpp's
+//! server, vLLM, OpenRouter). Lenient where those servers differ: a missing or empty
+//! `finish_reason`, `reasoning_content` or `reasoning` for thoughts, tool calls without an
+//! id, a malformed line (skipped), usage or not.
+
+use super::sse::SseReader;
+use super::{
+    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, stream_error,
+};
+use crate::config::ProviderConfig;
+use crate::store::Usage;
+use serde_json::{Value, json};
+
+pub(super) fn request_body(request: &ChatRequest<'_>, config: &ProviderConfig) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in request.messages {
+        messages.push(match message {
+            ChatMessage::User { text } => json!({"role": "user", "content": text}),
+            ChatMessage::Assistant { text, tool_calls } => {
+                let mut m = json!({"role": "assistant", "content": text});
+                if !tool_calls.is_empty() {
+                    m["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.raw_arguments},
+                            })
+                        })
+                        .collect();
+                }
+                m
+            }
+            ChatMessage::ToolResult {
+                call_id, output, ..
+            } => json!({"role": "tool", "tool_call_id": call_id, "content": output}),
+        });
+    }
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+                })
+            })
+            .collect();
+    }
+    if let Some(max) = config.max_tokens {
+        body["max_tokens"] = json!(max);
+    }
+    body
+}
+
+/// A tool call being assembled from deltas, keyed by its `index`.
+#[derive(Default)]
+struct PartialCall {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+pub(super) async fn read_stream(
+    events: &mut SseReader,
+    on_delta: &mut (dyn FnMut(Delta) + Send),
+) -> Result<StepResult, ProviderError> {
+    let mut calls: Vec<(u64, PartialCall)> = Vec::new();
+    let mut usage = None;
+    let mut finish_reason = None;
+    while let Some(event) = events.next().await.map_err(stream_error)? {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            break;
+        }
+        let Ok(chunk) = serde_json::from_str::<Value>(data) else {
+            tracing::warn!("provider sent a line that is not JSON; skipped");
+            continue;
+        };
+        if let Some(error) = chunk.get("error") {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| error.to_string());
+            return Err(ProviderError::new(
+                ErrorKind::Provider,
+                format!("the provider reported an error mid-stream: {message}"),
+            ));
+        }
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            usage = Some(Usage {
+                input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+                output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+            });
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            continue;
+        };
+        if let Some(reason) = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .filter(|r| !r.is_empty())
+        {
+            finish_reason = Some(reason.to_owned());
+        }
+        let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) else {
+            continue;
+        };
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(text) = delta
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                on_delta(Delta::Thought(text.to_owned()));
+            }
+        }
+        if let Some(text) = delta
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            on_delta(Delta::Text(text.to_owned()));
+        }
+        for (position, call) in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let index = call["index"].as_u64().unwrap_or(position as u64);
+            let at = match calls.iter().position(|(i, _)| *i == index) {
+                Some(at) => at,
+                None => {
+                    calls.push((index, PartialCall::default()));
+                    calls.len() - 1
+                }
+            };
+            let slot = &mut calls[at].1;
+            if let Some(id) = call["id"].as_str().filter(|s| !s.is_empty()) {
+                slot.id = Some(id.to_owned());
+            }
+            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                slot.name.push_str(name);
+            }
+            if let Some(args) = call.pointer("/function/arguments") {
+                match args {
+                    Value::String(s) => slot.arguments.push_str(s),
+                    // Some servers send the arguments as an object, already parsed.
+                    Value::Object(_) => slot.arguments.push_str(&args.to_string()),
+                    _ => {}
+                }
+            }
+        }
+    }
+    calls.sort_by_key(|(index, _)| *index);
+    let tool_calls = calls
+        .into_iter()
+        .filter(|(_, c)| !c.name.is_empty())
+        .map(|(index, c)| {
+            ToolCall::new(
+                c.id.unwrap_or_else(|| format!("call_{index}")),
+                c.name,
+                c.arguments,
+            )
+        })
+        .collect();
+    Ok(StepResult {
+        tool_calls,
+        usage,
+        finish_reason,
+    })
+}

@@ -1,0 +1,298 @@
+//! Sessions in memory: who is attached, which turn runs, what awaits an answer.
+//!
+//! A session outlives its connections: it lives in the store, and is held here only while a
+//! connection is attached to it or a turn runs in it. Events go to every attached
+//! connection through that connection's bounded queue. Overflow rule: a connection whose
+//! queue is full when an event is sent is detached and closed (logged), so one stalled
+//! client never stalls a turn or the other clients; it can reconnect and `session/load`
+//! with `replay` to catch up.
+
+use crate::store::{SessionRow, Store, StoreError};
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+use zeroclaw_rpc::{NotifyError, PeerHandle};
+
+/// Identifies one connection for attachment bookkeeping.
+pub type ConnId = u64;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section here is a few map operations that leave the data consistent
+    // even if a panic interrupts them.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    AllowOnce,
+    AllowAlways,
+    Reject,
+}
+
+impl Decision {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "allow_once" => Decision::AllowOnce,
+            "allow_always" => Decision::AllowAlways,
+            "reject" => Decision::Reject,
+            _ => return None,
+        })
+    }
+}
+
+/// An `approval_request` waiting for `session/approve`.
+struct PendingApproval {
+    /// The event as sent, to re-send to a connection that loads the session mid-turn.
+    event: Value,
+    answer: oneshot::Sender<Decision>,
+}
+
+/// The turn running in a session.
+pub struct ActiveTurn {
+    pub id: String,
+    pub cancel: CancellationToken,
+    /// Cancelled once the turn has ended and left its session.
+    pub finished: CancellationToken,
+    approvals: Mutex<HashMap<String, PendingApproval>>,
+}
+
+impl ActiveTurn {
+    pub fn new(id: String) -> Arc<Self> {
+        Arc::new(Self {
+            id,
+            cancel: CancellationToken::new(),
+            finished: CancellationToken::new(),
+            approvals: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Registers an approval request; the receiver yields the decision.
+    pub fn add_approval(&self, request_id: &str, event: Value) -> oneshot::Receiver<Decision> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.approvals).insert(request_id.to_owned(), PendingApproval { event, answer: tx });
+        rx
+    }
+
+    pub fn remove_approval(&self, request_id: &str) {
+        lock(&self.approvals).remove(request_id);
+    }
+
+    /// Delivers a decision; `false` if no such request is pending.
+    pub fn decide(&self, request_id: &str, decision: Decision) -> bool {
+        match lock(&self.approvals).remove(request_id) {
+            Some(pending) => {
+                let _ = pending.answer.send(decision);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn pending_events(&self) -> Vec<Value> {
+        lock(&self.approvals)
+            .values()
+            .map(|p| p.event.clone())
+            .collect()
+    }
+}
+
+pub struct Session {
+    pub id: String,
+    pub cwd: String,
+    pub model: String,
+    pub title: Option<String>,
+    attached: Mutex<Vec<(ConnId, PeerHandle)>>,
+    always_allow: Mutex<HashSet<String>>,
+    turn: Mutex<Option<Arc<ActiveTurn>>>,
+}
+
+impl Session {
+    fn from_row(row: &SessionRow) -> Self {
+        Self {
+            id: row.id.clone(),
+            cwd: row.cwd.clone(),
+            model: row.model.clone(),
+            title: row.title.clone(),
+            attached: Mutex::new(Vec::new()),
+            always_allow: Mutex::new(row.always_allow.iter().cloned().collect()),
+            turn: Mutex::new(None),
+        }
+    }
+
+    pub fn is_attached(&self, conn: ConnId) -> bool {
+        lock(&self.attached).iter().any(|(id, _)| *id == conn)
+    }
+
+    pub fn active_turn(&self) -> Option<Arc<ActiveTurn>> {
+        lock(&self.turn).clone()
+    }
+
+    /// Installs `turn` unless one is running; on conflict returns the running turn's id.
+    pub fn try_start(&self, turn: Arc<ActiveTurn>) -> Result<(), String> {
+        let mut slot = lock(&self.turn);
+        if let Some(running) = slot.as_ref() {
+            return Err(running.id.clone());
+        }
+        *slot = Some(turn);
+        Ok(())
+    }
+
+    pub fn clear_turn(&self, turn_id: &str) {
+        let mut slot = lock(&self.turn);
+        if slot.as_ref().is_some_and(|t| t.id == turn_id) {
+            *slot = None;
+        }
+    }
+
+    pub fn is_always_allowed(&self, tool: &str) -> bool {
+        lock(&self.always_allow).contains(tool)
+    }
+
+    /// Records `allow_always` for a tool; returns the full list to persist.
+    pub fn allow_always(&self, tool: &str) -> Vec<String> {
+        let mut set = lock(&self.always_allow);
+        set.insert(tool.to_owned());
+        let mut list: Vec<String> = set.iter().cloned().collect();
+        list.sort();
+        list
+    }
+
+    /// Sends a `session/update` to every attached connection. See the module docs for the
+    /// overflow rule.
+    pub fn broadcast(&self, turn_id: &str, kind: &str, fields: Value) {
+        let params = update_params(&self.id, Some(turn_id), kind, fields);
+        let mut attached = lock(&self.attached);
+        attached.retain(|(conn, peer)| {
+            match peer.try_notify("session/update", params.clone()) {
+                Ok(()) => true,
+                Err(NotifyError::Full) => {
+                    tracing::warn!(peer = %peer.label(), conn, session = %self.id, "client is not reading its events; detaching and closing it");
+                    peer.close();
+                    false
+                }
+                Err(NotifyError::Closed) => false,
+            }
+        });
+    }
+}
+
+/// The params of a `session/update` notification.
+pub fn update_params(session_id: &str, turn_id: Option<&str>, kind: &str, fields: Value) -> Value {
+    let mut params = Map::new();
+    params.insert("sessionId".into(), json!(session_id));
+    if let Some(turn_id) = turn_id {
+        params.insert("turnId".into(), json!(turn_id));
+    }
+    params.insert("type".into(), json!(kind));
+    if let Value::Object(fields) = fields {
+        params.extend(fields);
+    }
+    Value::Object(params)
+}
+
+/// The sessions held in memory, in front of the store.
+pub struct Sessions {
+    pub store: Store,
+    live: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions").finish_non_exhaustive()
+    }
+}
+
+impl Sessions {
+    pub fn new(store: Store) -> Self {
+        Self {
+            store,
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The session, from memory or the store; `None` if it does not exist.
+    pub fn get(&self, id: &str) -> Result<Option<Arc<Session>>, StoreError> {
+        if let Some(session) = lock(&self.live).get(id) {
+            return Ok(Some(session.clone()));
+        }
+        let Some(row) = self.store.session(id)? else {
+            return Ok(None);
+        };
+        let mut live = lock(&self.live);
+        // Another caller may have loaded it meanwhile; keep the first.
+        let session = live
+            .entry(row.id.clone())
+            .or_insert_with(|| Arc::new(Session::from_row(&row)))
+            .clone();
+        Ok(Some(session))
+    }
+
+    pub fn create(&self, row: &SessionRow) -> Arc<Session> {
+        let session = Arc::new(Session::from_row(row));
+        lock(&self.live).insert(row.id.clone(), session.clone());
+        session
+    }
+
+    pub fn attach(&self, session: &Session, conn: ConnId, peer: &PeerHandle) {
+        let mut attached = lock(&session.attached);
+        if !attached.iter().any(|(id, _)| *id == conn) {
+            attached.push((conn, peer.clone()));
+        }
+    }
+
+    /// Pending approval events of a running turn, for a connection that just loaded it.
+    pub fn pending_approvals(&self, session: &Session) -> Vec<Value> {
+        session
+            .active_turn()
+            .map(|t| t.pending_events())
+            .unwrap_or_default()
+    }
+
+    pub fn detach(&self, session_id: &str, conn: ConnId) {
+        let session = lock(&self.live).get(session_id).cloned();
+        if let Some(session) = session {
+            lock(&session.attached).retain(|(id, _)| *id != conn);
+            self.evict_if_idle(&session);
+        }
+    }
+
+    /// Drops a session from memory once nothing needs it there.
+    pub fn evict_if_idle(&self, session: &Session) {
+        let mut live = lock(&self.live);
+        if lock(&session.attached).is_empty() && session.active_turn().is_none() {
+            live.remove(&session.id);
+        }
+    }
+
+    pub fn forget(&self, session_id: &str) {
+        lock(&self.live).remove(session_id);
+    }
+
+    pub fn running_count(&self) -> usize {
+        lock(&self.live)
+            .values()
+            .filter(|s| s.active_turn().is_some())
+            .count()
+    }
+
+    pub fn is_running(&self, session_id: &str) -> bool {
+        lock(&self.live)
+            .get(session_id)
+            .is_some_and(|s| s.active_turn().is_some())
+    }
+
+    /// Cancels every running turn (daemon shutdown).
+    pub fn cancel_all(&self) -> usize {
+        let live = lock(&self.live);
+        let mut n = 0;
+        for session in live.values() {
+            if let Some(turn) = session.active_turn() {
+                turn.cancel.cancel();
+                n += 1;
+            }
+        }
+        n
+    }
+}

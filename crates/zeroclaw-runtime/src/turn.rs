@@ -1,0 +1,541 @@
+//! The turn loop: prompt → model stream → tool calls (with approval) → results → the model
+//! again, until it ends its turn, is cancelled, or reaches `agent.max_steps`.
+//!
+//! Ordering guarantees: every `session/update` of a turn is queued before its
+//! `turn_complete`, and `turn_complete` before the `session/prompt` answer, on each
+//! connection (one queue per connection keeps that order). Each message is stored when it
+//! completes; nothing at all is stored when the very first model call fails.
+
+use crate::history;
+use crate::provider::{ChatMessage, ChatRequest, Delta, ToolCall};
+use crate::session::{ActiveTurn, Decision, Session, update_params};
+use crate::state::DaemonState;
+use crate::store::{Kind, NewMessage, StoreError, Usage};
+use crate::tools::{self, ToolContext, ToolLimits, ToolOutput};
+use serde_json::{Value, json};
+use std::time::Duration;
+use zeroclaw_rpc::{CallError, PeerHandle, RpcError};
+
+/// The connection that sent the prompt: `ask_user` asks it.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub peer: PeerHandle,
+    pub elicitation: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    EndTurn,
+    Cancelled,
+    MaxTurns,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::Cancelled => "cancelled",
+            StopReason::MaxTurns => "max_turns",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnResult {
+    pub stop: StopReason,
+    pub text: String,
+    pub usage: Option<Usage>,
+}
+
+impl TurnResult {
+    pub fn to_json(&self, turn_id: &str) -> Value {
+        let mut result = json!({
+            "turnId": turn_id,
+            "stopReason": self.stop.as_str(),
+            "text": self.text,
+        });
+        if let Some(u) = self.usage {
+            result["usage"] =
+                json!({"inputTokens": u.input_tokens, "outputTokens": u.output_tokens});
+        }
+        result
+    }
+}
+
+const APPROVAL_OPTIONS: [&str; 3] = ["allow_once", "allow_always", "reject"];
+
+fn default_system_prompt(cwd: &str) -> String {
+    format!(
+        "You are zeroclaw, an AI agent working on the user's machine in the directory {cwd}. \
+         Use the tools to look at files, change them and run commands; paths are relative to \
+         that directory. Changes and commands may need the user's approval. When you need a \
+         decision only the user can make, ask with ask_user. Be concise."
+    )
+}
+
+struct Turn<'a> {
+    daemon: &'a DaemonState,
+    session: &'a Session,
+    active: &'a ActiveTurn,
+    origin: &'a Origin,
+    prompt: &'a str,
+    /// Whether the turn (and its prompt) has been stored.
+    started: bool,
+    text: String,
+    usage: Option<Usage>,
+}
+
+/// Runs one turn to its end.
+pub async fn run(
+    daemon: &DaemonState,
+    session: &Session,
+    active: &ActiveTurn,
+    origin: &Origin,
+    prompt: &str,
+) -> Result<TurnResult, RpcError> {
+    let mut turn = Turn {
+        daemon,
+        session,
+        active,
+        origin,
+        prompt,
+        started: false,
+        text: String::new(),
+        usage: None,
+    };
+    turn.run().await
+}
+
+impl Turn<'_> {
+    fn id(&self) -> &str {
+        &self.active.id
+    }
+
+    fn emit(&self, kind: &str, fields: Value) {
+        self.session.broadcast(self.id(), kind, fields);
+    }
+
+    async fn run(&mut self) -> Result<TurnResult, RpcError> {
+        let store = &self.daemon.sessions.store;
+        let rows = store
+            .history(&self.session.id)
+            .map_err(|e| self.storage_failure(e))?;
+        let mut conversation = history::conversation(&rows);
+        conversation.push(ChatMessage::User {
+            text: self.prompt.to_owned(),
+        });
+        let tools = tools::definitions();
+        let system = self
+            .daemon
+            .config
+            .agent
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
+        let cancel = self.active.cancel.clone();
+        for step in 1..=i64::from(self.daemon.config.agent.max_steps) {
+            let request = ChatRequest {
+                model: &self.session.model,
+                system: Some(&system),
+                messages: &conversation,
+                tools: &tools,
+            };
+            let opened = tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                opened = self.daemon.provider.open(&request) => Some(opened),
+            };
+            let open = match opened {
+                None => return self.finish(StopReason::Cancelled),
+                Some(Err(e)) => {
+                    let error = e.to_rpc(&self.daemon.provider, Some(self.id()));
+                    return Err(self.fail(error, &e.message));
+                }
+                Some(Ok(open)) => open,
+            };
+            self.ensure_started()?;
+
+            let mut text = String::new();
+            let mut thought = String::new();
+            let outcome = {
+                let session = self.session;
+                let turn_id = self.active.id.as_str();
+                let mut on_delta = |delta: Delta| match delta {
+                    Delta::Text(t) => {
+                        session.broadcast(turn_id, "agent_message_chunk", json!({ "text": t }));
+                        text.push_str(&t);
+                    }
+                    Delta::Thought(t) => {
+                        session.broadcast(turn_id, "agent_thought_chunk", json!({ "text": t }));
+                        thought.push_str(&t);
+                    }
+                };
+                let read = open.read(&mut on_delta);
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => None,
+                    outcome = read => Some(outcome),
+                }
+            };
+            let cancelled = outcome.is_none();
+            self.store_text(step, Kind::Thought, &thought, cancelled)?;
+            self.store_text(step, Kind::Assistant, &text, cancelled)?;
+            if !text.is_empty() {
+                if !self.text.is_empty() {
+                    self.text.push_str("\n\n");
+                }
+                self.text.push_str(&text);
+            }
+            let result = match outcome {
+                None => return self.finish(StopReason::Cancelled),
+                Some(Err(e)) => {
+                    let error = e.to_rpc(&self.daemon.provider, Some(self.id()));
+                    return Err(self.fail(error, &e.message));
+                }
+                Some(Ok(result)) => result,
+            };
+            if let Some(u) = result.usage {
+                let total = self.usage.get_or_insert(Usage {
+                    input_tokens: 0,
+                    output_tokens: 0,
+                });
+                total.input_tokens += u.input_tokens;
+                total.output_tokens += u.output_tokens;
+            }
+            if result.tool_calls.is_empty() {
+                return self.finish(StopReason::EndTurn);
+            }
+            conversation.push(ChatMessage::Assistant {
+                text,
+                tool_calls: result.tool_calls.clone(),
+            });
+            for call in &result.tool_calls {
+                let raw_input = call.raw_input();
+                self.emit(
+                    "tool_call",
+                    json!({"toolCallId": call.id, "name": call.name, "rawInput": raw_input}),
+                );
+                self.store(
+                    Kind::ToolCall,
+                    &NewMessage {
+                        step,
+                        tool_call_id: Some(&call.id),
+                        tool_name: Some(&call.name),
+                        data: Some(&raw_input),
+                        ..NewMessage::default()
+                    },
+                )?;
+                let output = self.execute(call).await;
+                let cancelled = cancel.is_cancelled();
+                self.emit(
+                    "tool_result",
+                    json!({"toolCallId": call.id, "name": call.name, "rawOutput": output.text, "isError": output.is_error}),
+                );
+                self.store(
+                    Kind::ToolResult,
+                    &NewMessage {
+                        step,
+                        tool_call_id: Some(&call.id),
+                        tool_name: Some(&call.name),
+                        data: Some(&Value::String(output.text.clone())),
+                        is_error: output.is_error,
+                        cancelled,
+                        ..NewMessage::default()
+                    },
+                )?;
+                conversation.push(ChatMessage::ToolResult {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    output: output.text,
+                    is_error: output.is_error,
+                });
+                if cancelled {
+                    return self.finish(StopReason::Cancelled);
+                }
+            }
+        }
+        self.finish(StopReason::MaxTurns)
+    }
+
+    /// Stores the turn and its prompt, once, when the first model call has started.
+    fn ensure_started(&mut self) -> Result<(), RpcError> {
+        if !self.started {
+            self.daemon
+                .sessions
+                .store
+                .begin_turn(&self.session.id, self.id(), self.prompt)
+                .map_err(|e| self.storage_failure(e))?;
+            self.started = true;
+        }
+        Ok(())
+    }
+
+    fn store(&self, kind: Kind, message: &NewMessage<'_>) -> Result<(), RpcError> {
+        let message = NewMessage {
+            turn_id: Some(self.id()),
+            ..message.clone()
+        };
+        self.daemon
+            .sessions
+            .store
+            .append(&self.session.id, kind, &message)
+            .map(drop)
+            .map_err(|e| self.storage_failure(e))
+    }
+
+    fn store_text(
+        &self,
+        step: i64,
+        kind: Kind,
+        text: &str,
+        cancelled: bool,
+    ) -> Result<(), RpcError> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.store(
+            kind,
+            &NewMessage {
+                step,
+                text: Some(text),
+                cancelled,
+                ..NewMessage::default()
+            },
+        )
+    }
+
+    fn finish(&mut self, stop: StopReason) -> Result<TurnResult, RpcError> {
+        if stop == StopReason::Cancelled {
+            // A turn cancelled before its first model call answered is still recorded:
+            // the user did send the prompt.
+            self.ensure_started()?;
+        }
+        self.daemon
+            .sessions
+            .store
+            .finish_turn(self.id(), stop.as_str(), self.usage, None)
+            .map_err(|e| self.storage_failure(e))?;
+        self.emit("turn_complete", json!({ "stopReason": stop.as_str() }));
+        Ok(TurnResult {
+            stop,
+            text: std::mem::take(&mut self.text),
+            usage: self.usage,
+        })
+    }
+
+    /// Ends a failed turn: marks it failed if it was stored, tells the attached clients,
+    /// and returns the error (with `data.turnId`, and `data.stored` saying whether
+    /// anything of the turn was kept).
+    fn fail(&self, mut error: RpcError, message: &str) -> RpcError {
+        if self.started {
+            if let Err(e) = self.daemon.sessions.store.finish_turn(
+                self.id(),
+                "failed",
+                self.usage,
+                Some(message),
+            ) {
+                tracing::error!(error = %e, turn = %self.id(), "could not mark the turn failed");
+            }
+            self.emit(
+                "turn_complete",
+                json!({ "stopReason": "error", "error": message }),
+            );
+        }
+        let data = error.data.get_or_insert_with(|| json!({}));
+        if let Value::Object(map) = data {
+            map.insert("turnId".into(), json!(self.id()));
+            map.insert("stored".into(), json!(self.started));
+        }
+        error
+    }
+
+    fn storage_failure(&self, e: StoreError) -> RpcError {
+        tracing::error!(error = %e, session = %self.session.id, turn = %self.id(), "storage failed during a turn");
+        let message = format!(
+            "{e}; the turn was stopped and everything stored before it is kept (is the disk full, or the database read-only?)"
+        );
+        self.fail(RpcError::internal(&message), &message)
+    }
+
+    /// Runs one tool call, asking for approval when its policy says so. Never fails: every
+    /// problem becomes an error result the model can read.
+    async fn execute(&self, call: &ToolCall) -> ToolOutput {
+        let args = match &call.arguments {
+            Ok(args) => args,
+            Err(why) => return error_output(why.clone()),
+        };
+        if tools::find(&call.name).is_none() {
+            let names: Vec<&str> = tools::definitions().iter().map(|t| t.name).collect();
+            return error_output(format!(
+                "there is no tool named {:?}; the tools are: {}",
+                call.name,
+                names.join(", ")
+            ));
+        }
+        if let Err(refusal) = self.permission(call).await {
+            return error_output(refusal);
+        }
+        if call.name == "ask_user" {
+            return self.ask_user(args).await;
+        }
+        let tools_config = &self.daemon.config.tools;
+        let context = ToolContext {
+            cwd: self.session.cwd.clone().into(),
+            cancel: self.active.cancel.child_token(),
+            limits: ToolLimits {
+                output_limit_bytes: tools_config.output_limit_bytes,
+                bash_default_timeout: Duration::from_secs(tools_config.bash_timeout_secs.max(1)),
+                ..ToolLimits::default()
+            },
+        };
+        tools::run(&call.name, args, &context).await
+    }
+
+    async fn permission(&self, call: &ToolCall) -> Result<(), String> {
+        use crate::config::Policy;
+        let name = call.name.as_str();
+        let policy = if self.session.is_always_allowed(name) {
+            Policy::Allow
+        } else {
+            self.daemon.config.approvals.policy(name)
+        };
+        match policy {
+            Policy::Allow => return Ok(()),
+            Policy::Deny => {
+                return Err(format!(
+                    "the daemon's policy forbids {name} ([approvals] {name} = \"deny\"); do not try it again, find another way or tell the user"
+                ));
+            }
+            Policy::Ask => {}
+        }
+        let request_id = uuid::Uuid::new_v4().to_string();
+        let fields = json!({
+            "requestId": request_id,
+            "toolCallId": call.id,
+            "name": name,
+            "rawInput": call.raw_input(),
+            "options": APPROVAL_OPTIONS,
+        });
+        let event = update_params(
+            &self.session.id,
+            Some(self.id()),
+            "approval_request",
+            fields.clone(),
+        );
+        let answer = self.active.add_approval(&request_id, event);
+        self.emit("approval_request", fields);
+        let timeout = Duration::from_secs(self.daemon.config.approvals.timeout_secs);
+        let decision = tokio::select! {
+            decision = answer => decision.ok(),
+            () = tokio::time::sleep(timeout) => {
+                self.active.remove_approval(&request_id);
+                return Err(format!(
+                    "nobody answered the approval request within {} s, so this {name} call was refused",
+                    timeout.as_secs()
+                ));
+            }
+            () = self.active.cancel.cancelled() => {
+                self.active.remove_approval(&request_id);
+                return Err("the turn was cancelled before this call was approved; it did not run".into());
+            }
+        };
+        match decision {
+            Some(Decision::AllowOnce) => Ok(()),
+            Some(Decision::AllowAlways) => {
+                let list = self.session.allow_always(name);
+                if let Err(e) = self
+                    .daemon
+                    .sessions
+                    .store
+                    .set_always_allow(&self.session.id, &list)
+                {
+                    tracing::warn!(error = %e, "could not store an allow_always decision; it holds until the daemon stops");
+                }
+                Ok(())
+            }
+            Some(Decision::Reject) => Err(format!(
+                "the user rejected this {name} call; it did not run. Do not retry it unchanged; ask the user or try another approach"
+            )),
+            None => Err("the approval request was dropped; the call did not run".into()),
+        }
+    }
+
+    /// `ask_user`: an `elicitation/create` request to the client that sent the prompt.
+    async fn ask_user(&self, args: &Value) -> ToolOutput {
+        let Some(question) = args.get("question").and_then(Value::as_str) else {
+            return error_output("ask_user needs a `question` string".into());
+        };
+        if !self.origin.elicitation {
+            return error_output(
+                "the client that sent this prompt cannot show questions (it did not declare the elicitation capability); continue without asking, and state the assumption you make".into(),
+            );
+        }
+        let mut answer_schema = json!({"type": "string", "description": question});
+        if let Some(choices) = args
+            .get("choices")
+            .and_then(Value::as_array)
+            .filter(|c| !c.is_empty())
+        {
+            answer_schema["enum"] = Value::Array(choices.clone());
+        }
+        let params = json!({
+            "sessionId": self.session.id,
+            "turnId": self.id(),
+            "message": question,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"answer": answer_schema},
+                "required": ["answer"],
+            },
+        });
+        let timeout = Duration::from_secs(self.daemon.config.agent.ask_user_timeout_secs);
+        let answer = tokio::select! {
+            answer = self.origin.peer.request("elicitation/create", params, timeout) => answer,
+            () = self.active.cancel.cancelled() => {
+                return error_output("the turn was cancelled before the user answered".into());
+            }
+        };
+        match answer {
+            Ok(result) => match result.get("action").and_then(Value::as_str) {
+                Some("accept") => {
+                    let content = result.get("content").cloned().unwrap_or(Value::Null);
+                    let text = match content.get("answer") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(other) => other.to_string(),
+                        None => content.to_string(),
+                    };
+                    ToolOutput {
+                        text,
+                        is_error: false,
+                    }
+                }
+                Some("decline") => error_output("the user declined to answer".into()),
+                Some("cancel") => {
+                    error_output("the user dismissed the question without answering".into())
+                }
+                other => error_output(format!(
+                    "the client answered with an unknown action {other:?}; treat the question as unanswered"
+                )),
+            },
+            Err(CallError::Timeout(d)) => error_output(format!(
+                "the user did not answer within {} s; continue without the answer",
+                d.as_secs()
+            )),
+            Err(CallError::Closed) => error_output(
+                "the client disconnected before the user answered; continue without the answer"
+                    .into(),
+            ),
+            Err(CallError::Rpc(e)) => error_output(format!(
+                "the client could not ask the question: {}",
+                e.message
+            )),
+        }
+    }
+}
+
+fn error_output(text: String) -> ToolOutput {
+    ToolOutput {
+        text,
+        is_error: true,
+    }
+}
