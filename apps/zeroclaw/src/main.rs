@@ -1,8 +1,9 @@
 //! `zeroclaw`: the daemon and its command-line client.
 
 mod commands;
+mod terminal;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,8 +16,8 @@ use std::process::ExitCode;
 over NDJSON on a Unix socket (a named pipe on Windows).\n\n\
 The endpoint is <data dir>/daemon.sock, where the data dir is <config dir>/data and the config \
 dir is --config-dir, $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw. $ZEROCLAW_DATA_DIR overrides the data \
-dir and $ZEROCLAW_SOCKET the endpoint itself.",
-    after_help = "Examples:\n  zeroclaw daemon                 # run the daemon in the foreground\n  zeroclaw status                 # is it up? what is it doing?\n  socat READLINE UNIX-CONNECT:$(zeroclaw endpoint)\n  zeroclaw stop"
+dir and $ZEROCLAW_SOCKET the endpoint itself. The provider is set in <config dir>/config.toml.",
+    after_help = "Examples:\n  zeroclaw daemon                       # run the daemon in the foreground\n  zeroclaw prompt \"what is in this directory?\"\n  zeroclaw status\n  socat READLINE UNIX-CONNECT:$(zeroclaw endpoint)\n  zeroclaw stop"
 )]
 struct Cli {
     /// Configuration directory (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw).
@@ -25,6 +26,23 @@ struct Cli {
 
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApproveMode {
+    /// Ask on the terminal: y (once), n (reject), a (always, for this tool in this session).
+    Ask,
+    /// Allow every tool call.
+    All,
+    /// Reject every tool call that needs approval.
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Debug, Subcommand)]
@@ -39,6 +57,54 @@ enum Command {
         #[arg(long)]
         ephemeral: bool,
     },
+    /// Send one prompt to the agent and stream its answer to stdout.
+    #[command(
+        long_about = "Send one prompt to the agent and stream its answer to stdout. Tool calls and \
+their results go to stderr. Starts an ephemeral daemon if none is running.\n\n\
+Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_steps, \
+130 the turn was cancelled (Ctrl-C).",
+        after_help = "Examples:\n  zeroclaw prompt \"summarise README.md\"\n  git diff | zeroclaw prompt --approve none -\n  zeroclaw prompt --session 3b60b909-... \"and now fix it\""
+    )]
+    Prompt {
+        /// The prompt; `-` reads it from stdin.
+        text: String,
+        /// Continue this session instead of starting a new one.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Working directory of a new session (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// How to answer approval requests (default: ask when stdin is a terminal, else none).
+        #[arg(long, value_enum)]
+        approve: Option<ApproveMode>,
+    },
+    /// Make one raw JSON-RPC call and print its result.
+    #[command(
+        after_help = "Examples:\n  zeroclaw call status\n  zeroclaw call session/list\n  zeroclaw call session/messages '{\"sessionId\":\"...\",\"limit\":5}'\n  zeroclaw call --events session/load '{\"sessionId\":\"...\",\"replay\":true}'"
+    )]
+    Call {
+        /// The method, e.g. `status` or `session/list`.
+        method: String,
+        /// The params, as a JSON object or array (default `{}`).
+        params: Option<String>,
+        /// Also print notifications that arrive meanwhile, as NDJSON on stderr.
+        #[arg(long)]
+        events: bool,
+        /// Seconds to wait for the answer.
+        #[arg(long, default_value_t = 30)]
+        timeout: u64,
+    },
+    /// List sessions, or show one's history.
+    #[command(
+        after_help = "Examples:\n  zeroclaw sessions\n  zeroclaw sessions --json\n  zeroclaw sessions show 3b60b909-ca90-453a-8c47-5f479ea0b687"
+    )]
+    Sessions {
+        #[command(subcommand)]
+        action: Option<SessionsAction>,
+        /// Print JSON instead of a table.
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Show whether a daemon is running, and what it is doing.
     #[command(after_help = "Examples:\n  zeroclaw status\n  zeroclaw status --json | jq .uptimeMs")]
     Status {
@@ -52,10 +118,43 @@ enum Command {
     /// Print the endpoint the daemon listens on (socket path or pipe name).
     #[command(after_help = "Example:\n  socat READLINE UNIX-CONNECT:$(zeroclaw endpoint)")]
     Endpoint,
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  zeroclaw completions bash > ~/.local/share/bash-completion/completions/zeroclaw\n  zeroclaw completions zsh > \"${fpath[1]}/_zeroclaw\"\n  zeroclaw completions fish > ~/.config/fish/completions/zeroclaw.fish"
+    )]
+    Completions { shell: Shell },
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionsAction {
+    /// Print a session's history.
+    Show {
+        /// The session id.
+        id: String,
+    },
+    /// Delete a session and its history (cancelling its turn if one runs).
+    Delete {
+        /// The session id.
+        id: String,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Completions { shell } = cli.command {
+        let shell = match shell {
+            Shell::Bash => clap_complete::Shell::Bash,
+            Shell::Zsh => clap_complete::Shell::Zsh,
+            Shell::Fish => clap_complete::Shell::Fish,
+        };
+        clap_complete::generate(
+            shell,
+            &mut Cli::command(),
+            "zeroclaw",
+            &mut std::io::stdout(),
+        );
+        return ExitCode::SUCCESS;
+    }
     // The daemon narrates its lifecycle; a client command stays quiet unless asked.
     init_logging(if matches!(cli.command, Command::Daemon { .. }) {
         "info"
@@ -75,17 +174,42 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async move {
         match cli.command {
-            Command::Daemon { ephemeral } => commands::daemon(paths, ephemeral).await,
-            Command::Status { json } => commands::status(&paths, json).await,
-            Command::Stop => commands::stop(&paths).await,
+            Command::Daemon { ephemeral } => commands::daemon(paths, ephemeral).await.map(|()| 0),
+            Command::Prompt {
+                text,
+                session,
+                cwd,
+                approve,
+            } => commands::prompt::run(&paths, text, session, cwd, approve).await,
+            Command::Call {
+                method,
+                params,
+                events,
+                timeout,
+            } => commands::call::run(&paths, &method, params.as_deref(), events, timeout).await,
+            Command::Sessions { action, json } => match action {
+                None => commands::sessions::list(&paths, json).await,
+                Some(SessionsAction::Show { id }) => {
+                    commands::sessions::show(&paths, &id, json).await
+                }
+                Some(SessionsAction::Delete { id }) => {
+                    commands::sessions::delete(&paths, &id).await
+                }
+            }
+            .map(|()| 0),
+            Command::Status { json } => commands::status(&paths, json).await.map(|()| 0),
+            Command::Stop => commands::stop(&paths).await.map(|()| 0),
             Command::Endpoint => {
                 println!("{}", paths.endpoint);
-                Ok(())
+                Ok(0)
             }
+            Command::Completions { .. } => Ok(0),
         }
     });
+    // Turns and prompts may leave a blocking stdin read behind; do not wait for it.
+    runtime.shutdown_background();
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(message) => fail(&message),
     }
 }

@@ -1,32 +1,81 @@
-//! A client for the zeroclaw daemon: connect to the resolved endpoint, `initialize`, call.
+//! The client library for the zeroclaw daemon: connect to the resolved endpoint (or start
+//! an ephemeral daemon), `initialize`, call every method with typed parameters, receive a
+//! session's `session/update` events, and answer the daemon's `elicitation/create`
+//! requests with a handler of your own.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use zeroclaw_client::{Client, ClientOptions, Update};
 //! let paths = zeroclaw_ipc::resolve(None)?;
-//! let client = zeroclaw_client::Client::connect(&paths.endpoint, Default::default()).await?;
-//! let status = client.call("status", serde_json::json!({})).await?;
-//! println!("{status}");
+//! let client = zeroclaw_client::connect_or_start(&paths, ClientOptions::default()).await?;
+//! let session = client.session_new(Default::default()).await?;
+//! let mut events = client.subscribe(&session.session_id);
+//! let turn = client.session_prompt(&session.session_id, "What is in this directory?");
+//! tokio::pin!(turn);
+//! loop {
+//!     tokio::select! {
+//!         result = &mut turn => { println!("\n{:?}", result?.stop_reason); break; }
+//!         Ok(event) = events.recv() => {
+//!             if let Update::AgentMessageChunk { text } = event.update { print!("{text}"); }
+//!         }
+//!     }
+//! }
 //! # Ok(()) }
 //! ```
+//!
+//! See `examples/status.rs` for a runnable example.
 
+mod events;
+mod spawn;
+mod types;
+
+pub use events::{EVENT_BUFFER, SessionUpdate, Update};
+pub use spawn::{connect_or_start, daemon_binary, ephemeral_log};
+pub use types::*;
+
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::broadcast;
 use zeroclaw_ipc::{ConnectError, Endpoint, LocalTransport};
 use zeroclaw_rpc::{
     BoxFuture, CallError, HandlerResult, PROTOCOL_VERSION, Peer, PeerConfig, PeerHandle, RpcError,
     Service,
 };
 
-/// How long a plain [`Client::call`] waits for its answer.
+/// How long a call other than `session/prompt` waits for its answer.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// `session/prompt` answers when the turn ends, which may take as long as the agent works.
+const PROMPT_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 
-#[derive(Debug, Clone)]
+/// Answers the daemon's `elicitation/create` requests (the agent's `ask_user` tool).
+pub trait ElicitationHandler: Send + Sync + 'static {
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<ElicitationResponse>;
+}
+
+#[derive(Clone)]
 pub struct ClientOptions {
     /// Sent as `clientInfo.name`.
     pub name: String,
     pub max_frame_bytes: usize,
+    /// With a handler, the client declares the `elicitation` capability and the daemon may
+    /// ask it questions; without one, the agent is told it cannot ask.
+    pub elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// Also deliver every notification, `session/update` included, raw through
+    /// [`Client::next_notification`] (for tools that print the wire, like `zeroclaw call --events`).
+    pub tap_notifications: bool,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("name", &self.name)
+            .field("max_frame_bytes", &self.max_frame_bytes)
+            .field("elicitation", &self.elicitation.is_some())
+            .field("tap_notifications", &self.tap_notifications)
+            .finish()
+    }
 }
 
 impl Default for ClientOptions {
@@ -34,6 +83,8 @@ impl Default for ClientOptions {
         Self {
             name: "zeroclaw-client".into(),
             max_frame_bytes: zeroclaw_rpc::DEFAULT_MAX_FRAME_BYTES,
+            elicitation: None,
+            tap_notifications: false,
         }
     }
 }
@@ -45,34 +96,63 @@ pub enum ClientError {
     #[error("the daemon at {endpoint} refused the handshake: {source}")]
     Handshake {
         endpoint: Endpoint,
-        source: CallError,
+        source: Box<CallError>,
     },
+    #[error("could not start a daemon: {0}")]
+    Start(String),
 }
 
-/// A notification from the daemon.
+/// A call's failure: the daemon's error, a timeout, or a lost connection.
+pub type CallResult<T> = Result<T, CallError>;
+
+/// Capacity of the queue of notifications other than `session/update`. Overflow rule:
+/// further ones are dropped and logged until the caller catches up.
+const NOTIFICATION_QUEUE: usize = 1024;
+
+struct ClientService {
+    router: Arc<events::Router>,
+    elicitation: Option<Arc<dyn ElicitationHandler>>,
+    others: tokio::sync::mpsc::Sender<Notification>,
+    tap: bool,
+}
+
+/// A notification from the daemon that is not a `session/update`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notification {
     pub method: String,
     pub params: Option<Value>,
 }
 
-/// Capacity of the notification queue. Overflow rule: further notifications are dropped
-/// (and logged) until the caller catches up, so a caller that never reads them cannot
-/// stall the connection.
-const NOTIFICATION_QUEUE: usize = 4096;
-
-struct ClientService {
-    notifications: mpsc::Sender<Notification>,
-}
-
 impl Service for ClientService {
-    fn request(&self, method: String, _params: Option<Value>) -> BoxFuture<HandlerResult> {
-        Box::pin(std::future::ready(Err(RpcError::method_not_found(&method))))
+    fn request(&self, method: String, params: Option<Value>) -> BoxFuture<HandlerResult> {
+        match (method.as_str(), &self.elicitation) {
+            ("elicitation/create", Some(handler)) => {
+                let request: ElicitationRequest =
+                    match params.map(serde_json::from_value).transpose() {
+                        Ok(Some(request)) => request,
+                        Ok(None) => return ready(Err(RpcError::invalid_params("missing params"))),
+                        Err(e) => return ready(Err(RpcError::invalid_params(e))),
+                    };
+                let answer = handler.elicit(request);
+                Box::pin(
+                    async move { serde_json::to_value(answer.await).map_err(RpcError::internal) },
+                )
+            }
+            _ => ready(Err(RpcError::method_not_found(&method))),
+        }
     }
 
     fn notification(&self, method: String, params: Option<Value>) {
+        if method == "session/update" {
+            if let Some(update) = params.as_ref().and_then(SessionUpdate::parse) {
+                self.router.route(update);
+            }
+            if !self.tap {
+                return;
+            }
+        }
         if self
-            .notifications
+            .others
             .try_send(Notification { method, params })
             .is_err()
         {
@@ -81,11 +161,17 @@ impl Service for ClientService {
     }
 }
 
-/// One initialized connection to the daemon.
+fn ready(outcome: HandlerResult) -> BoxFuture<HandlerResult> {
+    Box::pin(std::future::ready(outcome))
+}
+
+/// One initialized connection to the daemon. Cheap to share behind an `Arc`; every method
+/// takes `&self`, so calls may run concurrently (a `session/prompt` alongside its cancel).
 pub struct Client {
     handle: PeerHandle,
-    server: Value,
-    notifications: mpsc::Receiver<Notification>,
+    server: ServerInfo,
+    router: Arc<events::Router>,
+    others: tokio::sync::Mutex<tokio::sync::mpsc::Receiver<Notification>>,
 }
 
 impl Client {
@@ -94,32 +180,47 @@ impl Client {
         let stream = zeroclaw_ipc::connect(endpoint).await?;
         let transport = LocalTransport::new(stream, endpoint.to_string(), options.max_frame_bytes);
         let (peer, handle) = Peer::new(transport, PeerConfig::default());
-        let (tx, notifications) = mpsc::channel(NOTIFICATION_QUEUE);
-        tokio::spawn(peer.run(Arc::new(ClientService { notifications: tx })));
-        let params = json!({
+        let router = Arc::new(events::Router::default());
+        let (others_tx, others_rx) = tokio::sync::mpsc::channel(NOTIFICATION_QUEUE);
+        let elicitation = options.elicitation.is_some();
+        tokio::spawn(peer.run(Arc::new(ClientService {
+            router: router.clone(),
+            elicitation: options.elicitation,
+            others: others_tx,
+            tap: options.tap_notifications,
+        })));
+        let mut params = json!({
             "protocolVersion": PROTOCOL_VERSION,
             "clientInfo": { "name": options.name, "version": env!("CARGO_PKG_VERSION") },
         });
+        if elicitation {
+            params["capabilities"] = json!({ "elicitation": {} });
+        }
+        let handshake = |source| ClientError::Handshake {
+            endpoint: endpoint.clone(),
+            source: Box::new(source),
+        };
         let server = handle
             .request("initialize", params, DEFAULT_CALL_TIMEOUT)
             .await
-            .map_err(|source| ClientError::Handshake {
-                endpoint: endpoint.clone(),
-                source,
-            })?;
+            .map_err(handshake)?;
+        let server = serde_json::from_value(server)
+            .map_err(|e| handshake(CallError::Rpc(RpcError::internal(e))))?;
         Ok(Self {
             handle,
             server,
-            notifications,
+            router,
+            others: tokio::sync::Mutex::new(others_rx),
         })
     }
 
     /// The daemon's `initialize` result.
-    pub fn server_info(&self) -> &Value {
+    pub fn server_info(&self) -> &ServerInfo {
         &self.server
     }
 
-    pub async fn call(&self, method: &str, params: Value) -> Result<Value, CallError> {
+    /// A raw call: any method, any params, the raw result.
+    pub async fn call(&self, method: &str, params: Value) -> CallResult<Value> {
         self.handle
             .request(method, params, DEFAULT_CALL_TIMEOUT)
             .await
@@ -130,22 +231,150 @@ impl Client {
         method: &str,
         params: Value,
         timeout: Duration,
-    ) -> Result<Value, CallError> {
+    ) -> CallResult<Value> {
         self.handle.request(method, params, timeout).await
     }
 
-    /// The next notification, or `None` once the connection has closed.
-    pub async fn next_notification(&mut self) -> Option<Notification> {
+    async fn typed<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> CallResult<T> {
+        let value = self.handle.request(method, params, timeout).await?;
+        serde_json::from_value(value).map_err(|e| {
+            CallError::Rpc(RpcError::internal(format!(
+                "unexpected {method} result: {e}"
+            )))
+        })
+    }
+
+    pub async fn status(&self) -> CallResult<Status> {
+        self.typed("status", json!({}), DEFAULT_CALL_TIMEOUT).await
+    }
+
+    pub async fn shutdown(&self) -> CallResult<()> {
+        self.call("shutdown", json!({})).await.map(drop)
+    }
+
+    /// Creates a session and attaches this connection to it.
+    pub async fn session_new(&self, params: NewSession) -> CallResult<SessionInfo> {
+        let params = serde_json::to_value(params).unwrap_or_else(|_| json!({}));
+        self.typed("session/new", params, DEFAULT_CALL_TIMEOUT)
+            .await
+    }
+
+    pub async fn session_list(&self) -> CallResult<Vec<SessionSummary>> {
+        #[derive(serde::Deserialize)]
+        struct List {
+            sessions: Vec<SessionSummary>,
+        }
+        let list: List = self
+            .typed("session/list", json!({}), DEFAULT_CALL_TIMEOUT)
+            .await?;
+        Ok(list.sessions)
+    }
+
+    /// Attaches this connection to a session. With `replay`, its history arrives first as
+    /// `session/update` events (subscribe before calling to receive them).
+    pub async fn session_load(&self, session_id: &str, replay: bool) -> CallResult<SessionSummary> {
+        self.typed(
+            "session/load",
+            json!({"sessionId": session_id, "replay": replay}),
+            DEFAULT_CALL_TIMEOUT,
+        )
+        .await
+    }
+
+    pub async fn session_messages(
+        &self,
+        session_id: &str,
+        limit: Option<usize>,
+        before: Option<i64>,
+    ) -> CallResult<MessagePage> {
+        let mut params = json!({"sessionId": session_id});
+        if let Some(limit) = limit {
+            params["limit"] = json!(limit);
+        }
+        if let Some(before) = before {
+            params["before"] = json!(before);
+        }
+        self.typed("session/messages", params, DEFAULT_CALL_TIMEOUT)
+            .await
+    }
+
+    /// Runs a turn; answers when it ends. Its events arrive through [`Client::subscribe`].
+    pub async fn session_prompt(&self, session_id: &str, prompt: &str) -> CallResult<PromptResult> {
+        self.typed(
+            "session/prompt",
+            json!({"sessionId": session_id, "prompt": prompt}),
+            PROMPT_TIMEOUT,
+        )
+        .await
+    }
+
+    pub async fn session_cancel(&self, session_id: &str) -> CallResult<bool> {
+        let value = self
+            .call("session/cancel", json!({"sessionId": session_id}))
+            .await?;
+        Ok(value
+            .get("cancelled")
+            .and_then(Value::as_bool)
+            .unwrap_or(false))
+    }
+
+    pub async fn session_approve(
+        &self,
+        session_id: &str,
+        request_id: &str,
+        decision: Decision,
+    ) -> CallResult<()> {
+        self.call(
+            "session/approve",
+            json!({"sessionId": session_id, "requestId": request_id, "decision": decision.as_str()}),
+        )
+        .await
+        .map(drop)
+    }
+
+    pub async fn session_delete(&self, session_id: &str) -> CallResult<bool> {
+        let value = self
+            .call("session/delete", json!({"sessionId": session_id}))
+            .await?;
+        Ok(value
+            .get("deleted")
+            .and_then(Value::as_bool)
+            .unwrap_or(false))
+    }
+
+    /// The session's `session/update` events from now on. See [`EVENT_BUFFER`] for what
+    /// happens to a receiver that falls behind.
+    pub fn subscribe(&self, session_id: &str) -> broadcast::Receiver<SessionUpdate> {
+        self.router.subscribe(session_id)
+    }
+
+    /// The next notification that is not a `session/update`, or `None` once closed.
+    pub async fn next_notification(&self) -> Option<Notification> {
+        let mut others = self.others.lock().await;
         tokio::select! {
             biased;
-            n = self.notifications.recv() => n,
-            () = self.handle.closed() => self.notifications.try_recv().ok(),
+            n = others.recv() => n,
+            () = self.handle.closed() => others.try_recv().ok(),
         }
     }
 
-    /// Resolves when the daemon has closed the connection.
+    /// A notification already received, if there is one; never waits.
+    pub fn try_next_notification(&self) -> Option<Notification> {
+        self.others.try_lock().ok()?.try_recv().ok()
+    }
+
+    /// Resolves when the connection has closed (the daemon went away, or [`Client::close`]).
     pub async fn closed(&self) {
         self.handle.closed().await;
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.handle.is_closed()
     }
 
     pub fn close(&self) {

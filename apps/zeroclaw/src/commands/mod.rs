@@ -1,5 +1,9 @@
 //! One function per subcommand. Each returns a message for the user on failure.
 
+pub mod call;
+pub mod prompt;
+pub mod sessions;
+
 use serde_json::{Value, json};
 use std::time::Duration;
 use zeroclaw_client::{Client, ClientOptions};
@@ -17,14 +21,26 @@ pub async fn daemon(paths: Paths, ephemeral: bool) -> Outcome {
         .map_err(|e| e.to_string())
 }
 
-async fn connect(paths: &Paths) -> Result<Client, String> {
-    let options = ClientOptions {
+fn options() -> ClientOptions {
+    ClientOptions {
         name: "zeroclaw-cli".into(),
         ..ClientOptions::default()
-    };
-    Client::connect(&paths.endpoint, options)
+    }
+}
+
+/// Connects to a running daemon; never starts one.
+pub async fn connect(paths: &Paths) -> Result<Client, String> {
+    Client::connect(&paths.endpoint, options())
         .await
         .map_err(|e| e.to_string())
+}
+
+/// "error -32000: no session ..." for a failed call.
+pub fn describe_call_error(e: &zeroclaw_rpc::CallError) -> String {
+    match e {
+        zeroclaw_rpc::CallError::Rpc(e) => format!("{} (error {})", e.message, e.code),
+        other => other.to_string(),
+    }
 }
 
 pub async fn status(paths: &Paths, as_json: bool) -> Outcome {
@@ -32,7 +48,7 @@ pub async fn status(paths: &Paths, as_json: bool) -> Outcome {
     let status = client
         .call("status", json!({}))
         .await
-        .map_err(|e| format!("status failed: {e}"))?;
+        .map_err(|e| format!("status failed: {}", describe_call_error(&e)))?;
     if as_json {
         println!("{}", pretty(&status));
     } else {
@@ -43,15 +59,11 @@ pub async fn status(paths: &Paths, as_json: bool) -> Outcome {
 
 pub async fn stop(paths: &Paths) -> Outcome {
     let client = connect(paths).await?;
-    let pid = client
-        .server_info()
-        .get("pid")
-        .cloned()
-        .unwrap_or(Value::Null);
+    let pid = client.server_info().pid;
     client
-        .call("shutdown", json!({}))
+        .shutdown()
         .await
-        .map_err(|e| format!("shutdown failed: {e}"))?;
+        .map_err(|e| format!("shutdown failed: {}", describe_call_error(&e)))?;
     // The daemon closes every connection as it stops; ours closing is the sign it is done.
     tokio::time::timeout(STOP_TIMEOUT, client.closed())
         .await
@@ -60,7 +72,7 @@ pub async fn stop(paths: &Paths) -> Outcome {
     Ok(())
 }
 
-fn pretty(value: &Value) -> String {
+pub fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 

@@ -1,0 +1,311 @@
+//! `zeroclaw prompt TEXT`: one turn, streamed.
+
+use super::describe_call_error;
+use super::sessions::fold;
+use crate::ApproveMode;
+use crate::terminal::{self, dim};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use zeroclaw_client::{
+    Client, ClientOptions, Decision, ElicitationHandler, ElicitationRequest, ElicitationResponse,
+    NewSession, StopReason, Update,
+};
+use zeroclaw_ipc::Paths;
+use zeroclaw_rpc::BoxFuture;
+
+/// Exit statuses, so scripts can tell how the turn ended.
+pub const EXIT_END_TURN: u8 = 0;
+pub const EXIT_MAX_TURNS: u8 = 3;
+pub const EXIT_CANCELLED: u8 = 130;
+
+pub async fn run(
+    paths: &Paths,
+    text: String,
+    session: Option<String>,
+    cwd: Option<PathBuf>,
+    approve: Option<ApproveMode>,
+) -> Result<u8, String> {
+    let from_stdin = text == "-";
+    let prompt = if from_stdin {
+        read_stdin().await?
+    } else {
+        text
+    };
+    if prompt.trim().is_empty() {
+        return Err("the prompt is empty".into());
+    }
+    // Questions go to the terminal on stdin, which is not there when the prompt came from it.
+    let interactive = terminal::stdin_is_terminal() && !from_stdin;
+    let approve = approve.unwrap_or(if interactive {
+        ApproveMode::Ask
+    } else {
+        ApproveMode::None
+    });
+    if approve == ApproveMode::Ask && !interactive {
+        return Err(
+            "--approve ask needs a terminal on stdin; use --approve all or --approve none".into(),
+        );
+    }
+    let options = ClientOptions {
+        name: "zeroclaw-cli".into(),
+        elicitation: interactive
+            .then(|| Arc::new(TerminalElicitation) as Arc<dyn ElicitationHandler>),
+        ..ClientOptions::default()
+    };
+    let client = zeroclaw_client::connect_or_start(paths, options)
+        .await
+        .map_err(|e| e.to_string())?;
+    let session_id = match session {
+        Some(id) => {
+            client
+                .session_load(&id, false)
+                .await
+                .map_err(|e| describe_call_error(&e))?;
+            id
+        }
+        None => {
+            let cwd = match cwd {
+                Some(dir) => std::path::absolute(&dir)
+                    .map_err(|e| format!("bad --cwd {}: {e}", dir.display()))?,
+                None => {
+                    std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?
+                }
+            };
+            let title: String = prompt
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take(60)
+                .collect();
+            client
+                .session_new(NewSession {
+                    cwd: Some(cwd.to_string_lossy().into_owned()),
+                    title: Some(title),
+                    model: None,
+                })
+                .await
+                .map_err(|e| describe_call_error(&e))?
+                .session_id
+        }
+    };
+    let outcome = stream_turn(&client, &session_id, &prompt, approve).await;
+    eprintln!("{}", dim(&format!("session {session_id}")));
+    outcome
+}
+
+async fn read_stdin() -> Result<String, String> {
+    tokio::task::spawn_blocking(|| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map(|_| text)
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("cannot read the prompt from stdin: {e}"))
+}
+
+async fn stream_turn(
+    client: &Client,
+    session_id: &str,
+    prompt: &str,
+    approve: ApproveMode,
+) -> Result<u8, String> {
+    let mut events = client.subscribe(session_id);
+    let turn = client.session_prompt(session_id, prompt);
+    tokio::pin!(turn);
+    let mut screen = Screen::default();
+    let mut interrupts = 0;
+    loop {
+        tokio::select! {
+            result = &mut turn => {
+                // Events queued before the answer are already in the channel: drain them.
+                while let Ok(event) = events.try_recv() {
+                    screen.show(&event.update);
+                }
+                screen.end_lines();
+                return match result {
+                    Ok(result) => Ok(match result.stop_reason {
+                        StopReason::EndTurn => EXIT_END_TURN,
+                        StopReason::MaxTurns => {
+                            eprintln!("zeroclaw: the agent stopped at agent.max_steps; continue with --session {session_id}");
+                            EXIT_MAX_TURNS
+                        }
+                        StopReason::Cancelled => {
+                            eprintln!("zeroclaw: turn cancelled");
+                            EXIT_CANCELLED
+                        }
+                    }),
+                    Err(e) => Err(describe_call_error(&e)),
+                };
+            }
+            event = events.recv() => match event {
+                Ok(event) => {
+                    if let Update::ApprovalRequest { request_id, name, raw_input, .. } = &event.update {
+                        screen.end_lines();
+                        let decision = decide(approve, name, raw_input).await;
+                        if let Err(e) = client.session_approve(session_id, request_id, decision).await {
+                            eprintln!("zeroclaw: could not answer the approval: {}", describe_call_error(&e));
+                        }
+                    } else {
+                        screen.show(&event.update);
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    eprintln!("zeroclaw: {n} events were missed (the terminal could not keep up)");
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {}
+            },
+            _ = tokio::signal::ctrl_c() => {
+                interrupts += 1;
+                if interrupts > 1 {
+                    return Ok(EXIT_CANCELLED);
+                }
+                eprintln!("\n{}", dim("cancelling… (Ctrl-C again to quit now)"));
+                let _ = client.session_cancel(session_id).await;
+            }
+            () = client.closed() => {
+                return Err("the daemon went away during the turn; its history is kept, run `zeroclaw sessions` after restarting it".into());
+            }
+        }
+    }
+}
+
+/// Where the last text went and whether its line is still open, so a tool line or an
+/// answer chunk never starts in the middle of a thought (and the other way round).
+#[derive(Default)]
+struct Screen {
+    answer_open: bool,
+    thought_open: bool,
+}
+
+impl Screen {
+    fn end_lines(&mut self) {
+        if self.answer_open {
+            println!();
+            self.answer_open = false;
+        }
+        if self.thought_open {
+            eprintln!();
+            self.thought_open = false;
+        }
+    }
+
+    fn show(&mut self, update: &Update) {
+        match update {
+            Update::AgentMessageChunk { text } => {
+                if self.thought_open {
+                    eprintln!();
+                    self.thought_open = false;
+                }
+                let mut out = std::io::stdout();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+                self.answer_open = !text.ends_with('\n');
+            }
+            Update::AgentThoughtChunk { text } => {
+                if self.answer_open {
+                    println!();
+                    self.answer_open = false;
+                }
+                eprint!("{}", dim(text));
+                self.thought_open = !text.ends_with('\n');
+            }
+            Update::ToolCall {
+                name, raw_input, ..
+            } => {
+                self.end_lines();
+                eprintln!(
+                    "{}",
+                    dim(&format!("→ {name} {}", describe_input(raw_input)))
+                );
+            }
+            Update::ToolResult {
+                raw_output,
+                is_error,
+                ..
+            } => {
+                self.end_lines();
+                let text = match raw_output {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let mark = if *is_error { "✗" } else { "←" };
+                eprintln!("{}", dim(&format!("{mark} {}", fold(&text, 12))));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn describe_input(input: &Value) -> String {
+    match input.get("command").and_then(Value::as_str) {
+        Some(command) => command.to_owned(),
+        None => input.to_string(),
+    }
+}
+
+async fn decide(mode: ApproveMode, name: &str, input: &Value) -> Decision {
+    let what = format!("{name} {}", describe_input(input));
+    match mode {
+        ApproveMode::All => {
+            eprintln!("{}", dim(&format!("allowed: {what}")));
+            Decision::AllowOnce
+        }
+        ApproveMode::None => {
+            eprintln!("{}", dim(&format!("rejected (--approve none): {what}")));
+            Decision::Reject
+        }
+        ApproveMode::Ask => loop {
+            let answer = terminal::ask(&format!(
+                "Allow {what}? [y]es / [n]o / [a]lways for {name}: "
+            ))
+            .await;
+            match answer.as_deref().map(str::trim) {
+                Some("y" | "Y" | "yes") => break Decision::AllowOnce,
+                Some("a" | "A" | "always") => break Decision::AllowAlways,
+                Some("n" | "N" | "no") | None => break Decision::Reject,
+                Some(_) => eprintln!("answer y, n or a"),
+            }
+        },
+    }
+}
+
+/// Answers `ask_user` questions on the terminal.
+struct TerminalElicitation;
+
+impl ElicitationHandler for TerminalElicitation {
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<ElicitationResponse> {
+        Box::pin(async move {
+            eprintln!("\n{}", request.message);
+            let choices: Vec<String> = request
+                .requested_schema
+                .as_ref()
+                .and_then(|s| s.pointer("/properties/answer/enum"))
+                .and_then(Value::as_array)
+                .map(|c| {
+                    c.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for (i, choice) in choices.iter().enumerate() {
+                eprintln!("  {}) {choice}", i + 1);
+            }
+            let Some(line) = terminal::ask("answer (empty to decline): ").await else {
+                return ElicitationResponse::cancel();
+            };
+            let line = line.trim();
+            if line.is_empty() {
+                return ElicitationResponse::decline();
+            }
+            let answer = line
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| choices.get(n.wrapping_sub(1)).cloned())
+                .unwrap_or_else(|| line.to_owned());
+            ElicitationResponse::accept(json!({ "answer": answer }))
+        })
+    }
+}

@@ -1,0 +1,156 @@
+//! `zeroclaw sessions [show ID | delete ID]`.
+
+use super::{connect, describe_call_error, pretty};
+use crate::terminal::dim;
+use zeroclaw_client::Message;
+use zeroclaw_ipc::Paths;
+
+/// Messages fetched per `session/messages` call (the daemon's maximum).
+const PAGE: usize = 1000;
+
+pub async fn list(paths: &Paths, json: bool) -> Result<(), String> {
+    let client = connect(paths).await?;
+    if json {
+        let raw = client
+            .call("session/list", serde_json::json!({}))
+            .await
+            .map_err(|e| describe_call_error(&e))?;
+        println!("{}", pretty(&raw["sessions"]));
+        return Ok(());
+    }
+    let sessions = client
+        .session_list()
+        .await
+        .map_err(|e| describe_call_error(&e))?;
+    if sessions.is_empty() {
+        println!("no sessions yet; start one with `zeroclaw prompt \"...\"` or `zerocode`");
+        return Ok(());
+    }
+    println!(
+        "{:<36}  {:<24}  {:>8}  {:<20}  CWD",
+        "ID", "TITLE", "MESSAGES", "UPDATED"
+    );
+    for s in sessions {
+        let mut title = s.title.unwrap_or_else(|| "-".into());
+        if title.chars().count() > 24 {
+            title = title.chars().take(23).collect::<String>() + "…";
+        }
+        let updated: String = s
+            .updated_at
+            .chars()
+            .take(19)
+            .collect::<String>()
+            .replace('T', " ");
+        let running = if s.running { "  (running)" } else { "" };
+        println!(
+            "{:<36}  {:<24}  {:>8}  {:<20}  {}{running}",
+            s.session_id, title, s.message_count, updated, s.cwd
+        );
+    }
+    Ok(())
+}
+
+pub async fn show(paths: &Paths, id: &str, json: bool) -> Result<(), String> {
+    let client = connect(paths).await?;
+    let mut messages: Vec<Message> = Vec::new();
+    let mut raw: Vec<serde_json::Value> = Vec::new();
+    let mut before = None;
+    // Pages come newest first; collect them all, then print oldest first.
+    loop {
+        let mut params = serde_json::json!({"sessionId": id, "limit": PAGE});
+        if let Some(before) = before {
+            params["before"] = serde_json::json!(before);
+        }
+        let page = client
+            .call("session/messages", params)
+            .await
+            .map_err(|e| describe_call_error(&e))?;
+        let mut page_raw: Vec<serde_json::Value> =
+            page["messages"].as_array().cloned().unwrap_or_default();
+        let mut page_typed: Vec<Message> =
+            serde_json::from_value(serde_json::Value::Array(page_raw.clone()))
+                .map_err(|e| format!("unexpected session/messages result: {e}"))?;
+        let done = page_typed.len() < PAGE;
+        before = page_typed.first().map(|m| m.id);
+        page_typed.append(&mut messages);
+        messages = page_typed;
+        page_raw.append(&mut raw);
+        raw = page_raw;
+        if done || before.is_none() {
+            break;
+        }
+    }
+    if json {
+        println!("{}", pretty(&serde_json::Value::Array(raw)));
+        return Ok(());
+    }
+    for m in &messages {
+        print!("{}", render(m));
+    }
+    Ok(())
+}
+
+fn render(m: &Message) -> String {
+    let text = m.text.clone().unwrap_or_default();
+    let cancelled = if m.cancelled {
+        dim(" [cancelled]")
+    } else {
+        String::new()
+    };
+    match m.kind.as_str() {
+        "user" => format!("\n> {}\n", text.replace('\n', "\n> ")),
+        "assistant" => format!("{text}{cancelled}\n"),
+        "thought" => format!("{}\n", dim(&format!("(thinking) {text}"))),
+        "tool_call" => format!(
+            "{}\n",
+            dim(&format!(
+                "→ {} {}",
+                m.name.as_deref().unwrap_or("?"),
+                m.raw_input
+                    .as_ref()
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            ))
+        ),
+        "tool_result" => {
+            let output = match &m.raw_output {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+                None => String::new(),
+            };
+            let mark = if m.is_error { "✗" } else { "←" };
+            format!(
+                "{}{cancelled}\n",
+                dim(&format!("{mark} {}", fold(&output, 12)))
+            )
+        }
+        other => format!("[{other}] {text}\n"),
+    }
+}
+
+/// The first `lines` lines of `text`, and a count of the rest.
+pub fn fold(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    if all.len() <= lines {
+        return text.trim_end().to_owned();
+    }
+    format!(
+        "{}\n… {} more lines",
+        all[..lines].join("\n"),
+        all.len() - lines
+    )
+}
+
+pub async fn delete(paths: &Paths, id: &str) -> Result<(), String> {
+    let client = connect(paths).await?;
+    let deleted = client
+        .session_delete(id)
+        .await
+        .map_err(|e| describe_call_error(&e))?;
+    if deleted {
+        println!("deleted session {id}");
+        Ok(())
+    } else {
+        Err(format!("no session {id}"))
+    }
+}
