@@ -197,16 +197,25 @@ fn backoff(attempt: u32, retry_after: Option<Duration>) -> Duration {
 }
 
 impl Provider {
+    /// Reads the key from the variable `config.api_key_env` names, once, here.
     pub fn new(config: ProviderConfig) -> Result<Self, String> {
+        let api_key = config
+            .api_key_env
+            .as_deref()
+            .and_then(|name| std::env::var(name).ok());
+        Self::with_api_key(config, api_key)
+    }
+
+    /// Like [`Provider::new`] with the key given instead of read from the environment, so
+    /// tests need not mutate the process environment (`set_var` is `unsafe` in edition 2024
+    /// and races with every other test thread). A blank key counts as no key.
+    #[doc(hidden)]
+    pub fn with_api_key(config: ProviderConfig, api_key: Option<String>) -> Result<Self, String> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(config.connect_timeout_secs.max(1)))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        let api_key = config
-            .api_key_env
-            .as_deref()
-            .and_then(|name| std::env::var(name).ok())
-            .filter(|key| !key.trim().is_empty());
+        let api_key = api_key.filter(|key| !key.trim().is_empty());
         Ok(Self {
             config,
             http,
@@ -267,7 +276,23 @@ impl Provider {
                     }
                 }
             };
-            let failure = match request.send().await {
+            // The idle limit also bounds the wait for the response head, so a server that
+            // accepts and never answers cannot hold a turn forever.
+            let idle = Duration::from_secs(self.config.idle_timeout_secs.max(1));
+            let sent = match tokio::time::timeout(idle, request.send()).await {
+                Ok(sent) => sent,
+                Err(_) => {
+                    return Err(ProviderError::new(
+                        ErrorKind::Timeout,
+                        format!(
+                            "the provider at {} accepted the request but sent no answer for {}s (provider.idle_timeout_secs)",
+                            self.config.base_url,
+                            idle.as_secs()
+                        ),
+                    ));
+                }
+            };
+            let failure = match sent {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
                     let status = response.status().as_u16();

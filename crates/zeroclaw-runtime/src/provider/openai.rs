@@ -118,14 +118,14 @@ pub(super) async fn read_stream(
         let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) else {
             continue;
         };
-        for key in ["reasoning_content", "reasoning"] {
-            if let Some(text) = delta
+        // One or the other: vLLM sends both, with the same text, while it renames the field.
+        if let Some(text) = ["reasoning_content", "reasoning"].iter().find_map(|key| {
+            delta
                 .get(key)
                 .and_then(Value::as_str)
                 .filter(|t| !t.is_empty())
-            {
-                on_delta(Delta::Thought(text.to_owned()));
-            }
+        }) {
+            on_delta(Delta::Thought(text.to_owned()));
         }
         if let Some(text) = delta
             .get("content")
@@ -170,12 +170,12 @@ pub(super) async fn read_stream(
     let tool_calls = calls
         .into_iter()
         .filter(|(_, c)| !c.name.is_empty())
-        .map(|(index, c)| {
-            ToolCall::new(
-                c.id.unwrap_or_else(|| format!("call_{index}")),
-                c.name,
-                c.arguments,
-            )
+        .map(|(_, c)| {
+            // Ids must be unique across the session, not just the step: clients track tool
+            // calls by id, and history pairs each call with its result by id.
+            let id =
+                c.id.unwrap_or_else(|| format!("call_{}", uuid::Uuid::new_v4().simple()));
+            ToolCall::new(id, c.name, c.arguments)
         })
         .collect();
     Ok(StepResult {

@@ -71,7 +71,8 @@ impl SseReader {
                         self.buf.extend_from_slice(b"\n");
                     }
                 }
-                Ok(Some(Err(e))) => return Err(SseError::Body(e.to_string())),
+                // With its causes: reqwest's own text is only "error decoding response body".
+                Ok(Some(Err(e))) => return Err(SseError::Body(super::error_chain(&e))),
                 Ok(Some(Ok(chunk))) => {
                     if self.buf.len() + self.data.len() + chunk.len() > MAX_EVENT_BYTES {
                         return Err(SseError::TooLarge);
