@@ -212,7 +212,15 @@ impl Sessions {
         }
     }
 
-    /// The session, from memory or the store; `None` if it does not exist.
+    /// The session if it is held in memory (attached or running). A connection can only be
+    /// attached to a session held here, so checks of attachment never need the store.
+    pub fn live(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.live).get(id).cloned()
+    }
+
+    /// The session, from memory or the store; `None` if it does not exist. A session read
+    /// from the store stays in memory only until [`Sessions::evict_if_idle`] finds it idle,
+    /// so call that if the caller does not attach.
     pub fn get(&self, id: &str) -> Result<Option<Arc<Session>>, StoreError> {
         if let Some(session) = lock(&self.live).get(id) {
             return Ok(Some(session.clone()));

@@ -315,6 +315,9 @@ impl Turn<'_> {
             .store
             .finish_turn(self.id(), stop.as_str(), self.usage, None)
             .map_err(|e| self.storage_failure(e))?;
+        // The turn has written its last; release the session before saying so, so a client
+        // that reacts to `turn_complete` finds it idle.
+        self.session.clear_turn(self.id());
         self.emit("turn_complete", json!({ "stopReason": stop.as_str() }));
         Ok(TurnResult {
             stop,
@@ -336,6 +339,7 @@ impl Turn<'_> {
             ) {
                 tracing::error!(error = %e, turn = %self.id(), "could not mark the turn failed");
             }
+            self.session.clear_turn(self.id());
             self.emit(
                 "turn_complete",
                 json!({ "stopReason": "error", "error": message }),

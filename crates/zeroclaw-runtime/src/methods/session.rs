@@ -41,21 +41,43 @@ fn not_attached(id: &str) -> RpcError {
     .with_data(json!({ "sessionId": id }))
 }
 
-fn lookup(daemon: &DaemonState, id: &str) -> Result<Arc<Session>, RpcError> {
-    daemon
-        .sessions
-        .get(id)
-        .map_err(storage)?
-        .ok_or_else(|| not_found(id))
+fn busy(session: &Session, running: &str) -> RpcError {
+    RpcError::new(
+        codes::SESSION_BUSY,
+        format!(
+            "session {:?} is already running turn {running}; wait for it or `session/cancel` it",
+            session.id
+        ),
+    )
+    .with_data(json!({ "turnId": running }))
 }
 
-/// The session, if the calling connection is attached to it.
-fn attached(ctx: &Ctx, id: &str) -> Result<Arc<Session>, RpcError> {
-    let session = lookup(&ctx.0.daemon, id)?;
-    if !session.is_attached(ctx.0.id) {
-        return Err(not_attached(id));
+/// Fails with -32000 unless the session exists (in memory or in the store).
+fn ensure_exists(daemon: &DaemonState, id: &str) -> Result<(), RpcError> {
+    if daemon.sessions.live(id).is_some()
+        || daemon
+            .sessions
+            .store
+            .session(id)
+            .map_err(storage)?
+            .is_some()
+    {
+        Ok(())
+    } else {
+        Err(not_found(id))
     }
-    Ok(session)
+}
+
+/// The session, if the calling connection is attached to it; -32003 if it exists but the
+/// caller is not attached, -32000 if it does not exist.
+fn attached(ctx: &Ctx, id: &str) -> Result<Arc<Session>, RpcError> {
+    match ctx.0.daemon.sessions.live(id) {
+        Some(session) if session.is_attached(ctx.0.id) => Ok(session),
+        _ => {
+            ensure_exists(&ctx.0.daemon, id)?;
+            Err(not_attached(id))
+        }
+    }
 }
 
 fn summary(daemon: &DaemonState, row: &SessionRow) -> Value {
@@ -157,40 +179,55 @@ pub fn load(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
     };
     Box::pin(async move {
         let daemon = ctx.0.daemon.clone();
-        let session = lookup(&daemon, &p.session_id)?;
-        let peer = &ctx.0.peer;
-        if p.replay {
-            let rows = daemon
-                .sessions
-                .store
-                .history(&session.id)
-                .map_err(storage)?;
-            for row in &rows {
-                let (kind, fields) = history::replay_event(row);
-                let params = update_params(&session.id, row.turn_id.as_deref(), kind, fields);
-                if peer.notify("session/update", params).await.is_err() {
-                    return Err(RpcError::internal(
-                        "the connection closed during the replay",
-                    ));
-                }
-            }
+        let session = daemon
+            .sessions
+            .get(&p.session_id)
+            .map_err(storage)?
+            .ok_or_else(|| not_found(&p.session_id))?;
+        let loaded = replay_and_attach(&ctx, &session, p.replay).await;
+        if loaded.is_err() {
+            daemon.sessions.evict_if_idle(&session);
         }
-        ctx.0.attach(&session);
-        for event in daemon.sessions.pending_approvals(&session) {
-            let _ = peer.notify("session/update", event).await;
-        }
-        let row = daemon
+        loaded
+    })
+}
+
+/// Sends the history (with `replay`), attaches the caller, re-sends pending approvals, and
+/// answers the session's summary.
+async fn replay_and_attach(ctx: &Ctx, session: &Session, replay: bool) -> HandlerResult {
+    let daemon = &ctx.0.daemon;
+    let peer = &ctx.0.peer;
+    if replay {
+        let rows = daemon
             .sessions
             .store
-            .session(&session.id)
-            .map_err(storage)?
-            .ok_or_else(|| not_found(&session.id))?;
-        let mut result = summary(&daemon, &row);
-        if let Some(turn) = session.active_turn() {
-            result["turnId"] = json!(turn.id);
+            .history(&session.id)
+            .map_err(storage)?;
+        for row in &rows {
+            let (kind, fields) = history::replay_event(row);
+            let params = update_params(&session.id, row.turn_id.as_deref(), kind, fields);
+            if peer.notify("session/update", params).await.is_err() {
+                return Err(RpcError::internal(
+                    "the connection closed during the replay",
+                ));
+            }
         }
-        Ok(result)
-    })
+    }
+    ctx.0.attach(session);
+    for event in daemon.sessions.pending_approvals(session) {
+        let _ = peer.notify("session/update", event).await;
+    }
+    let row = daemon
+        .sessions
+        .store
+        .session(&session.id)
+        .map_err(storage)?
+        .ok_or_else(|| not_found(&session.id))?;
+    let mut result = summary(daemon, &row);
+    if let Some(turn) = session.active_turn() {
+        result["turnId"] = json!(turn.id);
+    }
+    Ok(result)
 }
 
 #[derive(Deserialize)]
@@ -204,7 +241,7 @@ struct MessagesParams {
 pub fn messages(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
     ready(decode::<MessagesParams>(params).and_then(|p| {
         let daemon = &ctx.0.daemon;
-        lookup(daemon, &p.session_id)?;
+        ensure_exists(daemon, &p.session_id)?;
         let limit = p.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
         let (rows, total) = daemon
             .sessions
@@ -269,6 +306,10 @@ fn start_turn(
         return Err(RpcError::internal("the daemon is shutting down"));
     }
     let session = attached(ctx, &p.session_id)?;
+    // A busy session is busy whatever the turn limit: answer -32002 before looking for a slot.
+    if let Some(running) = session.active_turn() {
+        return Err(busy(&session, &running.id));
+    }
     let Ok(permit) = daemon.turn_slots.clone().try_acquire_owned() else {
         let limit = daemon.config.agent.max_running_turns;
         return Err(RpcError::new(
@@ -279,11 +320,7 @@ fn start_turn(
     };
     let turn = ActiveTurn::new(uuid::Uuid::new_v4().to_string());
     if let Err(running) = session.try_start(turn.clone()) {
-        return Err(RpcError::new(
-            codes::SESSION_BUSY,
-            format!("session {:?} is already running turn {running}; wait for it or `session/cancel` it", session.id),
-        )
-        .with_data(json!({ "turnId": running })));
+        return Err(busy(&session, &running));
     }
     let origin = Origin {
         peer: conn.peer.clone(),
@@ -366,8 +403,7 @@ pub fn delete(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
         let daemon = ctx.0.daemon.clone();
         let running = daemon
             .sessions
-            .get(&p.session_id)
-            .map_err(storage)?
+            .live(&p.session_id)
             .and_then(|session| session.active_turn());
         if let Some(turn) = running {
             turn.cancel.cancel();
