@@ -1321,9 +1321,15 @@ fn sigterm_mid_turn_ends_it_as_cancelled_with_its_history_kept() {
     );
     let mut client = env.client();
     let session = client.new_session(&env.work);
-    let _prompt = client.start_prompt(&session, "talk");
+    let prompt = client.start_prompt(&session, "talk");
     client.wait_event("agent_message_chunk");
     env.daemon.signal(rustix::process::Signal::TERM);
+    // The client still hears how its turn ended before the daemon disconnects it.
+    let complete = client.wait_event("turn_complete");
+    assert_eq!(complete["stopReason"], "cancelled");
+    let answer = client.wait_for(|f| f["id"] == prompt);
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    assert_eq!(answer["result"]["text"], "half an answer");
     assert!(env.daemon.wait_exit().success());
     drop(client);
     env.daemon = env.dir.start(&[]);

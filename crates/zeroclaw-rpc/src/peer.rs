@@ -25,6 +25,7 @@ use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tokio_util::task::TaskTracker;
 
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 pub type HandlerResult = Result<Value, RpcError>;
@@ -38,8 +39,9 @@ const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(2);
 /// What a connection's owner does with the other side's requests and notifications.
 pub trait Service: Send + Sync + 'static {
     /// Called on the reader loop, in frame order; must not block. Synchronous checks (the
-    /// handshake gate) happen here, so their order is the order frames arrived in. The
-    /// returned future is dropped if the connection closes before it finishes.
+    /// handshake gate) happen here, so their order is the order frames arrived in. When
+    /// the connection closes, a returned future still running gets a short grace to
+    /// finish and answer, and is then dropped.
     fn request(&self, method: String, params: Option<Value>) -> BoxFuture<HandlerResult>;
 
     /// Called on the reader loop, in frame order; must not block.
@@ -316,6 +318,8 @@ impl<T: RpcTransport> Peer<T> {
             service,
             in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             max_in_flight: config.max_in_flight.max(1),
+            handlers: TaskTracker::new(),
+            abort: CancellationToken::new(),
         };
         loop {
             let next = tokio::select! {
@@ -340,6 +344,15 @@ impl<T: RpcTransport> Peer<T> {
             }
         }
         shared.close();
+        // Handlers already running may still answer (the reply to a turn that ended as
+        // the daemon stopped, say); those not done within the grace are dropped.
+        reader.handlers.close();
+        if tokio::time::timeout(CLOSE_FLUSH_GRACE, reader.handlers.wait())
+            .await
+            .is_err()
+        {
+            reader.abort.cancel();
+        }
         drop(reader_done);
         let _ = writer.await;
     }
@@ -350,6 +363,10 @@ struct Reader<S> {
     service: Arc<S>,
     in_flight: Arc<Semaphore>,
     max_in_flight: usize,
+    /// Handlers running as their own tasks.
+    handlers: TaskTracker,
+    /// Drops the handlers still running once the close grace is over.
+    abort: CancellationToken,
 }
 
 impl<S: Service> Reader<S> {
@@ -402,10 +419,11 @@ impl<S: Service> Reader<S> {
             return;
         }
         let shared = self.shared.clone();
-        tokio::spawn(async move {
+        let abort = self.abort.clone();
+        self.handlers.spawn(async move {
             let outcome = tokio::select! {
                 outcome = handler => outcome,
-                () = shared.closed.cancelled() => return,
+                () = abort.cancelled() => return,
             };
             drop(permit);
             let _ = shared.enqueue(encode_response(&id, &outcome)).await;

@@ -1,4 +1,5 @@
-//! Counting initialized clients, and the ephemeral daemon's exit rule built on the count.
+//! Counting initialized clients and running turns, and the ephemeral daemon's exit rule
+//! built on the counts.
 
 use std::time::Duration;
 use tokio::sync::watch;
@@ -11,6 +12,15 @@ pub const EPHEMERAL_GRACE: Duration = Duration::from_secs(1);
 struct Counts {
     current: usize,
     ever: u64,
+    /// Turns running; a turn outlives the client that started it, so it keeps an
+    /// ephemeral daemon up too.
+    turns: usize,
+}
+
+impl Counts {
+    fn idle(&self) -> bool {
+        self.current == 0 && self.turns == 0
+    }
 }
 
 /// Clients that completed `initialize` and are still connected. A watch channel, so the
@@ -45,15 +55,25 @@ impl ClientCounter {
             .send_modify(|c| c.current = c.current.saturating_sub(1));
     }
 
-    /// The `--ephemeral` rule: never before the first client; then, each time the count
-    /// drops to zero, cancel `shutdown` after `grace` unless a client joins first.
+    pub fn turn_started(&self) {
+        self.counts.send_modify(|c| c.turns += 1);
+    }
+
+    pub fn turn_ended(&self) {
+        self.counts
+            .send_modify(|c| c.turns = c.turns.saturating_sub(1));
+    }
+
+    /// The `--ephemeral` rule: never before the first client; then, each time no client is
+    /// connected and no turn runs, cancel `shutdown` after `grace` unless a client joins
+    /// (or a turn starts) first.
     pub async fn exit_when_idle(&self, grace: Duration, shutdown: CancellationToken) {
         let mut rx = self.counts.subscribe();
         if rx.wait_for(|c| c.ever > 0).await.is_err() {
             return;
         }
         loop {
-            if rx.wait_for(|c| c.current == 0).await.is_err() {
+            if rx.wait_for(Counts::idle).await.is_err() {
                 return;
             }
             tracing::info!("last client left; exiting in {grace:?} unless a client connects");
@@ -63,7 +83,7 @@ impl ClientCounter {
                     shutdown.cancel();
                     return;
                 }
-                joined = rx.wait_for(|c| c.current > 0) => {
+                joined = rx.wait_for(|c| !c.idle()) => {
                     if joined.is_err() {
                         return;
                     }
@@ -94,6 +114,24 @@ mod tests {
         tokio::time::sleep(EPHEMERAL_GRACE + Duration::from_millis(1)).await;
         assert!(shutdown.is_cancelled());
         task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_running_turn_keeps_the_daemon_up_after_its_client_left() {
+        let counter = Arc::new(ClientCounter::default());
+        let shutdown = CancellationToken::new();
+        tokio::spawn({
+            let (c, s) = (counter.clone(), shutdown.clone());
+            async move { c.exit_when_idle(EPHEMERAL_GRACE, s).await }
+        });
+        counter.joined();
+        counter.turn_started();
+        counter.left();
+        tokio::time::sleep(EPHEMERAL_GRACE * 10).await;
+        assert!(!shutdown.is_cancelled());
+        counter.turn_ended();
+        tokio::time::sleep(EPHEMERAL_GRACE + Duration::from_millis(1)).await;
+        assert!(shutdown.is_cancelled());
     }
 
     #[tokio::test(start_paused = true)]

@@ -126,6 +126,7 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     {
         tracing::warn!("some turns did not stop within {TURN_WIND_DOWN:?}");
     }
+    state.close_connections.cancel();
     connections.close();
     if tokio::time::timeout(DRAIN_TIMEOUT, connections.wait())
         .await
@@ -167,13 +168,13 @@ fn admit(
     };
     let (rpc_peer, handle) = Peer::new(transport, peer_config);
     let connection = Connection::new(state.clone(), handle.clone());
-    let shutdown = state.shutdown.clone();
+    let close = state.close_connections.clone();
     connections.spawn(async move {
         let run = rpc_peer.run(Arc::new(Gate(connection.clone())));
         tokio::pin!(run);
         tokio::select! {
             () = &mut run => {}
-            () = shutdown.cancelled() => {
+            () = close.cancelled() => {
                 handle.close();
                 run.await;
             }

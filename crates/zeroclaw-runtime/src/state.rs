@@ -29,6 +29,9 @@ pub struct DaemonState {
     pub turn_slots: Arc<Semaphore>,
     /// Cancelled to stop the daemon (signal, `shutdown`, or the ephemeral rule).
     pub shutdown: CancellationToken,
+    /// Cancelled once running turns have wound down, to close the connections: a turn's
+    /// last events and answer reach its clients before they are disconnected.
+    pub close_connections: CancellationToken,
     next_connection: AtomicU64,
 }
 
@@ -52,6 +55,7 @@ impl DaemonState {
             turns: TaskTracker::new(),
             turn_slots,
             shutdown: CancellationToken::new(),
+            close_connections: CancellationToken::new(),
             next_connection: AtomicU64::new(1),
         }
     }

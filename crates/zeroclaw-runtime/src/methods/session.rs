@@ -274,6 +274,7 @@ impl Drop for TurnSlot {
         self.session.clear_turn(&self.turn.id);
         self.turn.finished.cancel();
         self.daemon.sessions.evict_if_idle(&self.session);
+        self.daemon.clients.turn_ended();
     }
 }
 
@@ -327,6 +328,7 @@ fn start_turn(
         elicitation: conn.hello.get().is_some_and(|h| h.elicitation),
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
+    daemon.clients.turn_started();
     let slot = TurnSlot {
         daemon: daemon.clone(),
         session,
