@@ -1,0 +1,81 @@
+//! `zerocode`: the interactive terminal client for the zeroclaw daemon. A line-mode client
+//! (rustyline, not a full-screen TUI): the turn streams into the terminal's own scrollback.
+
+mod app;
+mod forms;
+mod input;
+mod interrupts;
+mod render;
+mod term;
+
+use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "zerocode",
+    version,
+    about = "Talk to the zeroclaw agent in your terminal",
+    long_about = "Talk to the zeroclaw agent in your terminal. zerocode connects to the daemon of \
+the config dir (--config-dir, $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw; $ZEROCLAW_SOCKET overrides \
+the endpoint). When none is running it starts `zeroclaw daemon --ephemeral`, which exits about a \
+second after its last client leaves. The daemon binary is the `zeroclaw` beside zerocode's own \
+executable, else `zeroclaw` on PATH.\n\n\
+Answers stream into the terminal's scrollback. Tool calls that need approval ask \
+[y]es / [n]o / [a]lways; questions from the agent are shown as short forms.\n\n\
+The prompt history is kept in <data dir>/zerocode_history (1000 entries).\n\n\
+Exit status: 0 on /quit, Ctrl-D or Ctrl-C twice at the prompt; 1 on an error or when the \
+daemon went away; 130 on Ctrl-C twice during a turn.",
+    after_help = "Commands at the prompt: /new, /sessions, /load ID|N, /cancel, /help, /quit.\n\n\
+Examples:\n  zerocode                       # a new session in the current directory\n  zerocode --resume              # pick one of the recent sessions\n  zerocode --session 3b60b909-…  # continue a session, with its history shown\n  zerocode --cwd ~/src/project"
+)]
+struct Cli {
+    /// Configuration directory (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw).
+    #[arg(long, value_name = "DIR")]
+    config_dir: Option<PathBuf>,
+    /// Resume this session: its id, or a unique prefix like the short id in the banner
+    /// (its history is shown first).
+    #[arg(long, value_name = "ID", conflicts_with = "resume")]
+    session: Option<String>,
+    /// Pick a recent session to resume from a numbered list.
+    #[arg(long)]
+    resume: bool,
+    /// Working directory of new sessions (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let paths = match zeroclaw_ipc::resolve(cli.config_dir.as_deref()) {
+        Ok(paths) => paths,
+        Err(e) => {
+            eprintln!("zerocode: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    term::save();
+    let _restore = term::RestoreOnDrop;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("zerocode: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let options = app::Options {
+        session: cli.session,
+        resume: cli.resume,
+        cwd: cli.cwd,
+    };
+    let code = runtime.block_on(app::run(paths, options));
+    // A line read may still be blocked on the terminal (the daemon went away during it):
+    // do not wait for it.
+    runtime.shutdown_background();
+    term::restore();
+    ExitCode::from(code)
+}
