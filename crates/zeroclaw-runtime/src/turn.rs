@@ -148,7 +148,8 @@ impl Turn<'_> {
             let open = match opened {
                 None => return self.finish(StopReason::Cancelled),
                 Some(Err(e)) => {
-                    let error = e.to_rpc(&self.daemon.provider, Some(self.id()));
+                    let error =
+                        e.to_rpc(&self.daemon.provider, &self.session.model, Some(self.id()));
                     return Err(self.fail(error, &e.message));
                 }
                 Some(Ok(open)) => open,
@@ -189,7 +190,8 @@ impl Turn<'_> {
             let result = match outcome {
                 None => return self.finish(StopReason::Cancelled),
                 Some(Err(e)) => {
-                    let error = e.to_rpc(&self.daemon.provider, Some(self.id()));
+                    let error =
+                        e.to_rpc(&self.daemon.provider, &self.session.model, Some(self.id()));
                     return Err(self.fail(error, &e.message));
                 }
                 Some(Ok(result)) => result,

@@ -133,12 +133,14 @@ impl ProviderError {
         }
     }
 
-    pub fn to_rpc(&self, provider: &Provider, turn_id: Option<&str>) -> RpcError {
+    /// The `-32004` error for a call made with `model` (a session's own model may differ
+    /// from the configured default).
+    pub fn to_rpc(&self, provider: &Provider, model: &str, turn_id: Option<&str>) -> RpcError {
         let mut data = json!({
             "kind": self.kind.as_str(),
             "provider": match provider.config.kind { ProviderKind::Openai => "openai", ProviderKind::Anthropic => "anthropic" },
             "baseUrl": provider.config.base_url,
-            "model": provider.config.model,
+            "model": model,
         });
         if let Some(status) = self.status {
             data["status"] = json!(status);
@@ -245,7 +247,7 @@ impl Provider {
                 anthropic::request_body(request, &self.config),
             ),
         };
-        let response = self.send(&url, &body).await?;
+        let response = self.send(&url, &body, request.model).await?;
         let idle = Duration::from_secs(self.config.idle_timeout_secs.max(1));
         Ok(OpenStep {
             kind: self.config.kind,
@@ -259,7 +261,12 @@ impl Provider {
 
     /// POSTs the request, retrying connect failures, 429 and 5xx with backoff. Only this
     /// phase retries: once the stream has started, deltas may already have been shown.
-    async fn send(&self, url: &str, body: &Value) -> Result<reqwest::Response, ProviderError> {
+    async fn send(
+        &self,
+        url: &str,
+        body: &Value,
+        model: &str,
+    ) -> Result<reqwest::Response, ProviderError> {
         let mut attempt = 0;
         loop {
             let mut request = self.http.post(url).json(body);
@@ -303,7 +310,7 @@ impl Provider {
                         .and_then(|v| v.trim().parse::<u64>().ok())
                         .map(Duration::from_secs);
                     let text = response.text().await.unwrap_or_default();
-                    let error = self.status_error(status, &text);
+                    let error = self.status_error(status, &text, model);
                     if !(status == 429 || status >= 500) {
                         return Err(error);
                     }
@@ -339,10 +346,9 @@ impl Provider {
         )
     }
 
-    fn status_error(&self, status: u16, body: &str) -> ProviderError {
+    fn status_error(&self, status: u16, body: &str, model: &str) -> ProviderError {
         let detail = excerpt(body);
         let base = &self.config.base_url;
-        let model = &self.config.model;
         let (kind, message) = match status {
             401 | 403 => (
                 ErrorKind::Auth,
@@ -358,7 +364,7 @@ impl Provider {
             404 => (
                 ErrorKind::ModelNotFound,
                 format!(
-                    "the provider at {base} does not know model {model:?} (HTTP 404: {detail}); check provider.model and provider.base_url (for Ollama: `ollama pull {model}`)"
+                    "the provider at {base} does not know model {model:?} (HTTP 404: {detail}); check the model (provider.model, or the one given to session/new) and provider.base_url (for Ollama: `ollama pull {model}`)"
                 ),
             ),
             429 => (
