@@ -169,6 +169,8 @@ fn admit(
     let (rpc_peer, handle) = Peer::new(transport, peer_config);
     let connection = Connection::new(state.clone(), handle.clone());
     let close = state.close_connections.clone();
+    let slots = slots.clone();
+    let max_connections = state.config.daemon.max_connections;
     connections.spawn(async move {
         let run = rpc_peer.run(Arc::new(Gate(connection.clone())));
         tokio::pin!(run);
@@ -182,6 +184,21 @@ fn admit(
         connection.finished();
         tracing::info!(peer = %peer.label, "connection closed");
         drop(slot);
+        if slots.available_permits() == max_connections {
+            release_freed_memory();
+        }
+    });
+}
+
+/// Hands memory freed by closed connections back to the OS once the last one is gone.
+/// glibc's allocator keeps freed heap pages for reuse, so after a burst of clients the
+/// daemon's RSS would otherwise stay tens of MiB above its idle size.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    tokio::task::spawn_blocking(|| {
+        // SAFETY: malloc_trim only walks and releases the allocator's own free lists; it
+        // is thread-safe and has no preconditions.
+        unsafe { libc::malloc_trim(0) };
     });
 }
 
@@ -211,10 +228,17 @@ fn spawn_signal_watch(
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate())?;
         let mut int = signal(SignalKind::interrupt())?;
+        // SIGXFSZ's default action kills the process at the first write past a file-size
+        // limit (`ulimit -f`). Handled, it lets that write fail with EFBIG, which the store
+        // reports as a storage error while the daemon keeps serving.
+        let mut xfsz = signal(SignalKind::from_raw(rustix::process::Signal::XFSZ.as_raw()))?;
         Ok(tokio::spawn(async move {
-            let name = tokio::select! {
-                _ = term.recv() => "SIGTERM",
-                _ = int.recv() => "SIGINT",
+            let name = loop {
+                tokio::select! {
+                    _ = term.recv() => break "SIGTERM",
+                    _ = int.recv() => break "SIGINT",
+                    _ = xfsz.recv() => tracing::warn!("a write went past the file-size limit (SIGXFSZ); it failed and the daemon goes on"),
+                }
             };
             tracing::info!(signal = name, "signal received");
             shutdown.cancel();

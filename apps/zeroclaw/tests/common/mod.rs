@@ -327,3 +327,290 @@ pub fn error_code(answer: &Value) -> i64 {
         .as_i64()
         .unwrap_or_else(|| panic!("not an error: {answer}"))
 }
+
+// =======================================================================================
+// Hardening helpers (used by faults.rs, security.rs and soak.rs). One appended block: every
+// name lives in `hardening`, so nothing here can clash with other helpers.
+// =======================================================================================
+
+pub mod hardening {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Resource limits set on the daemon process between fork and exec.
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct Limits {
+        /// RLIMIT_NOFILE (soft and hard).
+        pub nofile: Option<u64>,
+        /// RLIMIT_FSIZE in bytes (soft and hard): writes past it fail.
+        pub fsize: Option<u64>,
+        /// Sets SIGXFSZ to SIG_IGN (an ignored disposition survives exec), so a write past
+        /// `fsize` fails with EFBIG instead of killing the process.
+        pub ignore_sigxfsz: bool,
+    }
+
+    unsafe extern "C" {
+        /// libc's `signal(2)`; std links libc, and it is async-signal-safe.
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    const SIG_IGN: usize = 1;
+    const SIG_ERR: usize = usize::MAX;
+
+    fn apply(limits: Limits) -> std::io::Result<()> {
+        use rustix::process::{Resource, Rlimit, setrlimit};
+        let set = |resource, n| {
+            setrlimit(
+                resource,
+                Rlimit {
+                    current: Some(n),
+                    maximum: Some(n),
+                },
+            )
+            .map_err(std::io::Error::from)
+        };
+        if let Some(n) = limits.nofile {
+            set(Resource::Nofile, n)?;
+        }
+        if let Some(n) = limits.fsize {
+            set(Resource::Fsize, n)?;
+        }
+        if limits.ignore_sigxfsz {
+            // SAFETY: called in the child between fork and exec; signal() is
+            // async-signal-safe and SIG_IGN installs no handler code.
+            let previous = unsafe { signal(rustix::process::Signal::XFSZ.as_raw(), SIG_IGN) };
+            if previous == SIG_ERR {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+
+    /// Like `TestDir::spawn_with`, with `limits` applied to the daemon process.
+    pub fn spawn_limited(
+        dir: &TestDir,
+        args: &[&str],
+        env: &[(&str, &str)],
+        limits: Limits,
+    ) -> Daemon {
+        let mut all = vec!["daemon"];
+        all.extend_from_slice(args);
+        let mut cmd = dir.command(&all);
+        let mut endpoint = dir.default_endpoint();
+        for (k, v) in env {
+            cmd.env(k, v);
+            if *k == "ZEROCLAW_SOCKET" {
+                endpoint = PathBuf::from(v);
+            }
+        }
+        // SAFETY: the closure only makes raw syscalls (setrlimit, signal); it allocates
+        // nothing and takes no locks.
+        unsafe {
+            cmd.pre_exec(move || apply(limits));
+        }
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Log::default());
+        let stderr = child.stderr.take().unwrap();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let mut guard = sink.lines.lock().unwrap();
+                guard.0.push(line);
+                sink.changed.notify_all();
+            }
+            sink.lines.lock().unwrap().1 = true;
+            sink.changed.notify_all();
+        });
+        Daemon {
+            child,
+            dir: dir.path().to_path_buf(),
+            config_dir: dir.config_dir(),
+            endpoint,
+            log,
+            status: None,
+        }
+    }
+
+    /// `spawn_limited`, then waits until the daemon listens.
+    pub fn start_limited(
+        dir: &TestDir,
+        args: &[&str],
+        env: &[(&str, &str)],
+        limits: Limits,
+    ) -> Daemon {
+        let daemon = spawn_limited(dir, args, env, limits);
+        daemon.wait_for_log("listening");
+        daemon
+    }
+
+    /// How many stderr lines so far contain `needle`.
+    pub fn log_count(daemon: &Daemon, needle: &str) -> usize {
+        let guard = daemon.log.lines.lock().unwrap();
+        guard.0.iter().filter(|l| l.contains(needle)).count()
+    }
+
+    /// Blocks until at least `n` stderr lines contain `needle` (hang-guarded).
+    pub fn wait_for_log_count(daemon: &Daemon, needle: &str, n: usize) {
+        let deadline = Instant::now() + HANG_GUARD;
+        let mut guard = daemon.log.lines.lock().unwrap();
+        loop {
+            let seen = guard.0.iter().filter(|l| l.contains(needle)).count();
+            if seen >= n {
+                return;
+            }
+            assert!(
+                !guard.1,
+                "daemon stderr ended with {seen} of {n} {needle:?}"
+            );
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "only {seen} of {n} {needle:?} in daemon stderr"
+            );
+            guard = daemon.log.changed.wait_timeout(guard, left).unwrap().0;
+        }
+    }
+
+    /// `config.toml` for a daemon talking to a fake provider at `base_url`: model "fake", no
+    /// retries, `idle_timeout_secs` as given, `[approvals] bash = "allow"` unless `rest`
+    /// has an `[approvals]` table, then `rest` (more tables).
+    pub fn config_for(base_url: &str, idle_timeout_secs: u64, rest: &str) -> String {
+        let mut text = format!(
+            "[provider]\nbase_url = {base_url:?}\nmodel = \"fake\"\nmax_retries = 0\nconnect_timeout_secs = 5\nidle_timeout_secs = {idle_timeout_secs}\n"
+        );
+        if !rest.contains("[approvals]") {
+            text.push_str("[approvals]\nbash = \"allow\"\n");
+        }
+        text.push_str(rest);
+        text.push('\n');
+        text
+    }
+
+    /// Writes `<config dir>/config.toml`.
+    pub fn write_config(dir: &TestDir, text: &str) {
+        std::fs::create_dir_all(dir.config_dir()).unwrap();
+        std::fs::write(dir.config_dir().join("config.toml"), text).unwrap();
+    }
+
+    static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+    /// Sends a request with a fresh string id (`hz-<n>`) and returns that id.
+    pub fn send_request(conn: &mut Conn, method: &str, params: Value) -> Value {
+        let id = json!(format!("hz-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed)));
+        conn.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// `initialize` with these capabilities.
+    pub fn initialize_with(conn: &mut Conn, capabilities: Value) -> Value {
+        conn.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientInfo": {"name": "hardening-test", "version": "0"}, "capabilities": capabilities}),
+        )
+    }
+
+    /// Reads frames until one matches `pred`; returns it and every frame read before it.
+    pub fn read_until(conn: &mut Conn, pred: impl Fn(&Value) -> bool) -> (Value, Vec<Value>) {
+        let mut before = Vec::new();
+        loop {
+            let frame = conn.recv();
+            if pred(&frame) {
+                return (frame, before);
+            }
+            before.push(frame);
+        }
+    }
+
+    pub fn is_answer_to(frame: &Value, id: &Value) -> bool {
+        frame.get("method").is_none() && frame.get("id") == Some(id)
+    }
+
+    /// The `session/update` params of this type in `frames`.
+    pub fn updates<'a>(frames: &'a [Value], kind: &str) -> Vec<&'a Value> {
+        frames
+            .iter()
+            .filter(|f| f["method"] == "session/update" && f["params"]["type"] == kind)
+            .map(|f| &f["params"])
+            .collect()
+    }
+
+    /// Reads until the answer to `id`; returns it and the frames (events, requests) before.
+    pub fn answer_of(conn: &mut Conn, id: &Value) -> (Value, Vec<Value>) {
+        read_until(conn, |f| is_answer_to(f, id))
+    }
+
+    /// `session/new` in `cwd`; returns the session id.
+    pub fn new_session(conn: &mut Conn, cwd: &Path) -> String {
+        let result = conn.call("session/new", json!({"cwd": cwd}));
+        result["sessionId"].as_str().unwrap().to_owned()
+    }
+
+    /// Sends a prompt and reads until its answer: (answer frame, frames before it).
+    pub fn prompt(conn: &mut Conn, session: &str, text: &str) -> (Value, Vec<Value>) {
+        let id = send_request(
+            conn,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": text}),
+        );
+        answer_of(conn, &id)
+    }
+
+    /// `prompt` that must succeed; returns its result.
+    pub fn prompt_ok(conn: &mut Conn, session: &str, text: &str) -> Value {
+        let (answer, _) = prompt(conn, session, text);
+        assert!(answer.get("error").is_none(), "the prompt failed: {answer}");
+        answer["result"].clone()
+    }
+
+    /// All of a session's messages (`session/messages`, up to 1000).
+    pub fn messages(conn: &mut Conn, session: &str) -> Vec<Value> {
+        let result = conn.call(
+            "session/messages",
+            json!({"sessionId": session, "limit": 1000}),
+        );
+        result["messages"].as_array().unwrap().clone()
+    }
+
+    /// The `kind` of each message.
+    pub fn kinds(messages: &[Value]) -> Vec<&str> {
+        messages
+            .iter()
+            .map(|m| m["kind"].as_str().unwrap())
+            .collect()
+    }
+
+    /// Whether this process runs as root.
+    pub fn is_root() -> bool {
+        rustix::process::geteuid().is_root()
+    }
+
+    /// `setpriv` running `program args` as nobody:nogroup, or `None` (with the reason
+    /// printed) when this cannot be done here: not root, or no `setpriv`.
+    pub fn as_nobody(program: &str, args: &[&str]) -> Option<Command> {
+        if !is_root() {
+            eprintln!("skipped: needs root to run a process as another user");
+            return None;
+        }
+        let probe = Command::new("setpriv").arg("--version").output();
+        if !probe.is_ok_and(|o| o.status.success()) {
+            eprintln!("skipped: setpriv (util-linux) is not installed");
+            return None;
+        }
+        let mut cmd = Command::new("setpriv");
+        cmd.args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "--",
+            program,
+        ])
+        .args(args);
+        Some(cmd)
+    }
+}

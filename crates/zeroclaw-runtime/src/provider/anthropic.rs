@@ -3,7 +3,8 @@
 
 use super::sse::SseReader;
 use super::{
-    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, stream_error,
+    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, no_events,
+    stream_error,
 };
 use crate::config::ProviderConfig;
 use crate::store::Usage;
@@ -89,11 +90,13 @@ pub(super) async fn read_stream(
     let mut input_tokens = None;
     let mut output_tokens = None;
     let mut stop_reason = None;
+    let mut saw_event = false;
     while let Some(event) = events.next().await.map_err(stream_error)? {
         let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
             tracing::warn!("provider sent an event that is not JSON; skipped");
             continue;
         };
+        saw_event = true;
         let index = data["index"].as_u64().unwrap_or(0);
         match data["type"].as_str().unwrap_or_default() {
             "message_start" => {
@@ -179,6 +182,9 @@ pub(super) async fn read_stream(
             }
             _ => {}
         }
+    }
+    if !saw_event {
+        return Err(no_events());
     }
     // Blocks the stream never closed still count: the model did ask for them.
     for (_, block) in blocks {

@@ -415,6 +415,14 @@ fn excerpt(body: &str) -> String {
     }
 }
 
+/// A successful answer whose body held no streaming event at all.
+fn no_events() -> ProviderError {
+    ProviderError::new(
+        ErrorKind::Stream,
+        "the provider answered, but its body held no streaming events; check that provider.base_url is the API's base (for OpenAI-compatible servers it usually ends in /v1) and that provider.kind matches the server",
+    )
+}
+
 /// Maps an SSE read failure to a provider error.
 fn stream_error(e: sse::SseError) -> ProviderError {
     match e {

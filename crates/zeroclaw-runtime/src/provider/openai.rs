@@ -5,7 +5,8 @@
 
 use super::sse::SseReader;
 use super::{
-    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, stream_error,
+    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, no_events,
+    stream_error,
 };
 use crate::config::ProviderConfig;
 use crate::store::Usage;
@@ -79,15 +80,20 @@ pub(super) async fn read_stream(
     let mut calls: Vec<(u64, PartialCall)> = Vec::new();
     let mut usage = None;
     let mut finish_reason = None;
+    // A 200 whose body holds no chunk at all (an HTML page from a proxy, a non-streaming
+    // server) is an error, not an empty answer.
+    let mut saw_chunk = false;
     while let Some(event) = events.next().await.map_err(stream_error)? {
         let data = event.data.trim();
         if data == "[DONE]" {
+            saw_chunk = true;
             break;
         }
         let Ok(chunk) = serde_json::from_str::<Value>(data) else {
             tracing::warn!("provider sent a line that is not JSON; skipped");
             continue;
         };
+        saw_chunk = true;
         if let Some(error) = chunk.get("error") {
             let message = error
                 .get("message")
@@ -165,6 +171,9 @@ pub(super) async fn read_stream(
                 }
             }
         }
+    }
+    if !saw_chunk {
+        return Err(no_events());
     }
     calls.sort_by_key(|(index, _)| *index);
     let tool_calls = calls

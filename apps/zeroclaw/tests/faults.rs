@@ -1,0 +1,794 @@
+//! Faults the daemon must survive: a provider that stalls, resets or sends garbage, a
+//! database that cannot be written, a SIGKILL mid-turn, clients that vanish while the daemon
+//! waits on them, and running out of file descriptors. In every case the turn in question
+//! ends (or fails) with a clear answer, nothing already stored is lost, and the daemon keeps
+//! serving.
+//!
+//! Steps are ordered by events: the daemon's answers and log lines, and the requests the
+//! fake provider records. The only timeouts that elapse are the configured ones a test is
+//! about (idle 1 s, approval 1 s).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::hardening::*;
+use common::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use zeroclaw_testkit::{FakeProvider, Gate, Recorded, Reply, Step, openai};
+
+const PROVIDER_ERROR: i64 = -32004;
+const INTERNAL_ERROR: i64 = -32603;
+const INTERRUPTED_LOG: &str = "marked turns left running by a previous daemon as interrupted";
+
+/// A daemon talking to a fake provider, and a working directory for sessions.
+struct Env {
+    // Field order is drop order: the daemon goes first, the temp dir last.
+    daemon: Daemon,
+    fake: FakeProvider,
+    work: PathBuf,
+    dir: TestDir,
+}
+
+impl Env {
+    /// A daemon with `idle_timeout_secs = idle` and the extra config tables `rest`.
+    fn new(idle: u64, rest: &str) -> Self {
+        Self::limited(idle, rest, &[], Limits::default())
+    }
+
+    fn limited(idle: u64, rest: &str, env: &[(&str, &str)], limits: Limits) -> Self {
+        let fake = FakeProvider::start_blocking().unwrap();
+        let dir = TestDir::new();
+        write_config(&dir, &config_for(&fake.base_url(), idle, rest));
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let daemon = start_limited(&dir, &[], env, limits);
+        Self {
+            daemon,
+            fake,
+            work,
+            dir,
+        }
+    }
+
+    /// SIGKILLs the daemon and starts a new one (no limits) on the same directory.
+    fn kill_and_restart(&mut self) {
+        self.daemon.signal(rustix::process::Signal::KILL);
+        assert!(!self.daemon.wait_exit().success());
+        self.daemon = self.dir.start(&[]);
+    }
+}
+
+/// The daemon still answers `status` on a fresh connection, with no turn left running.
+fn assert_serving(daemon: &Daemon) {
+    let mut conn = daemon.client();
+    let status = conn.call("status", json!({}));
+    assert_eq!(status["pid"], json!(daemon.pid()), "{status}");
+    assert_eq!(status["sessions"]["running"], json!(0), "{status}");
+}
+
+/// The `content` of the tool message answering `call_id` in a recorded provider request.
+fn tool_content(request: &Recorded, call_id: &str) -> String {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .unwrap_or_else(|| panic!("no tool message for {call_id}: {}", request.body))["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn bash_call(id: &str, command: &str) -> Reply {
+    openai::Builder::new()
+        .tool_call(0, id, "bash", &json!({ "command": command }).to_string(), 2)
+        .build()
+}
+
+/// Asserts a failed prompt: error `code`, the turn's id in `data`, and a `turn_complete`
+/// with `stopReason: "error"` among the frames before the answer when the turn was stored.
+fn assert_failed_turn(answer: &Value, frames: &[Value], code: i64) -> Value {
+    assert_eq!(error_code(answer), code, "{answer}");
+    let error = answer["error"].clone();
+    assert!(error["data"]["turnId"].is_string(), "{answer}");
+    if error["data"]["stored"] == json!(true) {
+        let complete = updates(frames, "turn_complete");
+        assert_eq!(complete.len(), 1, "{frames:#?}");
+        assert_eq!(complete[0]["stopReason"], "error", "{frames:#?}");
+    }
+    error
+}
+
+/// After a SIGKILL, a restart reports no turn left `running`: every turn that ended was
+/// marked as ended in the database. (Store::open logs before "listening".)
+fn assert_no_turn_left_running(env: &mut Env) {
+    env.kill_and_restart();
+    assert!(
+        !env.daemon.log_text().contains(INTERRUPTED_LOG),
+        "a finished turn was still marked running:\n{}",
+        env.daemon.log_text()
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The provider misbehaves
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_stalled_provider_fails_the_turn_as_a_timeout_and_the_daemon_keeps_serving() {
+    let mut env = Env::new(1, "");
+    env.fake
+        .push(openai::Builder::new().text("partial ").stall().build());
+    env.fake.push(openai::text(&["recovered"]));
+    let mut conn = env.daemon.client();
+    let session = new_session(&mut conn, &env.work);
+
+    let (answer, frames) = prompt(&mut conn, &session, "stall please");
+    let error = assert_failed_turn(&answer, &frames, PROVIDER_ERROR);
+    assert_eq!(error["data"]["kind"], "timeout", "{answer}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("idle_timeout_secs"),
+        "{answer}"
+    );
+    assert_eq!(error["data"]["stored"], json!(true), "{answer}");
+
+    // Status works on the same connection, and nothing is running any more.
+    let status = conn.call("status", json!({}));
+    assert_eq!(status["sessions"]["running"], json!(0), "{status}");
+    // What arrived before the stall is kept.
+    let stored = messages(&mut conn, &session);
+    assert_eq!(kinds(&stored), ["user", "assistant"], "{stored:#?}");
+    assert_eq!(stored[1]["text"], "partial ");
+
+    // The same session takes the next prompt.
+    let result = prompt_ok(&mut conn, &session, "again");
+    assert_eq!(result["stopReason"], "end_turn");
+    assert_eq!(result["text"], "recovered");
+    assert_serving(&env.daemon);
+    drop(conn);
+    assert_no_turn_left_running(&mut env);
+}
+
+#[test]
+fn a_provider_that_resets_mid_stream_fails_the_turn_as_a_stream_error_and_the_daemon_keeps_serving()
+{
+    let mut env = Env::new(2, "");
+    let gate = Gate::new();
+    env.fake.push(
+        openai::Builder::new()
+            .text("half an ans")
+            .wait_for(&gate)
+            .reset()
+            .build(),
+    );
+    env.fake.push(openai::text(&["whole answer"]));
+    let mut conn = env.daemon.client();
+    let session = new_session(&mut conn, &env.work);
+
+    let id = send_request(
+        &mut conn,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": "reset please"}),
+    );
+    // The reset comes mid-stream: after the daemon relayed the first text.
+    let (chunk, mut frames) = read_until(&mut conn, |f| {
+        f["method"] == "session/update" && f["params"]["type"] == "agent_message_chunk"
+    });
+    assert_eq!(chunk["params"]["text"], "half an ans");
+    gate.open();
+    let (answer, rest) = answer_of(&mut conn, &id);
+    frames.push(chunk);
+    frames.extend(rest);
+    let error = assert_failed_turn(&answer, &frames, PROVIDER_ERROR);
+    assert_eq!(error["data"]["kind"], "stream", "{answer}");
+
+    let stored = messages(&mut conn, &session);
+    assert_eq!(kinds(&stored), ["user", "assistant"], "{stored:#?}");
+    let result = prompt_ok(&mut conn, &session, "again");
+    assert_eq!(result["text"], "whole answer");
+    assert_serving(&env.daemon);
+    drop(conn);
+    assert_no_turn_left_running(&mut env);
+}
+
+#[test]
+fn a_provider_that_answers_garbage_ends_the_turn_cleanly_and_the_daemon_keeps_serving() {
+    let mut env = Env::new(2, "");
+    let garbage: Vec<(&str, Reply)> = vec![
+        (
+            "malformed SSE lines only",
+            Reply::sse(vec![
+                Step::Send(b"this is not server-sent events\n".to_vec()),
+                Step::Send(b"data: {not json\n\n".to_vec()),
+                Step::Send(b"data: [1, 2, 3]\n\n".to_vec()),
+                Step::Send(b"data: {\"choices\": \"nope\"}\n\n".to_vec()),
+                Step::Send(b"event: ping\ndata: \"a string\"\n\n".to_vec()),
+                Step::Send(b"data: \xff\xfe\xfd invalid utf-8\n\n".to_vec()),
+                Step::Send(b"data: {\"choices\": [{\"delta\": 42}]}\n\n".to_vec()),
+            ]),
+        ),
+        ("an HTML page", {
+            let page = b"<html><body>502 Bad Gateway</body></html>\n".to_vec();
+            Reply {
+                status: 200,
+                headers: vec![
+                    ("content-type".into(), "text/html".into()),
+                    ("content-length".into(), page.len().to_string()),
+                ],
+                steps: vec![Step::Send(page)],
+            }
+        }),
+        (
+            "binary bytes without a newline",
+            Reply::sse(vec![Step::Send(
+                (0..64 * 1024)
+                    .map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+                    .filter(|b| *b != b'\n')
+                    .collect(),
+            )]),
+        ),
+    ];
+    let mut conn = env.daemon.client();
+    let session = new_session(&mut conn, &env.work);
+    for (what, reply) in garbage {
+        env.fake.push(reply);
+        let (answer, frames) = prompt(&mut conn, &session, what);
+        match answer.get("error") {
+            // A clear error is acceptable...
+            Some(_) => {
+                let error = assert_failed_turn(&answer, &frames, PROVIDER_ERROR);
+                assert!(!error["message"].as_str().unwrap().is_empty(), "{answer}");
+            }
+            // ...and so is an empty answer.
+            None => {
+                assert_eq!(
+                    answer["result"]["stopReason"], "end_turn",
+                    "{what}: {answer}"
+                );
+                assert_eq!(answer["result"]["text"], "", "{what}: {answer}");
+            }
+        }
+        assert_eq!(
+            conn.call("status", json!({}))["sessions"]["running"],
+            json!(0)
+        );
+    }
+    env.fake.push(openai::text(&["sane again"]));
+    let result = prompt_ok(&mut conn, &session, "and now?");
+    assert_eq!(result["text"], "sane again");
+    assert_serving(&env.daemon);
+    drop(conn);
+    assert_no_turn_left_running(&mut env);
+}
+
+#[test]
+fn a_provider_event_without_end_is_cut_off_at_its_size_cap_as_a_stream_error() {
+    let mut env = Env::new(5, "");
+    // 17 MiB of one `data:` line that never ends: past the 16 MiB cap on one event.
+    let mut endless = b"data: ".to_vec();
+    endless.resize(17 * 1024 * 1024, b'a');
+    env.fake.push(
+        openai::Builder::new()
+            .text("before ")
+            .raw(endless)
+            .stall()
+            .build(),
+    );
+    env.fake.push(openai::text(&["small again"]));
+    let mut conn = env.daemon.client();
+    let session = new_session(&mut conn, &env.work);
+    let (answer, frames) = prompt(&mut conn, &session, "flood");
+    let error = assert_failed_turn(&answer, &frames, PROVIDER_ERROR);
+    assert_eq!(error["data"]["kind"], "stream", "{answer}");
+    assert!(
+        error["message"].as_str().unwrap().contains("16 MiB"),
+        "{answer}"
+    );
+    assert_eq!(
+        prompt_ok(&mut conn, &session, "again")["text"],
+        "small again"
+    );
+    assert_serving(&env.daemon);
+    drop(conn);
+    assert_no_turn_left_running(&mut env);
+}
+
+// ---------------------------------------------------------------------------------------
+// The database cannot be written
+// ---------------------------------------------------------------------------------------
+
+/// Bytes in the big answer whose storing must fail: several times the file-size limit.
+const BIG_ANSWER_CHUNKS: usize = 3 * 1024;
+const FSIZE_LIMIT: u64 = 1024 * 1024;
+
+fn big_answer() -> Reply {
+    openai::many_chunks(BIG_ANSWER_CHUNKS, &"x".repeat(1024))
+}
+
+/// Turn 1 stores fine; turn 2's answer cannot be stored (the write fails); turn 3 is small
+/// again. Returns the session id.
+fn store_failure_scenario(env: &mut Env) -> String {
+    env.fake.push(openai::text(&["first answer"]));
+    env.fake.push(big_answer());
+    env.fake.push(openai::text(&["third answer"]));
+    let mut conn = env.daemon.client();
+    let session = new_session(&mut conn, &env.work);
+    assert_eq!(
+        prompt_ok(&mut conn, &session, "first")["text"],
+        "first answer"
+    );
+
+    let (answer, frames) = prompt(&mut conn, &session, "second");
+    let error = assert_failed_turn(&answer, &frames, INTERNAL_ERROR);
+    eprintln!("the failed turn's answer: {answer}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("storage") && message.contains("disk"),
+        "not a clear storage error: {answer}"
+    );
+    env.daemon.wait_for_log("storage failed during a turn");
+    assert!(env.daemon.is_running(), "{}", env.daemon.log_text());
+
+    // The daemon keeps serving, reads still work, and a small turn is stored again.
+    assert_eq!(
+        conn.call("status", json!({}))["sessions"]["running"],
+        json!(0)
+    );
+    let stored = messages(&mut conn, &session);
+    assert_eq!(kinds(&stored), ["user", "assistant", "user"], "{stored:#?}");
+    assert_eq!(
+        prompt_ok(&mut conn, &session, "third")["text"],
+        "third answer"
+    );
+    assert_serving(&env.daemon);
+    assert!(
+        !env.daemon.log_text().contains("panicked"),
+        "{}",
+        env.daemon.log_text()
+    );
+    session
+}
+
+/// After a restart without the fault: everything stored before (and after) is there.
+fn assert_history_survived(env: &mut Env, session: &str) {
+    let mut conn = env.daemon.client();
+    let stored = messages(&mut conn, session);
+    assert_eq!(
+        kinds(&stored),
+        ["user", "assistant", "user", "user", "assistant"],
+        "{stored:#?}"
+    );
+    let texts: Vec<&str> = stored.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert_eq!(
+        texts,
+        ["first", "first answer", "second", "third", "third answer"]
+    );
+}
+
+#[test]
+fn a_database_write_past_the_file_size_limit_fails_the_turn_and_keeps_what_was_stored() {
+    let limits = Limits {
+        fsize: Some(FSIZE_LIMIT),
+        ignore_sigxfsz: true,
+        ..Limits::default()
+    };
+    let mut env = Env::limited(2, "", &[], limits);
+    let session = store_failure_scenario(&mut env);
+    // An orderly stop still works, then a daemon without the limit finds everything.
+    env.daemon.signal(rustix::process::Signal::TERM);
+    assert!(
+        env.daemon.wait_exit().success(),
+        "{}",
+        env.daemon.log_text()
+    );
+    env.daemon = env.dir.start(&[]);
+    assert!(!env.daemon.log_text().contains(INTERRUPTED_LOG));
+    assert_history_survived(&mut env, &session);
+}
+
+#[test]
+fn a_file_size_limit_does_not_kill_the_daemon_even_when_sigxfsz_is_not_ignored_by_its_parent() {
+    use std::os::unix::process::ExitStatusExt;
+    let limits = Limits {
+        fsize: Some(FSIZE_LIMIT),
+        ignore_sigxfsz: false,
+        ..Limits::default()
+    };
+    let mut env = Env::limited(2, "", &[], limits);
+    env.fake.push(big_answer());
+    let mut conn = env.daemon.client();
+    let session = new_session(&mut conn, &env.work);
+    let id = send_request(
+        &mut conn,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": "too big to store"}),
+    );
+    let answered = std::iter::from_fn(|| conn.recv_line()).any(|line| {
+        let frame: Value = serde_json::from_str(&line).unwrap();
+        is_answer_to(&frame, &id)
+    });
+    if !answered {
+        let status = env.daemon.wait_exit();
+        panic!(
+            "the daemon died instead of answering: {status:?} (signal {:?}; SIGXFSZ is {})",
+            status.signal(),
+            rustix::process::Signal::XFSZ.as_raw()
+        );
+    }
+    assert_serving(&env.daemon);
+}
+
+/// A small tmpfs mounted for the test, unmounted (lazily) when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// `None` (with the reason printed) when mounting is not possible here.
+    fn mount(at: &Path, size: &str) -> Option<Self> {
+        if !is_root() {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        std::fs::create_dir_all(at).unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700")])
+            .arg("tmpfs")
+            .arg(at)
+            .output();
+        match out {
+            Ok(out) if out.status.success() => Some(Self(at.to_path_buf())),
+            Ok(out) => {
+                eprintln!(
+                    "skipped: mount -t tmpfs is not permitted here: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("skipped: cannot run mount: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Fills the file system holding `dir` until a write fails with ENOSPC.
+fn fill(dir: &Path) -> PathBuf {
+    use std::io::Write;
+    let path = dir.join("filler");
+    let mut file = std::fs::File::create(&path).unwrap();
+    let block = vec![0u8; 64 * 1024];
+    loop {
+        if let Err(e) = file.write_all(&block) {
+            assert_eq!(e.raw_os_error(), Some(28), "expected ENOSPC: {e}");
+            break;
+        }
+    }
+    // Also take the last partial block.
+    while file.write(&[0u8; 512]).is_ok_and(|n| n > 0) {}
+    path
+}
+
+#[test]
+fn a_full_disk_fails_the_turn_clearly_and_the_daemon_recovers_once_space_is_freed() {
+    let dir = TestDir::new();
+    let data = dir.path().join("data");
+    let Some(_mount) = Tmpfs::mount(&data, "16m") else {
+        return;
+    };
+    let fake = FakeProvider::start_blocking().unwrap();
+    write_config(&dir, &config_for(&fake.base_url(), 2, ""));
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let socket = data.join("daemon.sock");
+    let data_env = [
+        ("ZEROCLAW_DATA_DIR", data.to_str().unwrap()),
+        ("ZEROCLAW_SOCKET", socket.to_str().unwrap()),
+    ];
+    let mut daemon = dir.start_with(&[], &data_env);
+
+    fake.push(openai::text(&["first answer"]));
+    fake.push(big_answer());
+    fake.push(openai::text(&["third answer"]));
+    let mut conn = daemon.client();
+    let session = new_session(&mut conn, &work);
+    assert_eq!(
+        prompt_ok(&mut conn, &session, "first")["text"],
+        "first answer"
+    );
+
+    let filler = fill(&data);
+    let (answer, frames) = prompt(&mut conn, &session, "second");
+    let error = assert_failed_turn(&answer, &frames, INTERNAL_ERROR);
+    eprintln!("the failed turn's answer: {answer}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("storage") && message.contains("disk"),
+        "not a clear storage error: {answer}"
+    );
+    assert!(daemon.is_running());
+    assert_eq!(
+        conn.call("status", json!({}))["sessions"]["running"],
+        json!(0)
+    );
+
+    // Space comes back: the next turn is stored again.
+    std::fs::remove_file(filler).unwrap();
+    assert_eq!(
+        prompt_ok(&mut conn, &session, "third")["text"],
+        "third answer"
+    );
+    drop(conn);
+    daemon.signal(rustix::process::Signal::TERM);
+    assert!(daemon.wait_exit().success(), "{}", daemon.log_text());
+
+    let daemon = dir.start_with(&[], &data_env);
+    let mut conn = daemon.client();
+    let stored = messages(&mut conn, &session);
+    let texts: Vec<&str> = stored.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    // Whether the failed turn's prompt was stored depends on where the disk ran out; the
+    // first and third turns must be there in full.
+    let expected: &[&[&str]] = &[
+        &["first", "first answer", "second", "third", "third answer"],
+        &["first", "first answer", "third", "third answer"],
+    ];
+    assert!(expected.contains(&texts.as_slice()), "{stored:#?}");
+    assert_eq!(error["data"]["stored"], json!(texts.contains(&"second")));
+}
+
+// ---------------------------------------------------------------------------------------
+// The daemon is killed
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn sigkill_mid_turn_keeps_the_completed_steps_and_the_session_takes_new_prompts() {
+    // A long idle timeout: the stalled second step is ended by the kill, not the timeout.
+    let mut env = Env::new(60, "");
+    let marker = env.work.join("step-one-ran");
+    env.fake.push(bash_call(
+        "call_one",
+        &format!("echo step-one && touch {}", marker.display()),
+    ));
+    env.fake.push(
+        openai::Builder::new()
+            .text("thinking about ")
+            .stall()
+            .build(),
+    );
+    let mut conn = env.daemon.client();
+    let session = new_session(&mut conn, &env.work);
+    let id = send_request(
+        &mut conn,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": "two steps"}),
+    );
+    // The second model call has started, so step one (call and result) is stored.
+    env.fake.wait_for_requests(2);
+    read_until(&mut conn, |f| {
+        f["method"] == "session/update" && f["params"]["type"] == "agent_message_chunk"
+    });
+    assert!(marker.exists());
+
+    env.kill_and_restart();
+    // The prompt's connection died with the daemon, unanswered.
+    let rest = std::iter::from_fn(|| conn.recv_line()).collect::<Vec<_>>();
+    assert!(
+        rest.iter().all(|l| !l.contains(&format!("{id}"))),
+        "{rest:?}"
+    );
+    env.daemon.wait_for_log(INTERRUPTED_LOG);
+
+    let mut conn = env.daemon.client();
+    let stored = messages(&mut conn, &session);
+    assert_eq!(
+        kinds(&stored),
+        ["user", "tool_call", "tool_result"],
+        "{stored:#?}"
+    );
+    assert!(
+        stored[2]["rawOutput"]
+            .as_str()
+            .unwrap()
+            .contains("step-one"),
+        "{stored:#?}"
+    );
+    let list = conn.call("session/list", json!({}));
+    assert_eq!(list["sessions"][0]["running"], json!(false), "{list}");
+
+    // Not left busy: a new prompt on the session runs (no -32002), with the history.
+    conn.call("session/load", json!({"sessionId": session}));
+    env.fake.push(openai::text(&["after the restart"]));
+    let result = prompt_ok(&mut conn, &session, "still there?");
+    assert_eq!(result["text"], "after the restart");
+    let requests = env.fake.wait_for_requests(3);
+    assert!(
+        tool_content(&requests[2], "call_one").contains("step-one"),
+        "{}",
+        requests[2].body
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Clients vanish while the daemon waits on them
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_client_killed_while_an_approval_waits_lets_it_time_out_and_the_turn_completes() {
+    let env = Env::new(
+        30,
+        "[approvals]\nbash = \"ask\"\ntimeout_secs = 1\n[agent]\nask_user_timeout_secs = 600\n",
+    );
+    let marker = env.work.join("must-not-exist");
+    env.fake.push(bash_call(
+        "call_ask",
+        &format!("touch {}", marker.display()),
+    ));
+    env.fake.push(openai::text(&["done without it"]));
+    let mut conn = env.daemon.client();
+    let session = new_session(&mut conn, &env.work);
+    send_request(
+        &mut conn,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": "run it"}),
+    );
+    read_until(&mut conn, |f| {
+        f["method"] == "session/update" && f["params"]["type"] == "approval_request"
+    });
+    // The client dies without answering.
+    drop(conn);
+
+    // The approval times out (timeout_secs = 1), the call is refused, the turn goes on.
+    let requests = env.fake.wait_for_requests(2);
+    let refusal = tool_content(&requests[1], "call_ask");
+    assert!(refusal.contains("nobody answered"), "{refusal}");
+    env.daemon.wait_for_log("turn ended");
+    assert!(!marker.exists(), "the refused command ran");
+
+    assert_serving(&env.daemon);
+    let mut conn = env.daemon.client();
+    let stored = messages(&mut conn, &session);
+    assert_eq!(
+        kinds(&stored),
+        ["user", "tool_call", "tool_result", "assistant"],
+        "{stored:#?}"
+    );
+    assert_eq!(stored[2]["isError"], json!(true));
+    assert_eq!(stored[3]["text"], "done without it");
+}
+
+#[test]
+fn a_client_killed_while_its_elicitation_waits_fails_the_question_at_once_and_the_turn_completes() {
+    // A timeout far beyond the test's hang guard: only the disconnect can end the wait.
+    let env = Env::new(30, "[agent]\nask_user_timeout_secs = 600\n");
+    env.fake.push(
+        openai::Builder::new()
+            .tool_call(
+                0,
+                "call_q",
+                "ask_user",
+                &json!({"question": "which colour?"}).to_string(),
+                2,
+            )
+            .build(),
+    );
+    env.fake.push(openai::text(&["I will assume blue"]));
+    let mut conn = env.daemon.connect();
+    initialize_with(&mut conn, json!({"elicitation": {}}));
+    let session = new_session(&mut conn, &env.work);
+    send_request(
+        &mut conn,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": "ask me"}),
+    );
+    let (request, _) = read_until(&mut conn, |f| {
+        f["method"] == "elicitation/create" && f.get("id").is_some()
+    });
+    assert_eq!(request["params"]["message"], "which colour?");
+    drop(conn);
+
+    let requests = env.fake.wait_for_requests(2);
+    let failure = tool_content(&requests[1], "call_q");
+    assert!(failure.contains("disconnected"), "{failure}");
+    env.daemon.wait_for_log("turn ended");
+
+    assert_serving(&env.daemon);
+    let mut conn = env.daemon.client();
+    let stored = messages(&mut conn, &session);
+    assert_eq!(
+        kinds(&stored),
+        ["user", "tool_call", "tool_result", "assistant"],
+        "{stored:#?}"
+    );
+    assert_eq!(stored[2]["isError"], json!(true));
+}
+
+// ---------------------------------------------------------------------------------------
+// File descriptors run out
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn running_out_of_file_descriptors_backs_off_and_accepts_again_once_they_are_freed() {
+    let dir = TestDir::new();
+    let limits = Limits {
+        nofile: Some(64),
+        ..Limits::default()
+    };
+    let daemon = start_limited(&dir, &[], &[], limits);
+    let mut keeper = daemon.client();
+    let work = dir.path().to_path_buf();
+
+    // Connect until the daemon runs out of descriptors. A connect may block once the
+    // listen backlog is full too, so connecting happens on a thread that hands each
+    // connection over; the main thread only waits for the daemon's log line.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let connector = {
+        let stop = stop.clone();
+        let endpoint = daemon.endpoint.clone();
+        std::thread::spawn(move || {
+            for _ in 0..400 {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                match std::os::unix::net::UnixStream::connect(&endpoint) {
+                    Ok(stream) => {
+                        if tx.send(stream).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("connect failed: {e}");
+                        break;
+                    }
+                }
+            }
+        })
+    };
+    let line = daemon.wait_for_log("accept failed; backing off");
+    stop.store(true, Ordering::SeqCst);
+    assert!(line.contains("os error 24"), "{line}");
+
+    // Connections already served keep being served, storage included.
+    let status = keeper.call("status", json!({}));
+    assert_eq!(status["pid"], json!(daemon.pid()));
+    let answer = keeper.request("session/new", json!({"cwd": work}));
+    assert!(
+        answer.get("result").is_some() || answer["error"]["message"].is_string(),
+        "{answer}"
+    );
+
+    // Free them all: drop each connection as it is handed over until the thread is done
+    // (a connect blocked on the backlog completes once the daemon accepts again).
+    let mut extra = 0;
+    loop {
+        match rx.recv_timeout(HANG_GUARD) {
+            Ok(stream) => {
+                drop(stream);
+                extra += 1;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("the connecting thread hung"),
+        }
+    }
+    connector.join().unwrap();
+    assert!(extra > 0);
+
+    // A new connection is accepted, initializes and gets its status.
+    let mut fresh = daemon.client();
+    let status = fresh.call("status", json!({}));
+    assert_eq!(status["pid"], json!(daemon.pid()));
+    assert_eq!(status["clients"], json!(2), "{status}");
+    assert_eq!(keeper.call("status", json!({}))["clients"], json!(2));
+}
