@@ -68,7 +68,10 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         options.paths.clone(),
         config,
         options.ephemeral,
-        Sessions::new(store),
+        Sessions::new(store).map_err(|source| DaemonError::Store {
+            path: db_path.clone(),
+            source,
+        })?,
         provider,
     ));
     let signals = spawn_signal_watch(state.shutdown.clone()).map_err(DaemonError::Signal)?;
@@ -169,8 +172,6 @@ fn admit(
     let (rpc_peer, handle) = Peer::new(transport, peer_config);
     let connection = Connection::new(state.clone(), handle.clone());
     let close = state.close_connections.clone();
-    let slots = slots.clone();
-    let max_connections = state.config.daemon.max_connections;
     connections.spawn(async move {
         let run = rpc_peer.run(Arc::new(Gate(connection.clone())));
         tokio::pin!(run);
@@ -184,22 +185,33 @@ fn admit(
         connection.finished();
         tracing::info!(peer = %peer.label, "connection closed");
         drop(slot);
-        if slots.available_permits() == max_connections {
-            release_freed_memory();
-        }
+        release_freed_memory();
     });
 }
 
-/// Hands memory freed by closed connections back to the OS once the last one is gone.
-/// glibc's allocator keeps freed heap pages for reuse, so after a burst of clients the
-/// daemon's RSS would otherwise stay tens of MiB above its idle size.
+/// Hands memory freed by closed connections back to the OS, a second after the closes
+/// (one trim for a whole burst of them). glibc's allocator keeps freed heap pages for
+/// reuse, so after a burst of clients the daemon's RSS would otherwise stay tens of MiB
+/// above its idle size.
 fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    tokio::task::spawn_blocking(|| {
-        // SAFETY: malloc_trim only walks and releases the allocator's own free lists; it
-        // is thread-safe and has no preconditions.
-        unsafe { libc::malloc_trim(0) };
-    });
+    {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static TRIM_PENDING: AtomicBool = AtomicBool::new(false);
+        if TRIM_PENDING.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        tokio::spawn(async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            TRIM_PENDING.store(false, Ordering::Release);
+            let _ = tokio::task::spawn_blocking(|| {
+                // SAFETY: malloc_trim only walks and releases the allocator's own free
+                // lists; it is thread-safe and has no preconditions.
+                unsafe { libc::malloc_trim(0) };
+            })
+            .await;
+        });
+    }
 }
 
 /// Tells a connection over the limit why it is being closed, then closes it.

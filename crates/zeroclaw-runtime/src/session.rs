@@ -196,6 +196,8 @@ pub fn update_params(session_id: &str, turn_id: Option<&str>, kind: &str, fields
 pub struct Sessions {
     pub store: Store,
     live: Mutex<HashMap<String, Arc<Session>>>,
+    /// Sessions in the store, kept here so `status` never queries the database.
+    total: std::sync::atomic::AtomicI64,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -205,11 +207,24 @@ impl std::fmt::Debug for Sessions {
 }
 
 impl Sessions {
-    pub fn new(store: Store) -> Self {
-        Self {
+    pub fn new(store: Store) -> Result<Self, StoreError> {
+        let total = store.count_sessions()?;
+        Ok(Self {
             store,
             live: Mutex::new(HashMap::new()),
-        }
+            total: std::sync::atomic::AtomicI64::new(total),
+        })
+    }
+
+    /// How many sessions the store holds.
+    pub fn total(&self) -> i64 {
+        self.total.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Keeps [`Sessions::total`] true: +1 after a create, -1 after a delete that removed a row.
+    pub fn count_change(&self, delta: i64) {
+        self.total
+            .fetch_add(delta, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The session if it is held in memory (attached or running). A connection can only be

@@ -17,6 +17,10 @@ pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 #[derive(Debug)]
 pub struct DaemonState {
     pub paths: Paths,
+    /// Computed once: `status` answers them on every call.
+    pub pid: u32,
+    pub endpoint_text: String,
+    pub data_dir_text: String,
     pub config: Config,
     pub ephemeral: bool,
     pub started: Instant,
@@ -45,6 +49,9 @@ impl DaemonState {
     ) -> Self {
         let turn_slots = Arc::new(Semaphore::new(config.agent.max_running_turns));
         Self {
+            pid: std::process::id(),
+            endpoint_text: paths.endpoint.to_string(),
+            data_dir_text: paths.data_dir.display().to_string(),
             paths,
             config,
             ephemeral,

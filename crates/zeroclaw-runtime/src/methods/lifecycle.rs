@@ -65,7 +65,7 @@ fn handshake(ctx: &Ctx, params: Option<Value>) -> HandlerResult {
     Ok(json!({
         "protocolVersion": PROTOCOL_VERSION,
         "serverVersion": SERVER_VERSION,
-        "pid": std::process::id(),
+        "pid": ctx.0.daemon.pid,
         "capabilities": {
             "methods": super::names(),
             "events": super::EVENTS,
@@ -74,24 +74,19 @@ fn handshake(ctx: &Ctx, params: Option<Value>) -> HandlerResult {
 }
 
 pub fn status(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    ready(decode::<serde::de::IgnoredAny>(params).and_then(|_| {
+    ready(decode::<serde::de::IgnoredAny>(params).map(|_| {
         let daemon = &ctx.0.daemon;
-        let total = daemon
-            .sessions
-            .store
-            .count_sessions()
-            .map_err(RpcError::internal)?;
-        Ok(json!({
+        json!({
             "serverVersion": SERVER_VERSION,
             "protocolVersion": PROTOCOL_VERSION,
-            "pid": std::process::id(),
+            "pid": daemon.pid,
             "uptimeMs": u64::try_from(daemon.started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            "endpoint": daemon.paths.endpoint.to_string(),
-            "dataDir": daemon.paths.data_dir.display().to_string(),
+            "endpoint": daemon.endpoint_text,
+            "dataDir": daemon.data_dir_text,
             "ephemeral": daemon.ephemeral,
             "clients": daemon.clients.current(),
-            "sessions": { "total": total, "running": daemon.sessions.running_count() },
-        }))
+            "sessions": { "total": daemon.sessions.total(), "running": daemon.sessions.running_count() },
+        })
     }))
 }
 

@@ -138,6 +138,7 @@ fn create(ctx: &Ctx, params: Option<Value>) -> HandlerResult {
         .store
         .create_session(&id, p.title.as_deref(), &cwd.to_string_lossy(), &model)
         .map_err(storage)?;
+    daemon.sessions.count_change(1);
     let session = daemon.sessions.create(&row);
     ctx.0.attach(&session);
     Ok(json!({
@@ -423,6 +424,9 @@ pub fn delete(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
             .store
             .delete_session(&p.session_id)
             .map_err(storage)?;
+        if deleted {
+            daemon.sessions.count_change(-1);
+        }
         daemon.sessions.forget(&p.session_id);
         Ok(json!({ "deleted": deleted }))
     })

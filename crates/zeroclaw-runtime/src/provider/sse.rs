@@ -36,7 +36,15 @@ pub struct SseReader {
     data: String,
     has_data: bool,
     done: bool,
+    /// Events handed out since the last yield to the scheduler.
+    since_yield: u32,
 }
+
+/// A large network read can hold thousands of buffered events, which `next` hands out
+/// without awaiting anything; every this many it yields, so the connection writers on the
+/// same worker drain the events the turn has queued for them instead of letting the
+/// queues fill up.
+const EVENTS_PER_YIELD: u32 = 64;
 
 impl SseReader {
     pub fn new(body: ByteStream, idle: Duration) -> Self {
@@ -48,11 +56,17 @@ impl SseReader {
             data: String::new(),
             has_data: false,
             done: false,
+            since_yield: 0,
         }
     }
 
     /// The next event, `Ok(None)` at the end of the body.
     pub async fn next(&mut self) -> Result<Option<Event>, SseError> {
+        self.since_yield += 1;
+        if self.since_yield >= EVENTS_PER_YIELD {
+            self.since_yield = 0;
+            tokio::task::yield_now().await;
+        }
         loop {
             while let Some(line) = self.take_line() {
                 if let Some(event) = self.on_line(&line) {
