@@ -10,6 +10,10 @@
 //! - Every pending outbound request is resolved exactly once: by its response, by its
 //!   timeout, or with [`CallError::Closed`] when the connection ends. Removal from the
 //!   pending map is the single point where that is decided.
+//! - At most [`PeerConfig::max_outstanding`] of this side's own requests are unanswered at
+//!   once; a further call waits for a slot, within its timeout. That keeps the outbound
+//!   queue from filling with our own requests, so the reader (which waits for queue space
+//!   to answer) cannot wedge against a peer whose reader is waiting the same way.
 
 use crate::codec::Frame;
 use crate::envelope::{Envelope, classify};
@@ -62,6 +66,16 @@ pub struct PeerConfig {
     pub max_in_flight: usize,
 }
 
+impl PeerConfig {
+    /// How many of this side's own requests may be unanswered at once: at most
+    /// `max_in_flight` (what the other side, configured alike, runs before answering
+    /// `-32001`) and at most half the outbound queue, so that our requests plus the answers
+    /// we owe a peer bound the same way never fill it.
+    pub fn max_outstanding(&self) -> usize {
+        self.max_in_flight.min(self.outbound_queue / 2).max(1)
+    }
+}
+
 impl Default for PeerConfig {
     fn default() -> Self {
         Self {
@@ -103,6 +117,8 @@ struct Shared {
     outbound: mpsc::Sender<Vec<u8>>,
     pending: Mutex<Pending>,
     next_id: AtomicU64,
+    /// One permit per unanswered outbound request ([`PeerConfig::max_outstanding`]).
+    outstanding: Semaphore,
     closed: CancellationToken,
 }
 
@@ -176,6 +192,21 @@ impl PeerHandle {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, CallError> {
+        // The timeout covers waiting for a slot and for queue space too: a peer that stopped
+        // reading must not hold the caller past its deadline.
+        let deadline = tokio::time::Instant::now() + timeout;
+        let slot = tokio::time::timeout_at(deadline, async {
+            tokio::select! {
+                biased;
+                () = self.shared.closed.cancelled() => None,
+                permit = self.shared.outstanding.acquire() => permit.ok(),
+            }
+        });
+        let _slot = match slot.await {
+            Ok(Some(permit)) => permit,
+            Ok(None) => return Err(CallError::Closed),
+            Err(_) => return Err(CallError::Timeout(timeout)),
+        };
         let n = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let id = format!("zc-out-{n}");
         let (tx, mut rx) = oneshot::channel();
@@ -193,9 +224,6 @@ impl PeerHandle {
             id: &id,
         };
         let frame = encode_request(method, Some(&params), Some(&Value::String(id.clone())));
-        // The timeout covers queueing too: a full outbound queue (a peer that stopped
-        // reading) must not hold the caller past its deadline.
-        let deadline = tokio::time::Instant::now() + timeout;
         match tokio::time::timeout_at(deadline, self.shared.enqueue(frame)).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return Err(CallError::Closed),
@@ -280,6 +308,7 @@ impl<T: RpcTransport> Peer<T> {
                 waiters: HashMap::new(),
             }),
             next_id: AtomicU64::new(0),
+            outstanding: Semaphore::new(config.max_outstanding()),
             closed: CancellationToken::new(),
         });
         let handle = PeerHandle {
