@@ -85,6 +85,12 @@ impl TestDir {
 
     /// Spawns the daemon without waiting for it to listen.
     pub fn spawn_with(&self, args: &[&str], env: &[(&str, &str)]) -> Daemon {
+        let (cmd, endpoint) = self.daemon_command(args, env);
+        self.spawn_command(cmd, endpoint)
+    }
+
+    /// `zeroclaw daemon <args>` with `env` set, and the endpoint it will listen on.
+    pub fn daemon_command(&self, args: &[&str], env: &[(&str, &str)]) -> (Command, PathBuf) {
         let mut all = vec!["daemon"];
         all.extend_from_slice(args);
         let mut cmd = self.command(&all);
@@ -95,6 +101,11 @@ impl TestDir {
                 endpoint = PathBuf::from(v);
             }
         }
+        (cmd, endpoint)
+    }
+
+    /// Starts `cmd` as the daemon, collecting its stderr.
+    pub fn spawn_command(&self, mut cmd: Command, endpoint: PathBuf) -> Daemon {
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -393,48 +404,13 @@ pub mod hardening {
         env: &[(&str, &str)],
         limits: Limits,
     ) -> Daemon {
-        let mut all = vec!["daemon"];
-        all.extend_from_slice(args);
-        let mut cmd = dir.command(&all);
-        let mut endpoint = dir.default_endpoint();
-        for (k, v) in env {
-            cmd.env(k, v);
-            if *k == "ZEROCLAW_SOCKET" {
-                endpoint = PathBuf::from(v);
-            }
-        }
+        let (mut cmd, endpoint) = dir.daemon_command(args, env);
         // SAFETY: the closure only makes raw syscalls (setrlimit, signal); it allocates
         // nothing and takes no locks.
         unsafe {
             cmd.pre_exec(move || apply(limits));
         }
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let log = Arc::new(Log::default());
-        let stderr = child.stderr.take().unwrap();
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                let mut guard = sink.lines.lock().unwrap();
-                guard.0.push(line);
-                sink.changed.notify_all();
-            }
-            sink.lines.lock().unwrap().1 = true;
-            sink.changed.notify_all();
-        });
-        Daemon {
-            child,
-            dir: dir.path().to_path_buf(),
-            config_dir: dir.config_dir(),
-            endpoint,
-            log,
-            status: None,
-        }
+        dir.spawn_command(cmd, endpoint)
     }
 
     /// `spawn_limited`, then waits until the daemon listens.
