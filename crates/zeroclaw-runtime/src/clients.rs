@@ -99,14 +99,24 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    #[tokio::test(start_paused = true)]
-    async fn never_exits_before_the_first_client() {
+    /// A counter with the ephemeral rule running on it, and the token the rule cancels.
+    fn watched() -> (
+        Arc<ClientCounter>,
+        CancellationToken,
+        tokio::task::JoinHandle<()>,
+    ) {
         let counter = Arc::new(ClientCounter::default());
         let shutdown = CancellationToken::new();
         let task = tokio::spawn({
             let (c, s) = (counter.clone(), shutdown.clone());
             async move { c.exit_when_idle(EPHEMERAL_GRACE, s).await }
         });
+        (counter, shutdown, task)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn never_exits_before_the_first_client() {
+        let (counter, shutdown, task) = watched();
         tokio::time::sleep(Duration::from_secs(3600)).await;
         assert!(!shutdown.is_cancelled());
         counter.joined();
@@ -118,12 +128,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_running_turn_keeps_the_daemon_up_after_its_client_left() {
-        let counter = Arc::new(ClientCounter::default());
-        let shutdown = CancellationToken::new();
-        tokio::spawn({
-            let (c, s) = (counter.clone(), shutdown.clone());
-            async move { c.exit_when_idle(EPHEMERAL_GRACE, s).await }
-        });
+        let (counter, shutdown, _task) = watched();
         counter.joined();
         counter.turn_started();
         counter.left();
@@ -136,12 +141,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_client_within_the_grace_cancels_the_exit() {
-        let counter = Arc::new(ClientCounter::default());
-        let shutdown = CancellationToken::new();
-        tokio::spawn({
-            let (c, s) = (counter.clone(), shutdown.clone());
-            async move { c.exit_when_idle(EPHEMERAL_GRACE, s).await }
-        });
+        let (counter, shutdown, _task) = watched();
         counter.joined();
         counter.left();
         tokio::time::sleep(EPHEMERAL_GRACE / 2).await;
