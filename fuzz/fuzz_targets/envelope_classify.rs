@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use zeroclaw_rpc::codes;
 use zeroclaw_rpc::envelope::{Envelope, classify};
-use zeroclaw_rpc::message::{encode_request, encode_response};
+use zeroclaw_rpc::message::{Answer, encode_request, encode_response};
 
 fuzz_target!(|input: &[u8]| {
     let got = classify(input);
@@ -165,7 +165,7 @@ fn check_round_trip(got: &Envelope) {
             assert!(method == method2 && same_opt(params, params2));
         }
         Envelope::Response { id, outcome } => {
-            let again = classify(&encode_response(id, outcome));
+            let again = classify(&encode_response(id, &outcome.clone().map(Answer::from)));
             let Envelope::Response {
                 id: id2,
                 outcome: outcome2,

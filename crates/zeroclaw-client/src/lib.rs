@@ -40,8 +40,8 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 use zeroclaw_ipc::{ConnectError, Endpoint, LocalTransport};
 use zeroclaw_rpc::{
-    BoxFuture, CallError, HandlerResult, PROTOCOL_VERSION, Peer, PeerConfig, PeerHandle, RpcError,
-    Service,
+    Answer, BoxFuture, CallError, HandlerResult, PROTOCOL_VERSION, Peer, PeerConfig, PeerHandle,
+    RpcError, Service,
 };
 
 /// How long a call other than `session/prompt` waits for its answer.
@@ -134,9 +134,7 @@ impl Service for ClientService {
                         Err(e) => return ready(Err(RpcError::invalid_params(e))),
                     };
                 let answer = handler.elicit(request);
-                Box::pin(
-                    async move { serde_json::to_value(answer.await).map_err(RpcError::internal) },
-                )
+                Box::pin(async move { Answer::new(&answer.await) })
             }
             _ => ready(Err(RpcError::method_not_found(&method))),
         }

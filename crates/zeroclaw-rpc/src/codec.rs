@@ -109,6 +109,13 @@ impl LineDecoder {
         }
     }
 
+    /// Whether [`Self::decode`] would return something from `buf` as it is, without more
+    /// bytes.
+    pub fn has_frame(&self, buf: &BytesMut) -> bool {
+        memchr::memchr(b'\n', &buf[self.scanned.min(buf.len())..]).is_some()
+            || (!self.discarding && buf.len() > self.max + 1)
+    }
+
     /// At end of stream: a final line without its `\n` still counts as a frame.
     pub fn decode_eof(&mut self, buf: &mut BytesMut) -> Option<Frame> {
         if let Some(frame) = self.decode(buf) {
@@ -146,6 +153,12 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             decoder: LineDecoder::new(max_frame_bytes),
             eof: false,
         }
+    }
+
+    /// Whether the next frame (or the end of the stream) is already known, so
+    /// [`Self::next_frame`] will not read.
+    pub fn has_frame(&self) -> bool {
+        self.eof || self.decoder.has_frame(&self.buf)
     }
 
     /// The next frame, or `None` at end of stream.
@@ -195,6 +208,15 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
             self.buf = Vec::new();
         }
         Ok(())
+    }
+
+    /// Writes a prefix of `bytes` (whole lines, newlines included); cancel-safe.
+    pub async fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.inner.write(bytes).await
+    }
+
+    pub async fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush().await
     }
 
     pub async fn shutdown(&mut self) -> io::Result<()> {

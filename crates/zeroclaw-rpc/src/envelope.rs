@@ -13,7 +13,9 @@
 //! | neither shape, or both | answer `-32600`, id null |
 
 use crate::message::RpcError;
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::Value;
 
 /// One classified inbound frame.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +40,76 @@ pub enum Envelope {
 }
 
 pub fn classify(frame: &[u8]) -> Envelope {
+    // The fast path reads the object's members straight from the bytes into six slots (no
+    // map of every key). Anything it cannot read (not JSON, not an object) goes to the slow
+    // path, which parses the frame as a `Value` to find the exact error.
+    match serde_json::from_slice::<Members>(frame) {
+        Ok(members) => decide(members),
+        Err(_) => classify_slowly(frame),
+    }
+}
+
+/// What the rules look at. Each member is `Some` when present, a present `null` included.
+#[derive(Default)]
+struct Members {
+    version_ok: bool,
+    method: Option<Value>,
+    id: Option<Value>,
+    params: Option<Value>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Key {
+    Jsonrpc,
+    Method,
+    Id,
+    Params,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(MembersVisitor)
+    }
+}
+
+struct MembersVisitor;
+
+impl<'de> Visitor<'de> for MembersVisitor {
+    type Value = Members;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+        let mut members = Members::default();
+        // Every value is read as a `Value`, unknown members too: skipping them would skip
+        // checks (UTF-8, escapes) the slow path makes. A repeated member keeps its last
+        // value, as a `Value` object would.
+        while let Some(key) = map.next_key::<Key>()? {
+            let value = map.next_value::<Value>()?;
+            match key {
+                Key::Jsonrpc => members.version_ok = value == "2.0",
+                Key::Method => members.method = Some(value),
+                Key::Id => members.id = Some(value),
+                Key::Params => members.params = Some(value),
+                Key::Result => members.result = Some(value),
+                Key::Error => members.error = Some(value),
+                Key::Other => {}
+            }
+        }
+        Ok(members)
+    }
+}
+
+fn classify_slowly(frame: &[u8]) -> Envelope {
     let value: Value = match serde_json::from_slice(frame) {
         Ok(v) => v,
         Err(e) => {
@@ -47,7 +119,7 @@ pub fn classify(frame: &[u8]) -> Envelope {
             };
         }
     };
-    let Value::Object(map) = value else {
+    let Value::Object(mut map) = value else {
         let why = if value.is_array() {
             "batches are not supported; send one JSON object per line"
         } else {
@@ -58,12 +130,23 @@ pub fn classify(frame: &[u8]) -> Envelope {
             error: RpcError::invalid_request(why),
         };
     };
-    let has_method = map.contains_key("method");
-    let has_result = map.contains_key("result");
-    let has_error = map.contains_key("error");
+    decide(Members {
+        version_ok: map.get("jsonrpc").is_some_and(|v| v == "2.0"),
+        method: map.remove("method"),
+        id: map.remove("id"),
+        params: map.remove("params"),
+        result: map.remove("result"),
+        error: map.remove("error"),
+    })
+}
+
+fn decide(members: Members) -> Envelope {
+    let has_method = members.method.is_some();
+    let has_result = members.result.is_some();
+    let has_error = members.error.is_some();
     match (has_method, has_result || has_error) {
-        (true, false) => request_shaped(map),
-        (false, true) => response_shaped(map, has_result, has_error),
+        (true, false) => request_shaped(members),
+        (false, true) => response_shaped(members),
         (true, true) => Envelope::Reply {
             id: Value::Null,
             error: RpcError::invalid_request(
@@ -83,26 +166,25 @@ fn valid_id(id: &Value) -> bool {
     matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
 }
 
-fn valid_version(map: &Map<String, Value>) -> bool {
-    matches!(map.get("jsonrpc"), Some(Value::String(v)) if v == "2.0")
-}
-
-fn request_shaped(mut map: Map<String, Value>) -> Envelope {
-    let problem = if !valid_version(&map) {
+fn request_shaped(members: Members) -> Envelope {
+    let Members {
+        version_ok,
+        method,
+        id,
+        params,
+        ..
+    } = members;
+    let problem = if !version_ok {
         Some("`jsonrpc` must be \"2.0\"")
-    } else if !map.get("method").is_some_and(Value::is_string) {
+    } else if !method.as_ref().is_some_and(Value::is_string) {
         Some("`method` must be a string")
-    } else if !matches!(
-        map.get("params"),
-        None | Some(Value::Object(_) | Value::Array(_))
-    ) {
+    } else if !matches!(params, None | Some(Value::Object(_) | Value::Array(_))) {
         Some("`params` must be an object or an array")
-    } else if map.get("id").is_some_and(|id| !valid_id(id)) {
+    } else if id.as_ref().is_some_and(|id| !valid_id(id)) {
         Some("`id` must be a string, a number or null")
     } else {
         None
     };
-    let id = map.remove("id");
     if let Some(why) = problem {
         return match id {
             None => Envelope::Drop {
@@ -114,39 +196,42 @@ fn request_shaped(mut map: Map<String, Value>) -> Envelope {
             },
         };
     }
-    let Some(Value::String(method)) = map.remove("method") else {
+    let Some(Value::String(method)) = method else {
         // Checked above; unreachable, but never panic on input.
         return Envelope::Drop {
             reason: "invalid method",
         };
     };
-    let params = map.remove("params");
     match id {
         Some(id) => Envelope::Request { id, method, params },
         None => Envelope::Notification { method, params },
     }
 }
 
-fn response_shaped(mut map: Map<String, Value>, has_result: bool, has_error: bool) -> Envelope {
+fn response_shaped(members: Members) -> Envelope {
     let drop = |reason| Envelope::Drop { reason };
-    if has_result && has_error {
+    let Members {
+        version_ok,
+        id,
+        result,
+        error,
+        ..
+    } = members;
+    if result.is_some() && error.is_some() {
         return drop("malformed response: both `result` and `error`");
     }
-    if !valid_version(&map) {
+    if !version_ok {
         return drop("malformed response: `jsonrpc` is not \"2.0\"");
     }
-    let id = match map.remove("id") {
+    let id = match id {
         Some(id) if valid_id(&id) => id,
         Some(_) => return drop("malformed response: bad `id` type"),
         None => return drop("malformed response: no `id`"),
     };
-    let outcome = if has_result {
-        Ok(map.remove("result").unwrap_or(Value::Null))
-    } else {
-        match map.remove("error").map(parse_error_object) {
-            Some(Some(error)) => Err(error),
-            _ => return drop("malformed response: `error` is not {code, message, data?}"),
-        }
+    let outcome = match (result, error.map(parse_error_object)) {
+        (Some(result), _) => Ok(result),
+        (None, Some(Some(error))) => Err(error),
+        (None, _) => return drop("malformed response: `error` is not {code, message, data?}"),
     };
     Envelope::Response { id, outcome }
 }
@@ -185,6 +270,57 @@ mod tests {
 
     fn dropped(frame: &str) -> bool {
         matches!(classify(frame.as_bytes()), Envelope::Drop { .. })
+    }
+
+    #[test]
+    fn members_are_read_like_a_value_object() {
+        // The last of a repeated member wins, an escaped key is its unescaped name.
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","method":"a","m\u0065thod":"b","id":1,"id":2}"#),
+            Envelope::Request {
+                id: json!(2),
+                method: "b".into(),
+                params: None
+            }
+        );
+        // Unknown members are checked as strictly as known ones.
+        assert_eq!(
+            reply_bytes(b"{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"x\":\"\xff\",\"id\":1}").0,
+            codes::PARSE_ERROR
+        );
+        assert_eq!(
+            reply(r#"{"jsonrpc":"2.0","method":"m","x":"\ud800","id":1}"#).0,
+            codes::PARSE_ERROR
+        );
+    }
+
+    proptest::proptest! {
+        /// The fast path and the `Value` path classify any object made of envelope-ish
+        /// members alike: repeated keys, escapes, bad bytes, nulls.
+        #[test]
+        fn fast_and_slow_paths_agree(members in proptest::collection::vec((0..9usize, 0..15usize), 0..8)) {
+            const KEYS: [&[u8]; 9] = [
+                b"jsonrpc", b"method", b"id", b"params", b"result", b"error", b"x",
+                b"m\\u0065thod", b"i\\u0064",
+            ];
+            const VALUES: [&[u8]; 15] = [
+                b"\"2.0\"", b"null", b"1", b"\"s\"", b"{}", b"[1]", b"1.5", b"true",
+                b"{\"code\":1,\"message\":\"m\"}", b"\"\\ud800\"", b"\"\xff\"",
+                b"\"2\\u002e0\"", b"{\"a\":[{}]}", b"-0", b"\"\\n\"",
+            ];
+            let mut frame = b"{".to_vec();
+            for (i, (k, v)) in members.iter().enumerate() {
+                if i > 0 {
+                    frame.push(b',');
+                }
+                frame.push(b'"');
+                frame.extend_from_slice(KEYS[*k]);
+                frame.extend_from_slice(b"\":");
+                frame.extend_from_slice(VALUES[*v]);
+            }
+            frame.push(b'}');
+            proptest::prop_assert_eq!(classify(&frame), classify_slowly(&frame));
+        }
     }
 
     #[test]

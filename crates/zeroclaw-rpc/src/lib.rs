@@ -11,11 +11,12 @@
 pub mod codec;
 pub mod envelope;
 pub mod message;
+mod outbox;
 pub mod peer;
 pub mod transport;
 
 pub use codec::{DEFAULT_MAX_FRAME_BYTES, Frame};
-pub use message::{RpcError, codes};
+pub use message::{Answer, RpcError, codes};
 pub use peer::{
     BoxFuture, CallError, HandlerResult, NotifyError, Peer, PeerConfig, PeerHandle, Service,
 };

@@ -79,6 +79,51 @@ impl fmt::Display for RpcError {
 
 impl std::error::Error for RpcError {}
 
+/// A successful result, already serialised. A handler on a hot path builds it straight from
+/// a struct of borrowed fields (or from text prepared once), which skips a `Value` tree (an
+/// allocation, a map insert and a hash per member) that would only be serialised again.
+#[derive(Debug, Clone)]
+pub struct Answer(String);
+
+impl Answer {
+    pub fn new<T: Serialize + ?Sized>(value: &T) -> Result<Self, RpcError> {
+        serde_json::to_string(value)
+            .map(Self)
+            .map_err(RpcError::internal)
+    }
+
+    /// Wraps text that is already one compact JSON value, as serde_json writes it (so no
+    /// raw newline). Not checked in release builds: it is for text this process built.
+    pub fn from_serialized(json: String) -> Self {
+        debug_assert!(serde_json::from_str::<serde::de::IgnoredAny>(&json).is_ok());
+        debug_assert!(!json.contains('\n'));
+        Self(json)
+    }
+
+    /// The result as compact JSON text.
+    pub fn json(&self) -> &str {
+        &self.0
+    }
+
+    pub fn to_value(&self) -> Value {
+        // The text came from serde_json, so it parses.
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+impl From<Value> for Answer {
+    fn from(value: Value) -> Self {
+        // Serialising a `Value` cannot fail: its map keys are strings.
+        Self::new(&value).unwrap_or_else(|_| Self("null".to_owned()))
+    }
+}
+
+impl PartialEq for Answer {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_value() == other.to_value()
+    }
+}
+
 const VERSION: &str = "2.0";
 
 #[derive(Serialize)]
@@ -89,13 +134,6 @@ struct RequestFrame<'a> {
     params: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a Value>,
-}
-
-#[derive(Serialize)]
-struct ResultFrame<'a> {
-    jsonrpc: &'static str,
-    result: &'a Value,
-    id: &'a Value,
 }
 
 #[derive(Serialize)]
@@ -116,27 +154,51 @@ pub fn encode_request(method: &str, params: Option<&Value>, id: Option<&Value>) 
 }
 
 /// Serialises a response; `id` is echoed verbatim (`null` when none could be recovered).
-pub fn encode_response(id: &Value, outcome: &Result<Value, RpcError>) -> Vec<u8> {
+pub fn encode_response(id: &Value, outcome: &Result<Answer, RpcError>) -> Vec<u8> {
+    let mut line = Vec::new();
+    write_response(&mut line, id, outcome);
+    line
+}
+
+/// [`encode_response`] appending to `out`, so answers can be written straight into a
+/// connection's output buffer.
+pub fn write_response(out: &mut Vec<u8>, id: &Value, outcome: &Result<Answer, RpcError>) {
     match outcome {
-        Ok(result) => to_line(&ResultFrame {
-            jsonrpc: VERSION,
-            result,
-            id,
-        }),
-        Err(error) => to_line(&ErrorFrame {
-            jsonrpc: VERSION,
-            error,
-            id,
-        }),
+        Ok(result) => {
+            // Written by hand: the result is already JSON text.
+            const HEAD: &[u8] = br#"{"jsonrpc":"2.0","result":"#;
+            const ID: &[u8] = br#","id":"#;
+            let result = result.json().as_bytes();
+            out.reserve(HEAD.len() + result.len() + ID.len() + 24);
+            out.extend_from_slice(HEAD);
+            out.extend_from_slice(result);
+            out.extend_from_slice(ID);
+            // Serialising a `Value` into a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut *out, id);
+            out.push(b'}');
+        }
+        Err(error) => {
+            let frame = ErrorFrame {
+                jsonrpc: VERSION,
+                error,
+                id,
+            };
+            let start = out.len();
+            if serde_json::to_writer(&mut *out, &frame).is_err() {
+                // Cannot happen (string keys, infallible impls); never leave half a frame.
+                out.truncate(start);
+                out.extend_from_slice(UNSERIALISABLE);
+            }
+        }
     }
 }
+
+const UNSERIALISABLE: &[u8] = br#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"internal error: unserialisable frame"},"id":null}"#;
 
 fn to_line(frame: &impl Serialize) -> Vec<u8> {
     // Serialising these types cannot fail: every map key is a string and no type has a
     // fallible Serialize impl. Fall back to a fixed internal error rather than panic.
-    serde_json::to_vec(frame).unwrap_or_else(|_| {
-        br#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"internal error: unserialisable frame"},"id":null}"#.to_vec()
-    })
+    serde_json::to_vec(frame).unwrap_or_else(|_| UNSERIALISABLE.to_vec())
 }
 
 #[cfg(test)]
@@ -153,8 +215,10 @@ mod tests {
         );
         let note = encode_request("session/update", Some(&json!({"text":"a\nb"})), None);
         assert!(!note.contains(&b'\n'));
-        let ok = encode_response(&json!("zc-out-0"), &Ok(Value::Null));
+        let ok = encode_response(&json!("zc-out-0"), &Ok(Value::Null.into()));
         assert_eq!(ok, br#"{"jsonrpc":"2.0","result":null,"id":"zc-out-0"}"#);
+        let ok = encode_response(&json!(7), &Answer::new(&json!({"a":[1, "x\n"]})));
+        assert_eq!(ok, br#"{"jsonrpc":"2.0","result":{"a":[1,"x\n"]},"id":7}"#);
         let err = encode_response(&Value::Null, &Err(RpcError::new(-32700, "bad")));
         assert_eq!(
             err,

@@ -1,24 +1,28 @@
 //! The bidirectional JSON-RPC peer: one per connection, the same code on both ends.
 //!
 //! Contract:
-//! - One reader loop classifies frames in arrival order and never waits on a handler: a
-//!   handler that is not ready at its first poll runs as its own task, so responses to our
-//!   own requests, cancels and other calls keep being read while it works.
-//! - One writer task owns the sending half, so frames never interleave.
+//! - One connection task reads, classifies frames in arrival order and writes. It never
+//!   waits on a handler: a handler that is not ready at its first poll runs as its own
+//!   task, so responses to our own requests, cancels and other calls keep being read while
+//!   it works. Answers ready at once go straight into the task's output buffer (a burst of
+//!   requests is answered in one write, with no hand-off to another task); frames from
+//!   other tasks (notifications, late answers, our requests) come through the bounded
+//!   outbound queue. Only this task writes, so frames never interleave.
 //! - Outbound requests use ids `zc-out-<n>` from a per-connection counter. Responses are
 //!   matched only against this side's own pending map (correlation is directional).
 //! - Every pending outbound request is resolved exactly once: by its response, by its
 //!   timeout, or with [`CallError::Closed`] when the connection ends. Removal from the
 //!   pending map is the single point where that is decided.
 //! - At most [`PeerConfig::max_outstanding`] of this side's own requests are unanswered at
-//!   once; a further call waits for a slot, within its timeout. That keeps the outbound
-//!   queue from filling with our own requests, so the reader (which waits for queue space
-//!   to answer) cannot wedge against a peer whose reader is waiting the same way.
+//!   once; a further call waits for a slot, within its timeout. That keeps the output
+//!   buffer from filling with our own requests, so the connection (which stops reading
+//!   while its output is full) cannot wedge against a peer that stopped the same way.
 
 use crate::codec::Frame;
 use crate::envelope::{Envelope, classify};
-use crate::message::{RpcError, codes, encode_request, encode_response};
-use crate::transport::{FrameSink, FrameSource, RpcTransport};
+use crate::message::{Answer, RpcError, codes, encode_request, encode_response, write_response};
+use crate::outbox::Outbox;
+use crate::transport::{FrameSink, FrameSource, RpcTransport, write_all};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::future::Future;
@@ -32,10 +36,9 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tokio_util::task::TaskTracker;
 
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
-pub type HandlerResult = Result<Value, RpcError>;
+/// A handler's outcome: its result already serialised (see [`Answer`]), or an error.
+pub type HandlerResult = Result<Answer, RpcError>;
 
-/// Frames a writer coalesces into one write at most.
-const WRITE_BATCH: usize = 128;
 /// After the connection is closed, how long queued frames may take to reach a peer that
 /// is still reading before they are abandoned.
 const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(2);
@@ -56,9 +59,12 @@ pub trait Service: Send + Sync + 'static {
 
 #[derive(Debug, Clone)]
 pub struct PeerConfig {
-    /// Capacity of the outbound frame queue. Overflow rule: responses and [`PeerHandle::notify`]
-    /// wait for space (backpressure lands on the slow connection itself);
-    /// [`PeerHandle::try_notify`] fails with [`NotifyError::Full`] and its caller decides.
+    /// Capacity of the outbound frame queue (frames from other tasks), and, plus one, of
+    /// the connection's output buffer in frames. Overflow rules: a full output buffer stops
+    /// reading and taking from the queue until the other side reads; on a full queue, late
+    /// answers and [`PeerHandle::notify`] wait for space (backpressure lands on the slow
+    /// connection itself) and [`PeerHandle::try_notify`] fails with [`NotifyError::Full`]
+    /// for its caller to decide.
     pub outbound_queue: usize,
     /// Inbound requests whose handlers may run at once. Overflow rule: the extra request is
     /// answered `-32001` at once, so the reader never stops reading (it must stay free to
@@ -70,7 +76,7 @@ impl PeerConfig {
     /// How many of this side's own requests may be unanswered at once: at most
     /// `max_in_flight` (what the other side, configured alike, runs before answering
     /// `-32001`) and at most half the outbound queue, so that our requests plus the answers
-    /// we owe a peer bound the same way never fill it.
+    /// we owe a peer bound the same way never fill the output buffer.
     pub fn max_outstanding(&self) -> usize {
         self.max_in_flight.min(self.outbound_queue / 2).max(1)
     }
@@ -332,16 +338,12 @@ impl<T: RpcTransport> Peer<T> {
             transport,
             config,
             shared,
-            outbound,
+            mut outbound,
         } = self;
-        let (mut source, sink) = transport.into_halves();
-        let (reader_done, reader_finished) = oneshot::channel::<()>();
-        let writer = tokio::spawn(write_loop(
-            sink,
-            outbound,
-            shared.closed.clone(),
-            reader_finished,
-        ));
+        let (mut source, mut sink) = transport.into_halves();
+        // One more than the queue: a frame being written plus a full queue's worth, the
+        // room the old writer task and its queue gave (see `max_outstanding`).
+        let mut out = Outbox::new(config.outbound_queue.max(1) + 1);
         let reader = Reader {
             shared: shared.clone(),
             service,
@@ -351,40 +353,99 @@ impl<T: RpcTransport> Peer<T> {
             abort: CancellationToken::new(),
         };
         loop {
-            let next = tokio::select! {
-                biased;
-                () = shared.closed.cancelled() => break,
-                next = source.next_frame() => next,
+            // Reading comes first while frames are already buffered, so the answers to a
+            // burst of requests leave in one write; before waiting for input, or once the
+            // output is large, writing comes first. Either way the other branches stay
+            // live: the connection never stops reading because the other side is slow,
+            // only because its own output is full.
+            let room = out.has_room();
+            let write_first =
+                !out.is_empty() && (out.unwritten().len() >= WRITE_FIRST || !source.has_frame());
+            let event = if write_first {
+                tokio::select! {
+                    biased;
+                    () = shared.closed.cancelled() => Event::Closed,
+                    wrote = sink.write_some(out.unwritten()) => Event::Wrote(wrote),
+                    next = source.next_frame(), if room => Event::Read(next),
+                    frame = outbound.recv(), if room => Event::Queued(frame),
+                }
+            } else {
+                tokio::select! {
+                    biased;
+                    () = shared.closed.cancelled() => Event::Closed,
+                    next = source.next_frame(), if room => Event::Read(next),
+                    frame = outbound.recv(), if room => Event::Queued(frame),
+                    wrote = sink.write_some(out.unwritten()), if !out.is_empty() => Event::Wrote(wrote),
+                }
             };
-            match next {
-                Ok(Some(Frame::Line(bytes))) => reader.on_frame(&bytes).await,
-                Ok(Some(Frame::Oversized { limit })) => {
+            match event {
+                Event::Closed | Event::Queued(None) => break,
+                Event::Queued(Some(frame)) => out.push(&frame),
+                Event::Read(Ok(Some(Frame::Line(bytes)))) => {
+                    reader.on_frame(&bytes, &mut out, &mut outbound).await;
+                }
+                Event::Read(Ok(Some(Frame::Oversized { limit }))) => {
                     let error = RpcError::invalid_request(format!(
                         "frame longer than {limit} bytes; it was discarded up to its newline"
                     ))
                     .with_data(json!({ "limit": limit }));
-                    reader.reply(&Value::Null, &Err(error)).await;
+                    reply(&mut out, &Value::Null, &Err(error));
                 }
-                Ok(None) => break,
-                Err(e) => {
+                Event::Read(Ok(None)) => break,
+                Event::Read(Err(e)) => {
                     tracing::debug!(peer = %shared.label, error = %e, "read failed; closing");
+                    break;
+                }
+                Event::Wrote(Ok(n)) if n > 0 => {
+                    out.consumed(n);
+                    if out.is_empty() && sink.flush().await.is_err() {
+                        break;
+                    }
+                }
+                Event::Wrote(_) => {
+                    tracing::debug!(peer = %shared.label, "write failed; closing");
                     break;
                 }
             }
         }
         shared.close();
-        // Handlers already running may still answer (the reply to a turn that ended as
-        // the daemon stopped, say); those not done within the grace are dropped.
+        // One grace for both: handlers already running may still answer (the reply to a
+        // turn that ended as the daemon stopped, say), then what is owed goes out if the
+        // other side reads it soon. Handlers not done by then are dropped.
+        let deadline = tokio::time::Instant::now() + CLOSE_FLUSH_GRACE;
         reader.handlers.close();
-        if tokio::time::timeout(CLOSE_FLUSH_GRACE, reader.handlers.wait())
+        if tokio::time::timeout_at(deadline, reader.handlers.wait())
             .await
             .is_err()
         {
             reader.abort.cancel();
         }
-        drop(reader_done);
-        let _ = writer.await;
+        while let Ok(frame) = outbound.try_recv() {
+            out.push(&frame);
+        }
+        let _ = tokio::time::timeout_at(deadline, async {
+            write_all(&mut sink, out.unwritten()).await?;
+            sink.close().await
+        })
+        .await;
     }
+}
+
+/// Output this large is written before more input is read.
+const WRITE_FIRST: usize = 64 * 1024;
+
+/// What one turn of the connection loop saw.
+enum Event {
+    Closed,
+    Read(std::io::Result<Option<Frame>>),
+    Queued(Option<Vec<u8>>),
+    Wrote(std::io::Result<usize>),
+}
+
+type Queue = mpsc::Receiver<Vec<u8>>;
+
+fn reply(out: &mut Outbox, id: &Value, outcome: &HandlerResult) {
+    out.push_with(|buf| write_response(buf, id, outcome));
 }
 
 struct Reader<S> {
@@ -399,13 +460,13 @@ struct Reader<S> {
 }
 
 impl<S: Service> Reader<S> {
-    async fn reply(&self, id: &Value, outcome: &HandlerResult) {
-        let _ = self.shared.enqueue(encode_response(id, outcome)).await;
-    }
-
-    async fn on_frame(&self, bytes: &[u8]) {
+    /// Handles one frame; answers it in `out` (which has room for one more frame) when
+    /// that can be done at once.
+    async fn on_frame(&self, bytes: &[u8], out: &mut Outbox, queue: &mut Queue) {
         match classify(bytes) {
-            Envelope::Request { id, method, params } => self.on_request(id, method, params).await,
+            Envelope::Request { id, method, params } => {
+                self.on_request(id, method, params, out, queue).await;
+            }
             Envelope::Notification { method, params } => {
                 self.service.notification(method, params);
             }
@@ -418,14 +479,21 @@ impl<S: Service> Reader<S> {
                     tracing::warn!(peer = %self.shared.label, "response to an id with no pending request; ignored");
                 }
             }
-            Envelope::Reply { id, error } => self.reply(&id, &Err(error)).await,
+            Envelope::Reply { id, error } => reply(out, &id, &Err(error)),
             Envelope::Drop { reason } => {
                 tracing::warn!(peer = %self.shared.label, reason, "frame dropped without a reply");
             }
         }
     }
 
-    async fn on_request(&self, id: Value, method: String, params: Option<Value>) {
+    async fn on_request(
+        &self,
+        id: Value,
+        method: String,
+        params: Option<Value>,
+        out: &mut Outbox,
+        queue: &mut Queue,
+    ) {
         let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
             let error = RpcError::new(
                 codes::LIMIT_REACHED,
@@ -435,7 +503,7 @@ impl<S: Service> Reader<S> {
                 ),
             )
             .with_data(json!({ "limit": self.max_in_flight }));
-            self.reply(&id, &Err(error)).await;
+            reply(out, &id, &Err(error));
             return;
         };
         let mut handler = self.service.request(method, params);
@@ -444,7 +512,13 @@ impl<S: Service> Reader<S> {
         let first = std::future::poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await;
         if let Poll::Ready(outcome) = first {
             drop(permit);
-            self.reply(&id, &outcome).await;
+            // What the handler queued (a replay's events, say) goes out before its answer,
+            // as it would have had the answer taken the queue too. The buffer may pass its
+            // frame limit by what the queue holds, which is bounded as well.
+            while let Ok(frame) = queue.try_recv() {
+                out.push(&frame);
+            }
+            reply(out, &id, &outcome);
             return;
         }
         let shared = self.shared.clone();
@@ -458,58 +532,4 @@ impl<S: Service> Reader<S> {
             let _ = shared.enqueue(encode_response(&id, &outcome)).await;
         });
     }
-}
-
-/// `reader_finished` resolves once the reader loop has stopped: a reply the reader queued
-/// while the connection was closing (the answer to `shutdown`, say) still goes out.
-async fn write_loop<K: FrameSink>(
-    mut sink: K,
-    mut outbound: mpsc::Receiver<Vec<u8>>,
-    closed: CancellationToken,
-    reader_finished: oneshot::Receiver<()>,
-) {
-    let mut batch = Vec::with_capacity(0);
-    loop {
-        let first = tokio::select! {
-            biased;
-            frame = outbound.recv() => frame,
-            () = closed.cancelled() => None,
-        };
-        let Some(first) = first else { break };
-        batch.push(first);
-        while batch.len() < WRITE_BATCH {
-            match outbound.try_recv() {
-                Ok(frame) => batch.push(frame),
-                Err(_) => break,
-            }
-        }
-        let written = {
-            let write = sink.send_frames(&batch);
-            tokio::pin!(write);
-            tokio::select! {
-                written = &mut write => written,
-                () = closed.cancelled() => tokio::time::timeout(CLOSE_FLUSH_GRACE, &mut write)
-                    .await
-                    .unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into())),
-            }
-        };
-        batch.clear();
-        if written.is_err() {
-            closed.cancel();
-            return;
-        }
-    }
-    // Closed: what was queued before the reader stopped still goes out, if the peer reads
-    // it soon.
-    let _ = tokio::time::timeout(CLOSE_FLUSH_GRACE, async {
-        let _ = reader_finished.await;
-        while let Ok(frame) = outbound.try_recv() {
-            batch.push(frame);
-        }
-        if !batch.is_empty() {
-            sink.send_frames(&batch).await?;
-        }
-        sink.close().await
-    })
-    .await;
 }

@@ -11,14 +11,34 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
 pub trait FrameSource: Send + 'static {
     /// The next frame; `Ok(None)` at a clean end of stream.
     fn next_frame(&mut self) -> impl Future<Output = io::Result<Option<Frame>>> + Send;
+    /// Whether [`Self::next_frame`] can answer without waiting for input. The connection
+    /// writes what it owes before it waits; `false` is always a safe answer.
+    fn has_frame(&self) -> bool;
 }
 
-/// The sending half of a connection.
+/// The sending half of a connection. It is given NDJSON text: whole lines, many at a time
+/// (a transport that carries messages rather than bytes splits them at the newlines).
 pub trait FrameSink: Send + 'static {
-    /// Sends every frame, in order. A byte-stream transport may coalesce them into one write.
-    fn send_frames(&mut self, frames: &[Vec<u8>]) -> impl Future<Output = io::Result<()>> + Send;
+    /// Writes a prefix of `lines` and returns its length (never 0 for a non-empty input).
+    /// Cancel-safe: dropped before it completes, it wrote nothing, so the connection can
+    /// wait for the stream to take bytes and for the next frame to arrive at once.
+    fn write_some(&mut self, lines: &[u8]) -> impl Future<Output = io::Result<usize>> + Send;
+    /// Pushes out anything the sink buffers (a no-op for a socket or pipe).
+    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send;
     /// Ends the sending direction after the last frame.
     fn close(&mut self) -> impl Future<Output = io::Result<()>> + Send;
+}
+
+/// Writes all of `lines`, then flushes.
+pub async fn write_all<K: FrameSink>(sink: &mut K, mut lines: &[u8]) -> io::Result<()> {
+    while !lines.is_empty() {
+        let n = sink.write_some(lines).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        lines = &lines[n.min(lines.len())..];
+    }
+    sink.flush().await
 }
 
 /// A connected, not yet split, transport.
@@ -34,11 +54,19 @@ impl<R: AsyncRead + Unpin + Send + 'static> FrameSource for FrameReader<R> {
     fn next_frame(&mut self) -> impl Future<Output = io::Result<Option<Frame>>> + Send {
         FrameReader::next_frame(self)
     }
+
+    fn has_frame(&self) -> bool {
+        FrameReader::has_frame(self)
+    }
 }
 
 impl<W: AsyncWrite + Unpin + Send + 'static> FrameSink for FrameWriter<W> {
-    fn send_frames(&mut self, frames: &[Vec<u8>]) -> impl Future<Output = io::Result<()>> + Send {
-        self.write_frames(frames)
+    fn write_some(&mut self, lines: &[u8]) -> impl Future<Output = io::Result<usize>> + Send {
+        self.write_bytes(lines)
+    }
+
+    fn flush(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        FrameWriter::flush(self)
     }
 
     fn close(&mut self) -> impl Future<Output = io::Result<()>> + Send {

@@ -50,7 +50,7 @@ fn ping_service() -> FnService<impl Fn(String, Option<Value>) -> BoxFuture<Handl
         |method: String, params: Option<Value>| -> BoxFuture<HandlerResult> {
             Box::pin(async move {
                 match method.as_str() {
-                    "ping" => Ok(json!({ "pong": params })),
+                    "ping" => Ok(json!({ "pong": params }).into()),
                     other => Err(RpcError::method_not_found(other)),
                 }
             })
@@ -129,6 +129,20 @@ fn raw_peer<S: Service>(
     (handle, run, RawEnd::new(theirs))
 }
 
+/// [`raw_peer`] for a service that needs the peer's own handle (set in `slot` before the
+/// peer runs).
+fn raw_peer_with_handle<S: Service>(
+    slot: &OnceLock<PeerHandle>,
+    service: S,
+) -> (JoinHandle<()>, RawEnd) {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let transport = StreamTransport::new(ours, "test", MAX_FRAME);
+    let (peer, handle) = Peer::new(transport, PeerConfig::default());
+    slot.set(handle).unwrap();
+    let run = tokio::spawn(peer.run(Arc::new(service)));
+    (run, RawEnd::new(theirs))
+}
+
 fn spawn_request(
     handle: &PeerHandle,
     method: &'static str,
@@ -186,7 +200,7 @@ async fn same_id_in_flight_both_ways_resolves_each_caller_with_the_other_sides_a
             let barrier = barrier.clone();
             Box::pin(async move {
                 barrier.wait().await;
-                Ok(json!({ "answeredBy": name, "method": method }))
+                Ok(json!({ "answeredBy": name, "method": method }).into())
             })
         })
     };
@@ -396,14 +410,14 @@ async fn reader_keeps_reading_while_a_handler_waits_for_a_later_request() {
                 let rx = release_rx.lock().unwrap().take();
                 Box::pin(async move {
                     rx.expect("slow called twice").await.unwrap();
-                    Ok(json!("slow done"))
+                    Ok(json!("slow done").into())
                 })
             }
             "release" => {
                 let tx = release_tx.lock().unwrap().take();
                 Box::pin(async move {
                     tx.expect("release called twice").send(()).unwrap();
-                    Ok(json!("released"))
+                    Ok(json!("released").into())
                 })
             }
             other => {
@@ -444,20 +458,15 @@ async fn response_to_our_own_request_is_read_while_a_handler_awaits_it() {
                             .request("question", json!({"from": "handler"}), LONG)
                             .await
                             .map_err(RpcError::internal)?;
-                        Ok(json!({ "asked": answer }))
+                        Ok(json!({ "asked": answer }).into())
                     }
-                    "ping" => Ok(json!({ "pong": params })),
+                    "ping" => Ok(json!({ "pong": params }).into()),
                     other => Err(RpcError::method_not_found(other)),
                 }
             })
         })
     };
-    let (ours, theirs) = tokio::io::duplex(1 << 16);
-    let transport = StreamTransport::new(ours, "test", MAX_FRAME);
-    let (peer, handle) = Peer::new(transport, PeerConfig::default());
-    peer_handle.set(handle).unwrap();
-    let _run = tokio::spawn(peer.run(Arc::new(service)));
-    let mut raw = RawEnd::new(theirs);
+    let (_run, mut raw) = raw_peer_with_handle(&peer_handle, service);
 
     raw.send(&json!({"jsonrpc": "2.0", "method": "ask", "id": "raw-ask"}))
         .await;
@@ -588,9 +597,9 @@ impl Service for Blocking {
             match method.as_str() {
                 "block" => {
                     gate.acquire().await.unwrap().forget();
-                    Ok(json!("unblocked"))
+                    Ok(json!("unblocked").into())
                 }
-                "ping" => Ok(json!({ "pong": params })),
+                "ping" => Ok(json!({ "pong": params }).into()),
                 other => Err(RpcError::method_not_found(other)),
             }
         })
@@ -748,4 +757,48 @@ async fn request_times_out_even_when_the_outbound_queue_is_full() {
     assert_eq!(request["method"], "after");
     raw.send(&response(&request["id"], json!("ok"))).await;
     assert_eq!(guard(call).await.unwrap(), Ok(json!("ok")));
+}
+
+// ---------------------------------------------------------------------------------------
+// Order: what a handler queued leaves before its answer
+// ---------------------------------------------------------------------------------------
+
+/// A handler answered inline writes its answer into the connection's own buffer, not the
+/// queue; the notifications it queued first (a session replay's events) must still reach
+/// the other side before that answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_a_handler_queued_arrive_before_its_inline_answer() {
+    let peer_handle: Arc<OnceLock<PeerHandle>> = Arc::new(OnceLock::new());
+    let service = {
+        let peer_handle = peer_handle.clone();
+        FnService(move |method: String, params| -> BoxFuture<HandlerResult> {
+            let handle = peer_handle.get().cloned().expect("handle set before run");
+            Box::pin(async move {
+                match method.as_str() {
+                    "replay" => {
+                        for n in 0..3 {
+                            handle.notify("event", json!({ "n": n })).await.unwrap();
+                        }
+                        Ok(json!("replayed").into())
+                    }
+                    "ping" => Ok(json!({ "pong": params }).into()),
+                    other => Err(RpcError::method_not_found(other)),
+                }
+            })
+        })
+    };
+    let (_run, mut raw) = raw_peer_with_handle(&peer_handle, service);
+
+    raw.send(&json!({"jsonrpc": "2.0", "method": "replay", "id": 1}))
+        .await;
+    for n in 0..3 {
+        assert_eq!(
+            raw.recv().await,
+            json!({"jsonrpc": "2.0", "method": "event", "params": { "n": n }})
+        );
+    }
+    assert_eq!(
+        raw.recv().await,
+        json!({"jsonrpc": "2.0", "result": "replayed", "id": 1})
+    );
 }

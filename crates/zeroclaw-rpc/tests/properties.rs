@@ -390,7 +390,7 @@ struct Echo;
 impl Service for Echo {
     fn request(&self, method: String, params: Option<Value>) -> BoxFuture<HandlerResult> {
         Box::pin(std::future::ready(Ok(
-            json!({ "method": method, "params": params }),
+            json!({ "method": method, "params": params }).into(),
         )))
     }
 }
@@ -623,13 +623,13 @@ impl Service for Planner {
         let handle = self.handle.get().unwrap().clone();
         let late_done = self.late_done.clone();
         match decode(&params["plan"]) {
-            Plan::Now(v) => Box::pin(std::future::ready(Ok(json!(v)))),
+            Plan::Now(v) => Box::pin(std::future::ready(Ok(json!(v).into()))),
             Plan::Fail(c) => Box::pin(std::future::ready(Err(RpcError::new(c, "planned")))),
             Plan::Never => Box::pin(std::future::pending()),
             Plan::Late => Box::pin(async move {
                 tokio::time::sleep(timeout_at(depth) * 2).await;
                 let _ = late_done.send(());
-                Ok(json!("late"))
+                Ok(json!("late").into())
             }),
             Plan::Nested(inner) => Box::pin(async move {
                 let outcome = handle
@@ -639,7 +639,7 @@ impl Service for Planner {
                         timeout_at(depth + 1),
                     )
                     .await;
-                Ok(json!({ "inner": summary(&outcome) }))
+                Ok(json!({ "inner": summary(&outcome) }).into())
             }),
         }
     }

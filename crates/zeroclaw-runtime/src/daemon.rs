@@ -223,9 +223,10 @@ async fn refuse(transport: LocalTransport, limit: usize) {
         format!("the daemon is serving its limit of {limit} connections; close another client or raise daemon.max_connections"),
     )
     .with_data(serde_json::json!({ "limit": limit }));
-    let frame = zeroclaw_rpc::message::encode_response(&serde_json::Value::Null, &Err(error));
+    let mut line = zeroclaw_rpc::message::encode_response(&serde_json::Value::Null, &Err(error));
+    line.push(b'\n');
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        let _ = sink.send_frames(&[frame]).await;
+        let _ = zeroclaw_rpc::transport::write_all(&mut sink, &line).await;
         let _ = sink.close().await;
     })
     .await;

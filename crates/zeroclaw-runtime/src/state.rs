@@ -4,8 +4,8 @@ use crate::clients::ClientCounter;
 use crate::config::Config;
 use crate::provider::Provider;
 use crate::session::Sessions;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -17,10 +17,10 @@ pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 #[derive(Debug)]
 pub struct DaemonState {
     pub paths: Paths,
-    /// Computed once: `status` answers them on every call.
+    /// Computed once: `status` answers it on every call.
     pub pid: u32,
-    pub endpoint_text: String,
-    pub data_dir_text: String,
+    /// `status`'s members that never change, serialised the first time it is called.
+    pub status_fixed: OnceLock<String>,
     pub config: Config,
     pub ephemeral: bool,
     pub started: Instant,
@@ -50,8 +50,7 @@ impl DaemonState {
         let turn_slots = Arc::new(Semaphore::new(config.agent.max_running_turns));
         Self {
             pid: std::process::id(),
-            endpoint_text: paths.endpoint.to_string(),
-            data_dir_text: paths.data_dir.display().to_string(),
+            status_fixed: OnceLock::new(),
             paths,
             config,
             ephemeral,

@@ -147,7 +147,8 @@ fn create(ctx: &Ctx, params: Option<Value>) -> HandlerResult {
         "model": row.model,
         "title": row.title,
         "createdAt": history::timestamp(row.created_at),
-    }))
+    })
+    .into())
 }
 
 pub fn list(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
@@ -155,7 +156,7 @@ pub fn list(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
         let daemon = &ctx.0.daemon;
         let rows = daemon.sessions.store.sessions().map_err(storage)?;
         let sessions: Vec<Value> = rows.iter().map(|row| summary(daemon, row)).collect();
-        Ok(json!({ "sessions": sessions }))
+        Ok(json!({ "sessions": sessions }).into())
     }))
 }
 
@@ -228,7 +229,7 @@ async fn replay_and_attach(ctx: &Ctx, session: &Session, replay: bool) -> Handle
     if let Some(turn) = session.active_turn() {
         result["turnId"] = json!(turn.id);
     }
-    Ok(result)
+    Ok(result.into())
 }
 
 #[derive(Deserialize)]
@@ -250,7 +251,7 @@ pub fn messages(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
             .messages(&p.session_id, limit, p.before)
             .map_err(storage)?;
         let messages: Vec<Value> = rows.iter().map(history::message_json).collect();
-        Ok(json!({ "messages": messages, "total": total }))
+        Ok(json!({ "messages": messages, "total": total }).into())
     }))
 }
 
@@ -341,7 +342,7 @@ fn start_turn(
         let outcome = turn::run(&slot.daemon, &slot.session, &slot.turn, &origin, &p.prompt).await;
         let answer = outcome.map(|result| {
             tracing::info!(turn = %slot.turn.id, stop = result.stop.as_str(), "turn ended");
-            result.to_json(&slot.turn.id)
+            result.to_json(&slot.turn.id).into()
         });
         if let Err(e) = &answer {
             tracing::warn!(turn = %slot.turn.id, error = %e, "turn failed");
@@ -362,7 +363,7 @@ pub fn cancel(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
             }
             None => false,
         };
-        Ok(json!({ "cancelled": cancelled }))
+        Ok(json!({ "cancelled": cancelled }).into())
     }))
 }
 
@@ -393,7 +394,7 @@ pub fn approve(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
             ))
             .with_data(json!({ "requestId": p.request_id })));
         }
-        Ok(json!({}))
+        Ok(json!({}).into())
     }))
 }
 
@@ -428,6 +429,6 @@ pub fn delete(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
             daemon.sessions.count_change(-1);
         }
         daemon.sessions.forget(&p.session_id);
-        Ok(json!({ "deleted": deleted }))
+        Ok(json!({ "deleted": deleted }).into())
     })
 }

@@ -1,0 +1,104 @@
+//! The bytes one connection owes the other side and has not written yet.
+//!
+//! The connection task appends whole NDJSON lines here (its own answers directly, frames
+//! from other tasks as it takes them off the outbound queue) and writes from the front
+//! whenever the stream takes bytes, so a burst of answers costs one write, not one each.
+//! The frame count is exact (a partly written frame still counts), because the peer's
+//! no-wedge argument is made in frames: see [`crate::PeerConfig::max_outstanding`].
+
+use std::collections::VecDeque;
+
+/// A buffer that grew past this for one big frame is dropped once it is written, so one
+/// large message does not pin its size to an otherwise idle connection.
+const RETAINED_BUFFER: usize = 64 * 1024;
+
+#[derive(Debug)]
+pub(crate) struct Outbox {
+    buf: Vec<u8>,
+    /// How much of `buf` the stream has taken.
+    written: usize,
+    /// Where each frame not yet wholly written ends in `buf`.
+    ends: VecDeque<usize>,
+    max_frames: usize,
+}
+
+impl Outbox {
+    pub(crate) fn new(max_frames: usize) -> Self {
+        Self {
+            buf: Vec::new(),
+            written: 0,
+            ends: VecDeque::new(),
+            max_frames: max_frames.max(1),
+        }
+    }
+
+    /// Whether another frame may be added. Overflow rule: the connection stops reading and
+    /// taking from its queue until the other side has read enough (backpressure).
+    pub(crate) fn has_room(&self) -> bool {
+        self.ends.len() < self.max_frames
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Appends one frame (no newline in it) as a line.
+    pub(crate) fn push(&mut self, frame: &[u8]) {
+        self.push_with(|buf| buf.extend_from_slice(frame));
+    }
+
+    /// Appends one frame that `write` serialises straight into the buffer.
+    pub(crate) fn push_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        write(&mut self.buf);
+        debug_assert!(!self.buf[self.ends.back().copied().unwrap_or(0)..].contains(&b'\n'));
+        self.buf.push(b'\n');
+        self.ends.push_back(self.buf.len());
+    }
+
+    /// What is still to be written.
+    pub(crate) fn unwritten(&self) -> &[u8] {
+        &self.buf[self.written..]
+    }
+
+    /// Records that the stream took `n` more bytes.
+    pub(crate) fn consumed(&mut self, n: usize) {
+        self.written = (self.written + n).min(self.buf.len());
+        while self.ends.front().is_some_and(|&end| end <= self.written) {
+            self.ends.pop_front();
+        }
+        if self.written == self.buf.len() {
+            self.buf.clear();
+            self.written = 0;
+            if self.buf.capacity() > RETAINED_BUFFER {
+                self.buf = Vec::new();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_leave_only_when_wholly_written() {
+        let mut out = Outbox::new(2);
+        out.push(b"ab");
+        out.push(b"cde");
+        assert!(!out.has_room());
+        assert_eq!(out.unwritten(), b"ab\ncde\n");
+        out.consumed(2);
+        assert!(
+            !out.has_room(),
+            "the first frame's newline is not written yet"
+        );
+        out.consumed(1);
+        assert!(out.has_room());
+        assert_eq!(out.unwritten(), b"cde\n");
+        out.consumed(4);
+        assert!(out.is_empty());
+        assert_eq!(out.unwritten(), b"");
+        out.push_with(|buf| buf.extend_from_slice(b"f"));
+        assert_eq!(out.unwritten(), b"f\n");
+    }
+}
