@@ -124,6 +124,33 @@ impl PartialEq for Answer {
     }
 }
 
+/// A notification serialised once, to be queued on many connections (a session's event to
+/// every attached client) without serialising it again for each.
+#[derive(Debug, Clone)]
+pub struct Notification(pub(crate) bytes::Bytes);
+
+impl Notification {
+    pub fn new<T: Serialize + ?Sized>(method: &str, params: &T) -> serde_json::Result<Self> {
+        #[derive(Serialize)]
+        struct Frame<'a, T: ?Sized> {
+            jsonrpc: &'static str,
+            method: &'a str,
+            params: &'a T,
+        }
+        serde_json::to_vec(&Frame {
+            jsonrpc: VERSION,
+            method,
+            params,
+        })
+        .map(|line| Self(line.into()))
+    }
+
+    /// The frame, without its newline.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 const VERSION: &str = "2.0";
 
 #[derive(Serialize)]
@@ -205,6 +232,16 @@ fn to_line(frame: &impl Serialize) -> Vec<u8> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_notification_serialised_once_is_the_frame_encode_request_writes() {
+        let params = json!({"sessionId": "s", "text": "a\"b\n"});
+        let once = Notification::new("session/update", &params).unwrap();
+        assert_eq!(
+            once.as_bytes(),
+            &encode_request("session/update", Some(&params), None)[..]
+        );
+    }
 
     #[test]
     fn frames_are_compact_single_lines() {

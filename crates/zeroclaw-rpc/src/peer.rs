@@ -20,9 +20,12 @@
 
 use crate::codec::Frame;
 use crate::envelope::{Envelope, classify};
-use crate::message::{Answer, RpcError, codes, encode_request, encode_response, write_response};
+use crate::message::{
+    Answer, Notification, RpcError, codes, encode_request, encode_response, write_response,
+};
 use crate::outbox::Outbox;
 use crate::transport::{FrameSink, FrameSource, RpcTransport, write_all};
+use bytes::Bytes;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::future::Future;
@@ -31,7 +34,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::Duration;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{Notify, Semaphore, mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tokio_util::task::TaskTracker;
 
@@ -120,11 +123,13 @@ struct Pending {
 
 struct Shared {
     label: String,
-    outbound: mpsc::Sender<Vec<u8>>,
+    outbound: mpsc::Sender<Bytes>,
     pending: Mutex<Pending>,
     next_id: AtomicU64,
     /// One permit per unanswered outbound request ([`PeerConfig::max_outstanding`]).
     outstanding: Semaphore,
+    /// Signalled each time the connection task takes frames off the queue.
+    drained: Notify,
     closed: CancellationToken,
 }
 
@@ -136,7 +141,7 @@ impl Shared {
     }
 
     /// Queues a frame, waiting for space; fails once the connection is closed.
-    async fn enqueue(&self, frame: Vec<u8>) -> Result<(), NotifyError> {
+    async fn enqueue(&self, frame: Bytes) -> Result<(), NotifyError> {
         tokio::select! {
             biased;
             sent = self.outbound.send(frame) => sent.map_err(|_| NotifyError::Closed),
@@ -229,7 +234,7 @@ impl PeerHandle {
             shared: &self.shared,
             id: &id,
         };
-        let frame = encode_request(method, Some(&params), Some(&Value::String(id.clone())));
+        let frame = encode_request(method, Some(&params), Some(&Value::String(id.clone()))).into();
         match tokio::time::timeout_at(deadline, self.shared.enqueue(frame)).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return Err(CallError::Closed),
@@ -250,22 +255,62 @@ impl PeerHandle {
     /// Sends a notification, waiting for queue space.
     pub async fn notify(&self, method: &str, params: Value) -> Result<(), NotifyError> {
         self.shared
-            .enqueue(encode_request(method, Some(&params), None))
+            .enqueue(encode_request(method, Some(&params), None).into())
             .await
     }
 
     /// Queues a notification only if there is room now.
     pub fn try_notify(&self, method: &str, params: Value) -> Result<(), NotifyError> {
+        self.try_send(&Notification(
+            encode_request(method, Some(&params), None).into(),
+        ))
+    }
+
+    /// Queues a notification serialised earlier (once, for many connections) only if there
+    /// is room now.
+    pub fn try_send(&self, notification: &Notification) -> Result<(), NotifyError> {
         if self.shared.closed.is_cancelled() {
             return Err(NotifyError::Closed);
         }
         self.shared
             .outbound
-            .try_send(encode_request(method, Some(&params), None))
+            .try_send(notification.0.clone())
             .map_err(|e| match e {
                 mpsc::error::TrySendError::Full(_) => NotifyError::Full,
                 mpsc::error::TrySendError::Closed(_) => NotifyError::Closed,
             })
+    }
+
+    /// Free slots in the outbound queue now.
+    pub fn queue_room(&self) -> usize {
+        self.shared.outbound.capacity()
+    }
+
+    /// The outbound queue's size ([`PeerConfig::outbound_queue`]).
+    pub fn queue_capacity(&self) -> usize {
+        self.shared.outbound.max_capacity()
+    }
+
+    /// Waits until the outbound queue has at least `room` free slots; `false` if it has
+    /// not by `deadline` or the connection closed. Lets a producer that must not block
+    /// for long (a turn streaming events) slow down to a reader's pace, within a bound.
+    pub async fn wait_for_room(&self, room: usize, deadline: tokio::time::Instant) -> bool {
+        let room = room.min(self.queue_capacity());
+        loop {
+            let drained = self.shared.drained.notified();
+            tokio::pin!(drained);
+            // Registered before the check, so a drain right after it still wakes us.
+            drained.as_mut().enable();
+            if self.queue_room() >= room {
+                return true;
+            }
+            tokio::select! {
+                biased;
+                () = self.shared.closed.cancelled() => return false,
+                () = &mut drained => {}
+                () = tokio::time::sleep_until(deadline) => return self.queue_room() >= room,
+            }
+        }
     }
 
     /// Ends the connection: reading stops, queued frames get a short grace to flush.
@@ -300,7 +345,7 @@ pub struct Peer<T> {
     transport: T,
     config: PeerConfig,
     shared: Arc<Shared>,
-    outbound: mpsc::Receiver<Vec<u8>>,
+    outbound: mpsc::Receiver<Bytes>,
 }
 
 impl<T: RpcTransport> Peer<T> {
@@ -315,6 +360,7 @@ impl<T: RpcTransport> Peer<T> {
             }),
             next_id: AtomicU64::new(0),
             outstanding: Semaphore::new(config.max_outstanding()),
+            drained: Notify::new(),
             closed: CancellationToken::new(),
         });
         let handle = PeerHandle {
@@ -380,7 +426,17 @@ impl<T: RpcTransport> Peer<T> {
             };
             match event {
                 Event::Closed | Event::Queued(None) => break,
-                Event::Queued(Some(frame)) => out.push(&frame),
+                Event::Queued(Some(frame)) => {
+                    // Take all that is queued, so a stream of events leaves in big writes.
+                    out.push(&frame);
+                    while out.has_room() {
+                        let Ok(frame) = outbound.try_recv() else {
+                            break;
+                        };
+                        out.push(&frame);
+                    }
+                    shared.drained.notify_waiters();
+                }
                 Event::Read(Ok(Some(Frame::Line(bytes)))) => {
                     reader.on_frame(&bytes, &mut out, &mut outbound).await;
                 }
@@ -438,11 +494,11 @@ const WRITE_FIRST: usize = 64 * 1024;
 enum Event {
     Closed,
     Read(std::io::Result<Option<Frame>>),
-    Queued(Option<Vec<u8>>),
+    Queued(Option<Bytes>),
     Wrote(std::io::Result<usize>),
 }
 
-type Queue = mpsc::Receiver<Vec<u8>>;
+type Queue = mpsc::Receiver<Bytes>;
 
 fn reply(out: &mut Outbox, id: &Value, outcome: &HandlerResult) {
     out.push_with(|buf| write_response(buf, id, outcome));
@@ -518,6 +574,7 @@ impl<S: Service> Reader<S> {
             while let Ok(frame) = queue.try_recv() {
                 out.push(&frame);
             }
+            self.shared.drained.notify_waiters();
             reply(out, &id, &outcome);
             return;
         }
@@ -529,7 +586,7 @@ impl<S: Service> Reader<S> {
                 () = abort.cancelled() => return,
             };
             drop(permit);
-            let _ = shared.enqueue(encode_response(&id, &outcome)).await;
+            let _ = shared.enqueue(encode_response(&id, &outcome).into()).await;
         });
     }
 }

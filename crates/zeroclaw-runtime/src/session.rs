@@ -2,18 +2,30 @@
 //!
 //! A session outlives its connections: it lives in the store, and is held here only while a
 //! connection is attached to it or a turn runs in it. Events go to every attached
-//! connection through that connection's bounded queue. Overflow rule: a connection whose
-//! queue is full when an event is sent is detached and closed (logged), so one stalled
-//! client never stalls a turn or the other clients; it can reconnect and `session/load`
+//! connection through that connection's bounded queue. Overflow rule: a turn streaming
+//! from its provider keeps to the pace of its clients: while an attached connection's queue
+//! is more than three quarters full, the turn stops reading the provider until that queue
+//! is back to half, so a client that reads as fast as it can loses nothing. A connection
+//! that does not get there within [`EVENT_STALL_GRACE`], or whose queue is full when an
+//! event is sent, is detached and closed (logged), so one stalled client holds a turn up
+//! for seconds at most and never loses memory to it; it can reconnect and `session/load`
 //! with `replay` to catch up.
 
+use crate::provider::Pace;
 use crate::store::{SessionRow, Store, StoreError};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use zeroclaw_rpc::{NotifyError, PeerHandle};
+use zeroclaw_rpc::{Notification, NotifyError, PeerHandle};
+
+/// How long a turn waits for an attached client that is behind on its events.
+pub const EVENT_STALL_GRACE: Duration = Duration::from_secs(5);
 
 /// Identifies one connection for attachment bookkeeping.
 pub type ConnId = u64;
@@ -161,21 +173,81 @@ impl Session {
 
     /// Sends a `session/update` to every attached connection. See the module docs for the
     /// overflow rule.
-    pub fn broadcast(&self, turn_id: &str, kind: &str, fields: Value) {
-        let params = update_params(&self.id, Some(turn_id), kind, fields);
-        let mut attached = lock(&self.attached);
-        attached.retain(|(conn, peer)| {
-            match peer.try_notify("session/update", params.clone()) {
-                Ok(()) => true,
-                Err(NotifyError::Full) => {
-                    tracing::warn!(peer = %peer.label(), conn, session = %self.id, "client is not reading its events; detaching and closing it");
-                    peer.close();
-                    false
-                }
-                Err(NotifyError::Closed) => false,
+    pub fn broadcast(&self, turn_id: &str, kind: &str, fields: impl Serialize) {
+        // Serialised once for every attached connection, straight from the fields.
+        let update = Update {
+            session_id: &self.id,
+            turn_id,
+            kind,
+            fields,
+        };
+        let frame = match Notification::new("session/update", &update) {
+            Ok(frame) => frame,
+            Err(e) => {
+                tracing::error!(session = %self.id, kind, error = %e, "event not serialisable; not sent");
+                return;
             }
+        };
+        let mut attached = lock(&self.attached);
+        attached.retain(|(conn, peer)| match peer.try_send(&frame) {
+            Ok(()) => true,
+            Err(NotifyError::Full) => {
+                self.stalled(*conn, peer);
+                false
+            }
+            Err(NotifyError::Closed) => false,
         });
     }
+}
+
+impl Session {
+    fn stalled(&self, conn: ConnId, peer: &PeerHandle) {
+        tracing::warn!(peer = %peer.label(), conn, session = %self.id, "client is not reading its events; detaching and closing it");
+        peer.close();
+    }
+}
+
+/// Whether a connection's event queue is more than three quarters full.
+fn behind(peer: &PeerHandle) -> bool {
+    peer.queue_room() <= peer.queue_capacity() / 4
+}
+
+impl Pace for Session {
+    fn pace(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> {
+        let lagging: Vec<(ConnId, PeerHandle)> = {
+            let attached = lock(&self.attached);
+            if !attached.iter().any(|(_, peer)| behind(peer)) {
+                return None;
+            }
+            attached
+                .iter()
+                .filter(|(_, peer)| behind(peer))
+                .cloned()
+                .collect()
+        };
+        Some(Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + EVENT_STALL_GRACE;
+            for (conn, peer) in lagging {
+                let half = peer.queue_capacity() / 2;
+                if !peer.wait_for_room(half.max(1), deadline).await && !peer.is_closed() {
+                    lock(&self.attached).retain(|(id, _)| *id != conn);
+                    self.stalled(conn, &peer);
+                }
+            }
+        }))
+    }
+}
+
+/// A live `session/update`'s params; `fields` must serialise as an object.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Update<'a, F> {
+    session_id: &'a str,
+    turn_id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(flatten)]
+    fields: F,
 }
 
 /// The params of a `session/update` notification.

@@ -17,6 +17,13 @@ use std::time::Duration;
 use zeroclaw_rpc::{CallError, PeerHandle, RpcError};
 
 /// The connection that sent the prompt: `ask_user` asks it.
+/// The fields of a streamed text or thought chunk: the hottest event, serialised without
+/// building a `Value`.
+#[derive(serde::Serialize)]
+struct TextChunk<'a> {
+    text: &'a str,
+}
+
 #[derive(Debug, Clone)]
 pub struct Origin {
     pub peer: PeerHandle,
@@ -163,15 +170,15 @@ impl Turn<'_> {
                 let turn_id = self.active.id.as_str();
                 let mut on_delta = |delta: Delta| match delta {
                     Delta::Text(t) => {
-                        session.broadcast(turn_id, "agent_message_chunk", json!({ "text": t }));
+                        session.broadcast(turn_id, "agent_message_chunk", TextChunk { text: &t });
                         text.push_str(&t);
                     }
                     Delta::Thought(t) => {
-                        session.broadcast(turn_id, "agent_thought_chunk", json!({ "text": t }));
+                        session.broadcast(turn_id, "agent_thought_chunk", TextChunk { text: &t });
                         thought.push_str(&t);
                     }
                 };
-                let read = open.read(&mut on_delta);
+                let read = open.read(&mut on_delta, session);
                 tokio::select! {
                     biased;
                     () = cancel.cancelled() => None,

@@ -9,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use zeroclaw_runtime::config::{ProviderConfig, ProviderKind};
 use zeroclaw_runtime::provider::{
     ChatMessage, ChatRequest, Delta, ErrorKind, OpenStep, Provider, ProviderError, StepResult,
-    ToolCall,
+    ToolCall, Unpaced,
 };
 use zeroclaw_runtime::store::Usage;
 use zeroclaw_runtime::tools::definitions;
@@ -100,7 +100,7 @@ async fn call_with(provider: &Provider, messages: &[ChatMessage]) -> Run {
         }
     };
     let mut deltas = Vec::new();
-    let result = step.read(&mut |d| deltas.push(d)).await;
+    let result = step.read(&mut |d| deltas.push(d), &Unpaced).await;
     Run { deltas, result }
 }
 
@@ -916,10 +916,13 @@ async fn a_reset_mid_stream_is_a_stream_error() {
     let step = open(&provider, &request).await;
     let mut deltas = Vec::new();
     let result = step
-        .read(&mut |d| {
-            deltas.push(d);
-            gate.open();
-        })
+        .read(
+            &mut |d| {
+                deltas.push(d);
+                gate.open();
+            },
+            &Unpaced,
+        )
         .await;
     assert_eq!(deltas, [text("partial")]);
     let error = result.unwrap_err();
@@ -993,7 +996,7 @@ async fn dropping_the_read_future_closes_the_connection() {
         let _ = seen_tx.send(d);
     };
     {
-        let read = step.read(&mut on_delta);
+        let read = step.read(&mut on_delta, &Unpaced);
         tokio::select! {
             result = read => panic!("the stalled stream ended: {result:?}"),
             delta = seen_rx.recv() => assert_eq!(delta, Some(text("partial"))),

@@ -3,8 +3,8 @@
 
 use super::sse::SseReader;
 use super::{
-    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, no_events,
-    stream_error,
+    ChatMessage, ChatRequest, Delta, ErrorKind, Pace, ProviderError, StepResult, ToolCall,
+    no_events, stream_error,
 };
 use crate::config::ProviderConfig;
 use crate::store::Usage;
@@ -84,6 +84,7 @@ enum Block {
 pub(super) async fn read_stream(
     events: &mut SseReader,
     on_delta: &mut (dyn FnMut(Delta) + Send),
+    pace: &dyn Pace,
 ) -> Result<StepResult, ProviderError> {
     let mut blocks: Vec<(u64, Block)> = Vec::new();
     let mut tool_calls = Vec::new();
@@ -91,7 +92,7 @@ pub(super) async fn read_stream(
     let mut output_tokens = None;
     let mut stop_reason = None;
     let mut saw_event = false;
-    while let Some(event) = events.next().await.map_err(stream_error)? {
+    while let Some(event) = events.next_paced(pace).await.map_err(stream_error)? {
         let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
             tracing::warn!("provider sent an event that is not JSON; skipped");
             continue;

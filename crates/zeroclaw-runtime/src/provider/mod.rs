@@ -9,6 +9,7 @@ use crate::config::{ProviderConfig, ProviderKind};
 use crate::store::Usage;
 use crate::tools::ToolDef;
 use serde_json::{Value, json};
+use std::pin::Pin;
 use std::time::Duration;
 use zeroclaw_rpc::{RpcError, codes};
 
@@ -69,6 +70,22 @@ pub struct ChatRequest<'a> {
     pub system: Option<&'a str>,
     pub messages: &'a [ChatMessage],
     pub tools: &'a [ToolDef],
+}
+
+/// Lets whoever consumes a stream slow its reading down: asked between events, it returns
+/// what to await first when the consumer is behind (clients not keeping up with the
+/// events), and `None` otherwise.
+pub trait Pace: Sync {
+    fn pace(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>>;
+}
+
+/// Reads as fast as the provider sends.
+pub struct Unpaced;
+
+impl Pace for Unpaced {
+    fn pace(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> {
+        None
+    }
 }
 
 /// Streamed as they arrive.
@@ -178,15 +195,19 @@ pub struct OpenStep {
 }
 
 impl OpenStep {
-    /// Reads the stream to its end. Deltas go to `on_delta` as they arrive; dropping this
-    /// future aborts the HTTP stream (that is how a cancel stops the provider).
+    /// Reads the stream to its end. Deltas go to `on_delta` as they arrive, and `pace` is
+    /// asked before each event; dropping this future aborts the HTTP stream (that is how
+    /// a cancel stops the provider).
     pub async fn read(
         mut self,
         on_delta: &mut (dyn FnMut(Delta) + Send),
+        pace: &dyn Pace,
     ) -> Result<StepResult, ProviderError> {
         match self.kind {
-            ProviderKind::Openai => openai::read_stream(&mut self.events, on_delta).await,
-            ProviderKind::Anthropic => anthropic::read_stream(&mut self.events, on_delta).await,
+            ProviderKind::Openai => openai::read_stream(&mut self.events, on_delta, pace).await,
+            ProviderKind::Anthropic => {
+                anthropic::read_stream(&mut self.events, on_delta, pace).await
+            }
         }
     }
 }

@@ -5,11 +5,12 @@
 
 use super::sse::SseReader;
 use super::{
-    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, no_events,
-    stream_error,
+    ChatMessage, ChatRequest, Delta, ErrorKind, Pace, ProviderError, StepResult, ToolCall,
+    no_events, stream_error,
 };
 use crate::config::ProviderConfig;
 use crate::store::Usage;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub(super) fn request_body(request: &ChatRequest<'_>, config: &ProviderConfig) -> Value {
@@ -65,6 +66,48 @@ pub(super) fn request_body(request: &ChatRequest<'_>, config: &ProviderConfig) -
     body
 }
 
+/// One streamed chunk, read without building a map per object: the members the loop does
+/// not use are skipped, and those whose type varies between servers stay `Value`s.
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    choices: Option<Vec<Choice>>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    finish_reason: Option<Value>,
+    #[serde(default)]
+    delta: Option<ChunkDelta>,
+    /// What a few servers send instead of `delta`.
+    #[serde(default)]
+    message: Option<ChunkDelta>,
+}
+
+#[derive(Deserialize)]
+struct ChunkDelta {
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    reasoning_content: Option<Value>,
+    #[serde(default)]
+    reasoning: Option<Value>,
+    #[serde(default)]
+    tool_calls: Option<Value>,
+}
+
+fn non_empty_string(value: Option<Value>) -> Option<String> {
+    match value {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
 /// A tool call being assembled from deltas, keyed by its `index`.
 #[derive(Default)]
 struct PartialCall {
@@ -76,6 +119,7 @@ struct PartialCall {
 pub(super) async fn read_stream(
     events: &mut SseReader,
     on_delta: &mut (dyn FnMut(Delta) + Send),
+    pace: &dyn Pace,
 ) -> Result<StepResult, ProviderError> {
     let mut calls: Vec<(u64, PartialCall)> = Vec::new();
     let mut usage = None;
@@ -83,18 +127,25 @@ pub(super) async fn read_stream(
     // A 200 whose body holds no chunk at all (an HTML page from a proxy, a non-streaming
     // server) is an error, not an empty answer.
     let mut saw_chunk = false;
-    while let Some(event) = events.next().await.map_err(stream_error)? {
+    while let Some(event) = events.next_paced(pace).await.map_err(stream_error)? {
         let data = event.data.trim();
         if data == "[DONE]" {
             saw_chunk = true;
             break;
         }
-        let Ok(chunk) = serde_json::from_str::<Value>(data) else {
-            tracing::warn!("provider sent a line that is not JSON; skipped");
-            continue;
+        let chunk = match serde_json::from_str::<Chunk>(data) {
+            Ok(chunk) => chunk,
+            Err(_) if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() => {
+                tracing::warn!("provider sent a chunk of an unexpected shape; skipped");
+                continue;
+            }
+            Err(_) => {
+                tracing::warn!("provider sent a line that is not JSON; skipped");
+                continue;
+            }
         };
         saw_chunk = true;
-        if let Some(error) = chunk.get("error") {
+        if let Some(error) = chunk.error {
             let message = error
                 .get("message")
                 .and_then(Value::as_str)
@@ -105,43 +156,36 @@ pub(super) async fn read_stream(
                 format!("the provider reported an error mid-stream: {message}"),
             ));
         }
-        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+        if let Some(u) = chunk.usage.filter(Value::is_object) {
             usage = Some(Usage {
                 input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
                 output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
             });
         }
-        let Some(choice) = chunk.pointer("/choices/0") else {
+        let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
             continue;
         };
-        if let Some(reason) = choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .filter(|r| !r.is_empty())
+        if let Some(Value::String(reason)) = choice.finish_reason
+            && !reason.is_empty()
         {
-            finish_reason = Some(reason.to_owned());
+            finish_reason = Some(reason);
         }
-        let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) else {
+        let Some(delta) = choice.delta.or(choice.message) else {
             continue;
         };
         // One or the other: vLLM sends both, with the same text, while it renames the field.
-        if let Some(text) = ["reasoning_content", "reasoning"].iter().find_map(|key| {
-            delta
-                .get(key)
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-        }) {
-            on_delta(Delta::Thought(text.to_owned()));
-        }
-        if let Some(text) = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
+        if let Some(text) = [delta.reasoning_content, delta.reasoning]
+            .into_iter()
+            .find_map(non_empty_string)
         {
-            on_delta(Delta::Text(text.to_owned()));
+            on_delta(Delta::Thought(text));
+        }
+        if let Some(text) = non_empty_string(delta.content) {
+            on_delta(Delta::Text(text));
         }
         for (position, call) in delta
-            .get("tool_calls")
+            .tool_calls
+            .as_ref()
             .and_then(Value::as_array)
             .into_iter()
             .flatten()

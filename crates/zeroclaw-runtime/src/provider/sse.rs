@@ -62,6 +62,14 @@ impl SseReader {
 
     /// The next event, `Ok(None)` at the end of the body.
     pub async fn next(&mut self) -> Result<Option<Event>, SseError> {
+        self.next_paced(&super::Unpaced).await
+    }
+
+    /// [`Self::next`], first awaiting what `pace` asks for.
+    pub async fn next_paced(&mut self, pace: &dyn super::Pace) -> Result<Option<Event>, SseError> {
+        if let Some(wait) = pace.pace() {
+            wait.await;
+        }
         self.since_yield += 1;
         if self.since_yield >= EVENTS_PER_YIELD {
             self.since_yield = 0;
@@ -69,7 +77,8 @@ impl SseReader {
         }
         loop {
             while let Some(line) = self.take_line() {
-                if let Some(event) = self.on_line(&line) {
+                // Borrowed when the line is valid UTF-8, as it always is from a sane server.
+                if let Some(event) = self.on_line(&String::from_utf8_lossy(&line)) {
                     return Ok(Some(event));
                 }
             }
@@ -97,14 +106,14 @@ impl SseReader {
         }
     }
 
-    fn take_line(&mut self) -> Option<String> {
+    fn take_line(&mut self) -> Option<BytesMut> {
         let end = memchr::memchr(b'\n', &self.buf)?;
         let mut line = self.buf.split_to(end + 1);
         line.truncate(end);
         if line.last() == Some(&b'\r') {
             line.truncate(end - 1);
         }
-        Some(String::from_utf8_lossy(&line).into_owned())
+        Some(line)
     }
 
     fn on_line(&mut self, line: &str) -> Option<Event> {
