@@ -512,9 +512,14 @@ impl Bench {
         ));
         let mut rates = [Vec::new(), Vec::new()];
         let mut cpu = [Vec::new(), Vec::new()];
+        let mut client_cpu = [Vec::new(), Vec::new()];
         for round in 0..p.pipe_rounds.max(1) {
             for kind in order(round) {
                 let socket = self.socket(kind);
+                // The client shares the machine's cores with the server, so what it spends
+                // reading the answers (bigger from `status` than the floor's `{}`) bounds
+                // the rate too.
+                let client_before = procs::cpu_ns(std::process::id()).ok();
                 let (r, per_op) = self
                     .metered(
                         kind,
@@ -522,6 +527,10 @@ impl Bench {
                         scenarios::pipelined(&socket, p.pipe_total, p.pipe_depth),
                     )
                     .await;
+                if let (Some(a), Ok(b)) = (client_before, procs::cpu_ns(std::process::id())) {
+                    client_cpu[slot(kind)]
+                        .push(b.saturating_sub(a) as f64 / p.pipe_total.max(1) as f64 / 1_000.0);
+                }
                 let r = r.map_err(ctx(&format!("pipelined on the {}", kind.name())))?;
                 rates[slot(kind)].push(r);
                 cpu[slot(kind)].extend(per_op);
@@ -539,6 +548,10 @@ impl Bench {
         }
         self.rows.push(row);
         self.cpu_row("pipelined: server CPU per request".into(), &cpu);
+        self.cpu_row(
+            "pipelined: client CPU per request (the same client)".into(),
+            &client_cpu,
+        );
         Ok(())
     }
 

@@ -43,11 +43,15 @@ pub fn classify(frame: &[u8]) -> Envelope {
     // The fast path reads the object's members straight from the bytes into six slots (no
     // map of every key). Anything it cannot read (not JSON, not an object) goes to the slow
     // path, which parses the frame as a `Value` to find the exact error.
-    match serde_json::from_slice::<Members>(frame) {
-        Ok(members) => decide(members),
+    match serde_json::from_slice::<Classified>(frame) {
+        Ok(Classified(envelope)) => envelope,
         Err(_) => classify_slowly(frame),
     }
 }
+
+/// An envelope classified as its frame is read (the rules run inside the visitor, so the
+/// members are never moved around as a whole).
+struct Classified(Envelope);
 
 /// What the rules look at. Each member is `Some` when present, a present `null` included.
 #[derive(Default)]
@@ -73,7 +77,7 @@ enum Key {
     Other,
 }
 
-impl<'de> Deserialize<'de> for Members {
+impl<'de> Deserialize<'de> for Classified {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_map(MembersVisitor)
     }
@@ -82,30 +86,73 @@ impl<'de> Deserialize<'de> for Members {
 struct MembersVisitor;
 
 impl<'de> Visitor<'de> for MembersVisitor {
-    type Value = Members;
+    type Value = Classified;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a JSON object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Classified, A::Error> {
         let mut members = Members::default();
-        // Every value is read as a `Value`, unknown members too: skipping them would skip
-        // checks (UTF-8, escapes) the slow path makes. A repeated member keeps its last
-        // value, as a `Value` object would.
+        // Every value is read in full, unknown members too (as a `Value`): skipping them
+        // would skip checks (UTF-8, escapes) the slow path makes. A repeated member keeps
+        // its last value, as a `Value` object would.
         while let Some(key) = map.next_key::<Key>()? {
-            let value = map.next_value::<Value>()?;
             match key {
-                Key::Jsonrpc => members.version_ok = value == "2.0",
-                Key::Method => members.method = Some(value),
-                Key::Id => members.id = Some(value),
-                Key::Params => members.params = Some(value),
-                Key::Result => members.result = Some(value),
-                Key::Error => members.error = Some(value),
-                Key::Other => {}
+                Key::Jsonrpc => members.version_ok = map.next_value::<IsVersion>()?.0,
+                Key::Method => members.method = Some(map.next_value()?),
+                Key::Id => members.id = Some(map.next_value()?),
+                Key::Params => members.params = Some(map.next_value()?),
+                Key::Result => members.result = Some(map.next_value()?),
+                Key::Error => members.error = Some(map.next_value()?),
+                Key::Other => {
+                    map.next_value::<Value>()?;
+                }
             }
         }
-        Ok(members)
+        Ok(Classified(decide(members)))
+    }
+}
+
+/// Whether `jsonrpc` is `"2.0"`, read without allocating. An array or object there fails
+/// the fast path, and the slow path decides.
+struct IsVersion(bool);
+
+impl<'de> Deserialize<'de> for IsVersion {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = IsVersion;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or a scalar")
+            }
+
+            fn visit_str<E>(self, v: &str) -> Result<IsVersion, E> {
+                Ok(IsVersion(v == "2.0"))
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<IsVersion, E> {
+                Ok(IsVersion(false))
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<IsVersion, E> {
+                Ok(IsVersion(false))
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<IsVersion, E> {
+                Ok(IsVersion(false))
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<IsVersion, E> {
+                Ok(IsVersion(false))
+            }
+
+            fn visit_unit<E>(self) -> Result<IsVersion, E> {
+                Ok(IsVersion(false))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 

@@ -398,6 +398,8 @@ impl<T: RpcTransport> Peer<T> {
             handlers: TaskTracker::new(),
             abort: CancellationToken::new(),
         };
+        let closed = shared.closed.clone().cancelled_owned();
+        tokio::pin!(closed);
         loop {
             // Reading comes first while frames are already buffered, so the answers to a
             // burst of requests leave in one write; before waiting for input, or once the
@@ -410,7 +412,7 @@ impl<T: RpcTransport> Peer<T> {
             let event = if write_first {
                 tokio::select! {
                     biased;
-                    () = shared.closed.cancelled() => Event::Closed,
+                    () = &mut closed => Event::Closed,
                     wrote = sink.write_some(out.unwritten()) => Event::Wrote(wrote),
                     next = source.next_frame(), if room => Event::Read(next),
                     frame = outbound.recv(), if room => Event::Queued(frame),
@@ -418,7 +420,7 @@ impl<T: RpcTransport> Peer<T> {
             } else {
                 tokio::select! {
                     biased;
-                    () = shared.closed.cancelled() => Event::Closed,
+                    () = &mut closed => Event::Closed,
                     next = source.next_frame(), if room => Event::Read(next),
                     frame = outbound.recv(), if room => Event::Queued(frame),
                     wrote = sink.write_some(out.unwritten()), if !out.is_empty() => Event::Wrote(wrote),

@@ -109,20 +109,21 @@ fn fixed_status(daemon: &DaemonState) -> String {
 /// fixed members serialised once plus four numbers, written without a `Value`.
 pub fn status(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
     ready(decode::<serde::de::IgnoredAny>(params).map(|_| {
-        use std::fmt::Write as _;
         let daemon = &ctx.0.daemon;
         let fixed = daemon.status_fixed.get_or_init(|| fixed_status(daemon));
+        let uptime = u64::try_from(daemon.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut digits = itoa::Buffer::new();
         let mut json = String::with_capacity(fixed.len() + 96);
         json.push_str(fixed);
-        // Writing into a String cannot fail.
-        let _ = write!(
-            json,
-            r#""uptimeMs":{},"clients":{},"sessions":{{"total":{},"running":{}}}}}"#,
-            u64::try_from(daemon.started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            daemon.clients.current(),
-            daemon.sessions.total(),
-            daemon.sessions.running_count(),
-        );
+        json.push_str(r#""uptimeMs":"#);
+        json.push_str(digits.format(uptime));
+        json.push_str(r#","clients":"#);
+        json.push_str(digits.format(daemon.clients.current()));
+        json.push_str(r#","sessions":{"total":"#);
+        json.push_str(digits.format(daemon.sessions.total()));
+        json.push_str(r#","running":"#);
+        json.push_str(digits.format(daemon.sessions.running_count()));
+        json.push_str("}}");
         Answer::from_serialized(json)
     }))
 }
