@@ -1,6 +1,6 @@
 //! One local stream type over the platform primitives, and the transport built on it.
 //! `tokio::io::split` (inside [`StreamTransport`]) gives every platform the same read and
-//! write loop.
+//! write halves.
 
 use std::io;
 use std::pin::Pin;

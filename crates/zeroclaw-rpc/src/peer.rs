@@ -48,13 +48,13 @@ const CLOSE_FLUSH_GRACE: Duration = Duration::from_secs(2);
 
 /// What a connection's owner does with the other side's requests and notifications.
 pub trait Service: Send + Sync + 'static {
-    /// Called on the reader loop, in frame order; must not block. Synchronous checks (the
+    /// Called on the connection loop, in frame order; must not block. Synchronous checks (the
     /// handshake gate) happen here, so their order is the order frames arrived in. When
     /// the connection closes, a returned future still running gets a short grace to
     /// finish and answer, and is then dropped.
     fn request(&self, method: String, params: Option<Value>) -> BoxFuture<HandlerResult>;
 
-    /// Called on the reader loop, in frame order; must not block.
+    /// Called on the connection loop, in frame order; must not block.
     fn notification(&self, method: String, params: Option<Value>) {
         let _ = (method, params);
     }
@@ -387,8 +387,8 @@ impl<T: RpcTransport> Peer<T> {
             mut outbound,
         } = self;
         let (mut source, mut sink) = transport.into_halves();
-        // One more than the queue: a frame being written plus a full queue's worth, the
-        // room the old writer task and its queue gave (see `max_outstanding`).
+        // One more than the queue: room for a full queue's worth plus the frame being
+        // written, which `max_outstanding`'s no-wedge argument counts on.
         let mut out = Outbox::new(config.outbound_queue.max(1) + 1);
         let reader = Reader {
             shared: shared.clone(),
@@ -489,8 +489,11 @@ impl<T: RpcTransport> Peer<T> {
     }
 }
 
-/// Output this large is written before more input is read.
-const WRITE_FIRST: usize = 64 * 1024;
+/// Output this large is written before more input is read: soon enough that a client
+/// pipelining a burst gets its first answers while the rest of the burst is still being
+/// read and answered. Chosen by the pipelined benchmark (docs/benchmarks.md): 8 KiB beat
+/// 4, 16 and 64 KiB.
+const WRITE_FIRST: usize = 8 * 1024;
 
 /// What one turn of the connection loop saw.
 enum Event {

@@ -74,8 +74,8 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameSink for FrameWriter<W> {
     }
 }
 
-/// NDJSON over any byte stream, split with `tokio::io::split` so one read loop and one
-/// write loop serve every stream type (Unix socket, named pipe, in-memory duplex).
+/// NDJSON over any byte stream, split with `tokio::io::split` so the one connection loop
+/// serves every stream type (Unix socket, named pipe, in-memory duplex).
 #[derive(Debug)]
 pub struct StreamTransport<S> {
     stream: S,

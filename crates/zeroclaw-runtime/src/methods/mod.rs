@@ -13,7 +13,7 @@ use zeroclaw_rpc::{BoxFuture, HandlerResult, RpcError};
 #[derive(Debug, Clone)]
 pub struct Ctx(pub Arc<Connection>);
 
-/// Called on the connection's reader loop; do synchronous work inline and return a ready
+/// Called on the connection's loop; do synchronous work inline and return a ready
 /// future, or return a future that awaits (it then runs as its own task).
 pub type Handler = fn(Ctx, Option<Value>) -> BoxFuture<HandlerResult>;
 
