@@ -393,7 +393,8 @@ fn target() -> Target {
     let fake = FakeProvider::start_blocking().unwrap();
     let dir = TestDir::new();
     write_config(&dir, &config_for(&fake.base_url(), 5, ""));
-    let daemon = dir.start(&[]);
+    // The memory figures wait for the daemon's trim after the clients leave (its debug line).
+    let daemon = dir.start_with(&[], &[("RUST_LOG", "info,zeroclaw_runtime::daemon=debug")]);
     fake.push(openai::text(&["seeded ", "answer"]));
     let mut conn = daemon.client();
     let session = new_session(&mut conn, Path::new("/"));
@@ -548,6 +549,7 @@ fn round(target: &Target, probe: &mut Conn, clients: usize, requests: u64) -> Ro
             leftover += 1;
         }
     }
+    wait_for_trim_after_last_close(daemon);
     let (_, after) = daemon.memory_kib();
     if std::env::var_os("ZC_SOAK_MALLOC_TRIM").is_some() {
         trim_and_report(daemon);
@@ -572,6 +574,20 @@ fn round(target: &Target, probe: &mut Conn, clients: usize, requests: u64) -> Ro
         during,
         after,
     }
+}
+
+/// The daemon hands freed heap back to the OS a second after connections close (one trim
+/// per burst); a trim that ran after the last close has seen every connection's memory
+/// freed. Waits for one, so the RSS after a round is not a race with it.
+fn wait_for_trim_after_last_close(daemon: &Daemon) {
+    let last_close = daemon
+        .log_text()
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.contains("connection closed"))
+        .last()
+        .map_or(0, |(i, _)| i);
+    daemon.wait_for_log_after(last_close, "returned freed heap to the OS");
 }
 
 /// Runs the load (`ZC_SOAK_ROUNDS` rounds of it, default 1, to tell a leak, which grows

@@ -208,6 +208,7 @@ fn release_freed_memory() {
                 // SAFETY: malloc_trim only walks and releases the allocator's own free
                 // lists; it is thread-safe and has no preconditions.
                 unsafe { libc::malloc_trim(0) };
+                tracing::debug!("returned freed heap to the OS");
             })
             .await;
         });
