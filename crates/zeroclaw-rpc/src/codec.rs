@@ -315,6 +315,23 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn has_frame_says_whether_the_next_frame_needs_a_read() {
+        let (mut a, b) = tokio::io::duplex(64);
+        let mut r = FrameReader::new(b, 1024);
+        assert!(!r.has_frame());
+        a.write_all(b"{\"a\":1}\n{\"b\"").await.unwrap();
+        assert_eq!(r.next_frame().await.unwrap(), Some(line("{\"a\":1}")));
+        assert!(!r.has_frame(), "only part of the next line is buffered");
+        a.write_all(b":2}\n{}\n").await.unwrap();
+        assert_eq!(r.next_frame().await.unwrap(), Some(line("{\"b\":2}")));
+        assert!(r.has_frame(), "the empty object is buffered whole");
+        assert_eq!(r.next_frame().await.unwrap(), Some(line("{}")));
+        drop(a);
+        assert_eq!(r.next_frame().await.unwrap(), None);
+        assert!(r.has_frame(), "the end of the stream is known");
+    }
+
+    #[tokio::test]
     async fn reader_and_writer_round_trip() {
         let (a, b) = tokio::io::duplex(64);
         let mut w = FrameWriter::new(a);

@@ -802,3 +802,44 @@ async fn notifications_a_handler_queued_arrive_before_its_inline_answer() {
         json!({"jsonrpc": "2.0", "result": "replayed", "id": 1})
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Waiting for queue room (how a streaming turn keeps to a reader's pace)
+// ---------------------------------------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn wait_for_room_times_out_on_a_stalled_reader_and_returns_once_it_reads() {
+    let config = PeerConfig {
+        outbound_queue: 4,
+        ..PeerConfig::default()
+    };
+    let (handle, _run, mut raw) = raw_peer(MAX_FRAME, config, ping_service());
+    let filler = json!({"pad": "x".repeat(4096)});
+    // The duplex (64 KiB) and the output buffer fill first, then the queue.
+    let mut sent = 0;
+    loop {
+        match handle.try_notify("fill", filler.clone()) {
+            Ok(()) => sent += 1,
+            Err(zeroclaw_rpc::NotifyError::Full) => break,
+            Err(e) => panic!("unexpected {e:?}"),
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(handle.queue_room(), 0);
+    let soon = tokio::time::Instant::now() + Duration::from_secs(5);
+    assert!(!handle.wait_for_room(2, soon).await, "nobody reads");
+    // Reading everything lets the connection drain its queue.
+    let waiter = {
+        let handle = handle.clone();
+        tokio::spawn(async move {
+            handle
+                .wait_for_room(4, tokio::time::Instant::now() + LONG)
+                .await
+        })
+    };
+    for _ in 0..sent {
+        assert_eq!(raw.recv().await["method"], "fill");
+    }
+    assert!(guard(waiter).await.unwrap());
+    assert_eq!(handle.queue_room(), handle.queue_capacity());
+}
