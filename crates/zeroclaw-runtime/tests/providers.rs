@@ -382,6 +382,42 @@ async fn openai_malformed_data_line_is_skipped() {
     assert_eq!(step.usage.map(|u| u.output_tokens), Some(2));
 }
 
+/// Chunks that are JSON but not of the expected shape (a server's own extension, a bug) are
+/// skipped like unparsable ones; the text around them still arrives.
+#[tokio::test]
+async fn events_of_an_unexpected_shape_are_skipped_in_both_formats() {
+    let fake = FakeProvider::start().await.unwrap();
+    fake.push(
+        openai::Builder::new()
+            .text("before ")
+            .raw_line(r#"data: {"choices": "not a list"}"#)
+            .raw_line("")
+            .raw_line(r#"data: {"choices": [{"delta": 7}]}"#)
+            .raw_line("")
+            .text("after")
+            .build(),
+    );
+    assert_eq!(
+        call(&provider(openai_config(&fake))).await.text(),
+        "before after"
+    );
+    fake.push(
+        anthropic::Builder::new()
+            .text("before ")
+            .raw_line("event: content_block_delta")
+            .raw_line(r#"data: {"type": "content_block_delta", "index": 0, "delta": "text"}"#)
+            .raw_line("")
+            .raw_line(r#"data: {"type": 7}"#)
+            .raw_line("")
+            .text("after")
+            .build(),
+    );
+    assert_eq!(
+        call(&provider(anthropic_config(&fake))).await.text(),
+        "before after"
+    );
+}
+
 #[tokio::test]
 async fn openai_in_stream_error_chunk_is_a_provider_error() {
     let fake = FakeProvider::start().await.unwrap();

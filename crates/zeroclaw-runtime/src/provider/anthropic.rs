@@ -8,7 +8,9 @@ use super::{
 };
 use crate::config::ProviderConfig;
 use crate::store::Usage;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 
 /// Anthropic requires `max_tokens`; this is used when the config names none.
 const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -70,6 +72,41 @@ pub(super) fn request_body(request: &ChatRequest<'_>, config: &ProviderConfig) -
     body
 }
 
+/// One streamed event, read without building a map per object: the members the loop does
+/// not use are skipped; the rare events' payloads (and members whose type varies) stay
+/// `Value`s. `content_block_delta`, the hot one, is typed all the way down.
+#[derive(Deserialize)]
+struct StreamEvent<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    index: Option<Value>,
+    #[serde(default, borrow)]
+    delta: Option<EventDelta<'a>>,
+    #[serde(default)]
+    content_block: Option<Value>,
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct EventDelta<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    text: Option<Value>,
+    #[serde(default)]
+    thinking: Option<Value>,
+    #[serde(default)]
+    partial_json: Option<Value>,
+    #[serde(default)]
+    stop_reason: Option<Value>,
+}
+
 enum Block {
     Text,
     Thinking,
@@ -93,20 +130,29 @@ pub(super) async fn read_stream(
     let mut stop_reason = None;
     let mut saw_event = false;
     while let Some(event) = events.next_paced(pace).await.map_err(stream_error)? {
-        let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
-            tracing::warn!("provider sent an event that is not JSON; skipped");
-            continue;
+        let data = match serde_json::from_str::<StreamEvent>(&event.data) {
+            Ok(data) => data,
+            Err(_) if serde_json::from_str::<serde::de::IgnoredAny>(&event.data).is_ok() => {
+                tracing::warn!("provider sent an event of an unexpected shape; skipped");
+                continue;
+            }
+            Err(_) => {
+                tracing::warn!("provider sent an event that is not JSON; skipped");
+                continue;
+            }
         };
         saw_event = true;
-        let index = data["index"].as_u64().unwrap_or(0);
-        match data["type"].as_str().unwrap_or_default() {
+        let index = data.index.as_ref().and_then(Value::as_u64).unwrap_or(0);
+        match data.kind.as_deref().unwrap_or_default() {
             "message_start" => {
                 input_tokens = data
-                    .pointer("/message/usage/input_tokens")
+                    .message
+                    .as_ref()
+                    .and_then(|m| m.pointer("/usage/input_tokens"))
                     .and_then(Value::as_u64);
             }
             "content_block_start" => {
-                let block = &data["content_block"];
+                let block = data.content_block.unwrap_or(Value::Null);
                 let started = match block["type"].as_str().unwrap_or_default() {
                     "text" => Block::Text,
                     "thinking" => Block::Thinking,
@@ -124,26 +170,26 @@ pub(super) async fn read_stream(
                 blocks.push((index, started));
             }
             "content_block_delta" => {
-                let delta = &data["delta"];
+                let Some(delta) = data.delta else { continue };
                 let block = blocks
                     .iter_mut()
                     .rev()
                     .find(|(i, _)| *i == index)
                     .map(|(_, b)| b);
-                match delta["type"].as_str().unwrap_or_default() {
+                match delta.kind.as_deref().unwrap_or_default() {
                     "text_delta" => {
-                        if let Some(text) = delta["text"].as_str() {
-                            on_delta(Delta::Text(text.to_owned()));
+                        if let Some(Value::String(text)) = delta.text {
+                            on_delta(Delta::Text(text));
                         }
                     }
                     "thinking_delta" => {
-                        if let Some(text) = delta["thinking"].as_str() {
-                            on_delta(Delta::Thought(text.to_owned()));
+                        if let Some(Value::String(text)) = delta.thinking {
+                            on_delta(Delta::Thought(text));
                         }
                     }
                     "input_json_delta" => {
-                        if let (Some(Block::ToolUse { json, .. }), Some(part)) =
-                            (block, delta["partial_json"].as_str())
+                        if let (Some(Block::ToolUse { json, .. }), Some(Value::String(part))) =
+                            (block, &delta.partial_json)
                         {
                             json.push_str(part);
                         }
@@ -159,23 +205,23 @@ pub(super) async fn read_stream(
                 }
             }
             "message_delta" => {
-                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    stop_reason = Some(reason.to_owned());
+                if let Some(Value::String(reason)) = data.delta.and_then(|d| d.stop_reason) {
+                    stop_reason = Some(reason);
                 }
-                if let Some(n) = data.pointer("/usage/output_tokens").and_then(Value::as_u64) {
+                if let Some(n) = data
+                    .usage
+                    .as_ref()
+                    .and_then(|u| u.get("output_tokens"))
+                    .and_then(Value::as_u64)
+                {
                     output_tokens = Some(n);
                 }
             }
             "message_stop" => break,
             "error" => {
-                let message = data
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown error");
-                let kind = data
-                    .pointer("/error/type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("error");
+                let error = data.error.unwrap_or(Value::Null);
+                let message = error["message"].as_str().unwrap_or("unknown error");
+                let kind = error["type"].as_str().unwrap_or("error");
                 return Err(ProviderError::new(
                     ErrorKind::Provider,
                     format!("the provider reported an error mid-stream ({kind}): {message}"),
