@@ -2031,3 +2031,130 @@ fn a_client_that_stops_reading_its_events_is_detached_and_the_turn_completes() {
     assert!(text.len() == STREAMED && text.bytes().all(|b| b == b't'));
     drop(stalled);
 }
+
+// ---------------------------------------------------------------------------------------
+// Joining a running turn: every event exactly once, in the replay or live
+// ---------------------------------------------------------------------------------------
+
+/// Sends `session/load` with replay and reads up to its answer: (replayed params, result).
+fn load_with_replay(client: &mut Client, session: &str) -> (Vec<Value>, Value) {
+    let id = client.send(
+        "session/load",
+        json!({"sessionId": session, "replay": true}),
+    );
+    let mut replay = Vec::new();
+    loop {
+        let frame = client.read();
+        if is_update(&frame) {
+            replay.push(frame["params"].clone());
+        } else {
+            assert!(is_response(&frame) && frame["id"] == id, "{frame}");
+            return (replay, frame["result"].clone());
+        }
+    }
+}
+
+/// A client that loads a session while its turn is streaming a message gets the message's
+/// text so far in the replay, then the rest live. (Before, the text so far was in neither.)
+#[test]
+fn a_load_in_the_middle_of_a_streamed_message_gets_the_text_so_far_then_the_rest_live() {
+    let env = Env::new("", "");
+    let gate = Gate::new();
+    env.fake.push(
+        openai::Builder::new()
+            .text("Hel")
+            .text("lo ")
+            .wait_for(&gate)
+            .text("wor")
+            .text("ld")
+            .build(),
+    );
+    let mut a = env.client();
+    let session = a.new_session(&env.work);
+    let prompt = a.start_prompt(&session, "greet");
+    let seen = a.wait_for(|f| is_update(f) && f["params"]["text"] == "lo ");
+    let turn_id = seen["params"]["turnId"].clone();
+
+    let mut b = env.client();
+    let (replay, loaded) = load_with_replay(&mut b, &session);
+    assert_eq!(loaded["turnId"], turn_id);
+    let got: Vec<(&str, &str)> = replay
+        .iter()
+        .map(|e| (e["type"].as_str().unwrap(), e["text"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("user_message_chunk", "greet"),
+            ("agent_message_chunk", "Hello ")
+        ]
+    );
+    assert_eq!(replay[1]["turnId"], turn_id);
+
+    gate.open();
+    let mut live = String::new();
+    loop {
+        let frame = b.read();
+        if !is_update(&frame) {
+            continue;
+        }
+        match frame["params"]["type"].as_str().unwrap() {
+            "agent_message_chunk" => live.push_str(frame["params"]["text"].as_str().unwrap()),
+            "turn_complete" => break,
+            other => panic!("unexpected {other}: {frame}"),
+        }
+    }
+    assert_eq!(live, "world");
+    let turn = a.drive(&prompt, no_questions);
+    assert_eq!(turn.result()["text"], "Hello world");
+}
+
+/// Loads racing a turn that keeps storing tool calls and results: whatever the timing
+/// (before, during or after the turn), each loading client gets every stored event of the
+/// turn exactly once, counting the replay and what arrives live after it.
+#[test]
+fn loads_racing_a_turn_get_every_stored_event_exactly_once() {
+    const CALLS: usize = 12;
+    let env = Env::new("", "[approvals]\nbash = \"allow\"");
+    for i in 0..CALLS {
+        env.fake
+            .push(bash_call(&format!("call_{i}"), &format!("echo {i}"), 1));
+    }
+    env.fake.push(openai::text(&["done"]));
+    let mut a = env.client();
+    let session = a.new_session(&env.work);
+    let prompt = a.start_prompt(&session, "many steps");
+    let mut loaders = Vec::new();
+    for _ in 0..6 {
+        let mut b = env.client();
+        let (replay, _) = load_with_replay(&mut b, &session);
+        loaders.push((b, replay));
+    }
+    let turn = a.drive(&prompt, no_questions);
+    assert_eq!(turn.result()["stopReason"], "end_turn");
+    for (mut b, replay) in loaders {
+        // A barrier: the turn is over, and an answer never overtakes events queued before
+        // its request, so every live event has arrived once `status` is answered.
+        let barrier = b.send("status", json!({}));
+        let mut events = replay;
+        loop {
+            let frame = b.read();
+            if is_update(&frame) {
+                events.push(frame["params"].clone());
+            } else if is_response(&frame) && frame["id"] == barrier {
+                break;
+            }
+        }
+        for kind in ["tool_call", "tool_result"] {
+            let mut ids: Vec<&str> = events
+                .iter()
+                .filter(|e| e["type"] == kind)
+                .map(|e| e["toolCallId"].as_str().unwrap())
+                .collect();
+            ids.sort();
+            let mut want: Vec<String> = (0..CALLS).map(|i| format!("call_{i}")).collect();
+            want.sort();
+            assert_eq!(ids, want, "{kind} events: {events:#?}");
+        }
+    }
+}

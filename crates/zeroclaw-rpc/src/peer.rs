@@ -266,6 +266,11 @@ impl PeerHandle {
         ))
     }
 
+    /// Queues a notification serialised earlier, waiting for queue space.
+    pub async fn send(&self, notification: &Notification) -> Result<(), NotifyError> {
+        self.shared.enqueue(notification.0.clone()).await
+    }
+
     /// Queues a notification serialised earlier (once, for many connections) only if there
     /// is room now.
     pub fn try_send(&self, notification: &Notification) -> Result<(), NotifyError> {

@@ -58,6 +58,25 @@ impl Connection {
     /// Attaches this connection to a session: it receives the session's events.
     pub fn attach(&self, session: &crate::session::Session) {
         self.daemon.sessions.attach(session, self.id, &self.peer);
+        self.remember(session);
+    }
+
+    /// Starts attaching this connection the way `session/load` does: its live events are
+    /// held until what the [`Joined`](crate::session::Joined) holds has been sent.
+    pub fn join(
+        &self,
+        session: &crate::session::Session,
+        replay: bool,
+    ) -> Result<crate::session::Joined, crate::store::StoreError> {
+        let joined = self
+            .daemon
+            .sessions
+            .join(session, self.id, &self.peer, replay)?;
+        self.remember(session);
+        Ok(joined)
+    }
+
+    fn remember(&self, session: &crate::session::Session) {
         self.attached
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -5,6 +5,7 @@
 //! [`session`] (who is attached, which turn runs) → [`turn`] (the agent loop) →
 //! [`provider`], [`tools`] and [`store`].
 
+pub mod audience;
 pub mod clients;
 pub mod config;
 pub mod connection;

@@ -11,24 +11,24 @@
 //! for seconds at most and never loses memory to it; it can reconnect and `session/load`
 //! with `replay` to catch up.
 
+use crate::audience::{Audience, Stalled, Streaming};
 use crate::provider::Pace;
-use crate::store::{SessionRow, Store, StoreError};
+use crate::store::{MessageRow, SessionRow, Store, StoreError};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use zeroclaw_rpc::{Notification, NotifyError, PeerHandle};
+use zeroclaw_rpc::{Notification, PeerHandle};
 
 /// How long a turn waits for an attached client that is behind on its events.
 pub const EVENT_STALL_GRACE: Duration = Duration::from_secs(5);
 
-/// Identifies one connection for attachment bookkeeping.
-pub type ConnId = u64;
+pub use crate::audience::ConnId;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every critical section here is a few map operations that leave the data consistent
@@ -115,7 +115,7 @@ pub struct Session {
     pub cwd: String,
     pub model: String,
     pub title: Option<String>,
-    attached: Mutex<Vec<(ConnId, PeerHandle)>>,
+    audience: Mutex<Audience>,
     always_allow: Mutex<HashSet<String>>,
     turn: Mutex<Option<Arc<ActiveTurn>>>,
 }
@@ -127,14 +127,14 @@ impl Session {
             cwd: row.cwd.clone(),
             model: row.model.clone(),
             title: row.title.clone(),
-            attached: Mutex::new(Vec::new()),
+            audience: Mutex::new(Audience::default()),
             always_allow: Mutex::new(row.always_allow.iter().cloned().collect()),
             turn: Mutex::new(None),
         }
     }
 
     pub fn is_attached(&self, conn: ConnId) -> bool {
-        lock(&self.attached).iter().any(|(id, _)| *id == conn)
+        lock(&self.audience).contains(conn)
     }
 
     pub fn active_turn(&self) -> Option<Arc<ActiveTurn>> {
@@ -174,6 +174,66 @@ impl Session {
     /// Sends a `session/update` to every attached connection. See the module docs for the
     /// overflow rule.
     pub fn broadcast(&self, turn_id: &str, kind: &str, fields: impl Serialize) {
+        let Some(frame) = self.update(turn_id, kind, fields) else {
+            return;
+        };
+        let stalled = lock(&self.audience).send(&frame);
+        self.close_stalled(stalled);
+    }
+
+    /// Stores an event (`store`) and sends it as one step, so a connection joining with
+    /// `session/load` gets it exactly once (see `audience.rs`). Nothing is sent if the
+    /// store fails. `store` runs under the session's audience lock: it must only store,
+    /// never send on this session (the lock is not reentrant).
+    pub fn record<T, E>(
+        &self,
+        turn_id: &str,
+        kind: &str,
+        fields: impl Serialize,
+        store: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
+        let frame = self.update(turn_id, kind, fields);
+        let mut audience = lock(&self.audience);
+        let stored = store()?;
+        let stalled = frame.map(|f| audience.send(&f)).unwrap_or_default();
+        drop(audience);
+        self.close_stalled(stalled);
+        Ok(stored)
+    }
+
+    /// Sends a streamed chunk (`agent_message_chunk` or `agent_thought_chunk`) and adds it
+    /// to the text in progress a joining connection is sent.
+    pub fn stream_chunk(&self, turn_id: &str, kind: &str, text: &str) {
+        let Some(frame) = self.update(turn_id, kind, TextChunk { text }) else {
+            return;
+        };
+        let mut audience = lock(&self.audience);
+        let so_far = if kind == "agent_thought_chunk" {
+            &mut audience.streaming.thought
+        } else {
+            &mut audience.streaming.text
+        };
+        so_far.push_str(text);
+        let stalled = audience.send(&frame);
+        drop(audience);
+        self.close_stalled(stalled);
+    }
+
+    /// Stores the streamed text (`store`) and forgets it as in progress, as one step.
+    /// `store` runs under the audience lock, as in [`Session::record`].
+    pub fn store_streamed<E>(&self, store: impl FnOnce() -> Result<(), E>) -> Result<(), E> {
+        let mut audience = lock(&self.audience);
+        audience.streaming = Streaming::default();
+        store()
+    }
+
+    /// The events held for a connection joining with `session/load`, to send next; `None`
+    /// once it is live.
+    pub fn go_live(&self, conn: ConnId) -> Option<VecDeque<Notification>> {
+        lock(&self.audience).go_live(conn)
+    }
+
+    fn update(&self, turn_id: &str, kind: &str, fields: impl Serialize) -> Option<Notification> {
         // Serialised once for every attached connection, straight from the fields.
         let update = Update {
             session_id: &self.id,
@@ -181,30 +241,43 @@ impl Session {
             kind,
             fields,
         };
-        let frame = match Notification::new("session/update", &update) {
-            Ok(frame) => frame,
+        match Notification::new("session/update", &update) {
+            Ok(frame) => Some(frame),
             Err(e) => {
                 tracing::error!(session = %self.id, kind, error = %e, "event not serialisable; not sent");
-                return;
+                None
             }
-        };
-        let mut attached = lock(&self.attached);
-        attached.retain(|(conn, peer)| match peer.try_send(&frame) {
-            Ok(()) => true,
-            Err(NotifyError::Full) => {
-                self.stalled(*conn, peer);
-                false
-            }
-            Err(NotifyError::Closed) => false,
-        });
+        }
     }
-}
 
-impl Session {
+    fn close_stalled(&self, stalled: Vec<Stalled>) {
+        for (conn, peer) in stalled {
+            self.stalled(conn, &peer);
+        }
+    }
+
     fn stalled(&self, conn: ConnId, peer: &PeerHandle) {
         tracing::warn!(peer = %peer.label(), conn, session = %self.id, "client is not reading its events; detaching and closing it");
         peer.close();
     }
+}
+
+/// What a connection joining a session with `session/load` is sent before its live events.
+pub struct Joined {
+    /// The stored history (empty without `replay`).
+    pub rows: Vec<MessageRow>,
+    /// The running turn, and its model call's text streamed so far (empty without `replay`).
+    pub turn_id: Option<String>,
+    pub streaming: Streaming,
+    /// The running turn's unanswered `approval_request` events, as first sent.
+    pub approvals: Vec<Value>,
+}
+
+/// The fields of a streamed text or thought chunk: the hottest event, serialised without
+/// building a `Value`.
+#[derive(Serialize)]
+struct TextChunk<'a> {
+    text: &'a str,
 }
 
 /// Whether a connection's event queue is more than three quarters full.
@@ -215,7 +288,8 @@ fn behind(peer: &PeerHandle) -> bool {
 impl Pace for Session {
     fn pace(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> {
         let lagging: Vec<(ConnId, PeerHandle)> = {
-            let attached = lock(&self.attached);
+            let audience = lock(&self.audience);
+            let attached = audience.live();
             if !attached.iter().any(|(_, peer)| behind(peer)) {
                 return None;
             }
@@ -230,7 +304,7 @@ impl Pace for Session {
             for (conn, peer) in lagging {
                 let half = peer.queue_capacity() / 2;
                 if !peer.wait_for_room(half.max(1), deadline).await && !peer.is_closed() {
-                    lock(&self.attached).retain(|(id, _)| *id != conn);
+                    lock(&self.audience).remove(conn);
                     self.stalled(conn, &peer);
                 }
             }
@@ -331,24 +405,51 @@ impl Sessions {
     }
 
     pub fn attach(&self, session: &Session, conn: ConnId, peer: &PeerHandle) {
-        let mut attached = lock(&session.attached);
-        if !attached.iter().any(|(id, _)| *id == conn) {
-            attached.push((conn, peer.clone()));
-        }
+        lock(&session.audience).add_live(conn, peer);
     }
 
-    /// Pending approval events of a running turn, for a connection that just loaded it.
-    pub fn pending_approvals(&self, session: &Session) -> Vec<Value> {
-        session
-            .active_turn()
+    /// Starts `conn`'s join of a running or idle session: reads what it must be sent first
+    /// (the history with `replay`) in the same step that starts holding its live events.
+    /// The caller sends the [`Joined`], then what [`Session::go_live`] returns, until it
+    /// returns `None`.
+    pub fn join(
+        &self,
+        session: &Session,
+        conn: ConnId,
+        peer: &PeerHandle,
+        replay: bool,
+    ) -> Result<Joined, StoreError> {
+        let mut audience = lock(&session.audience);
+        let rows = if replay {
+            self.store.history(&session.id)?
+        } else {
+            Vec::new()
+        };
+        let turn = session.active_turn();
+        let streaming = match (&turn, replay) {
+            (Some(_), true) => Streaming {
+                thought: audience.streaming.thought.clone(),
+                text: audience.streaming.text.clone(),
+            },
+            _ => Streaming::default(),
+        };
+        let approvals = turn
+            .as_ref()
             .map(|t| t.pending_events())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        audience.add_joining(conn, peer);
+        Ok(Joined {
+            rows,
+            turn_id: turn.map(|t| t.id.clone()),
+            streaming,
+            approvals,
+        })
     }
 
     pub fn detach(&self, session_id: &str, conn: ConnId) {
         let session = lock(&self.live).get(session_id).cloned();
         if let Some(session) = session {
-            lock(&session.attached).retain(|(id, _)| *id != conn);
+            lock(&session.audience).remove(conn);
             self.evict_if_idle(&session);
         }
     }
@@ -356,7 +457,7 @@ impl Sessions {
     /// Drops a session from memory once nothing needs it there.
     pub fn evict_if_idle(&self, session: &Session) {
         let mut live = lock(&self.live);
-        if lock(&session.attached).is_empty() && session.active_turn().is_none() {
+        if lock(&session.audience).is_empty() && session.active_turn().is_none() {
             live.remove(&session.id);
         }
     }

@@ -17,13 +17,6 @@ use std::time::Duration;
 use zeroclaw_rpc::{CallError, PeerHandle, RpcError};
 
 /// The connection that sent the prompt: `ask_user` asks it.
-/// The fields of a streamed text or thought chunk: the hottest event, serialised without
-/// building a `Value`.
-#[derive(serde::Serialize)]
-struct TextChunk<'a> {
-    text: &'a str,
-}
-
 #[derive(Debug, Clone)]
 pub struct Origin {
     pub peer: PeerHandle,
@@ -170,11 +163,11 @@ impl Turn<'_> {
                 let turn_id = self.active.id.as_str();
                 let mut on_delta = |delta: Delta| match delta {
                     Delta::Text(t) => {
-                        session.broadcast(turn_id, "agent_message_chunk", TextChunk { text: &t });
+                        session.stream_chunk(turn_id, "agent_message_chunk", &t);
                         text.push_str(&t);
                     }
                     Delta::Thought(t) => {
-                        session.broadcast(turn_id, "agent_thought_chunk", TextChunk { text: &t });
+                        session.stream_chunk(turn_id, "agent_thought_chunk", &t);
                         thought.push_str(&t);
                     }
                 };
@@ -186,8 +179,12 @@ impl Turn<'_> {
                 }
             };
             let cancelled = outcome.is_none();
-            self.store_text(step, Kind::Thought, &thought, cancelled)?;
-            self.store_text(step, Kind::Assistant, &text, cancelled)?;
+            self.session
+                .store_streamed(|| {
+                    self.store_text(step, Kind::Thought, &thought, cancelled)?;
+                    self.store_text(step, Kind::Assistant, &text, cancelled)
+                })
+                .map_err(|e| self.storage_failure(e))?;
             if !text.is_empty() {
                 if !self.text.is_empty() {
                     self.text.push_str("\n\n");
@@ -220,38 +217,47 @@ impl Turn<'_> {
             });
             for call in &result.tool_calls {
                 let raw_input = call.raw_input();
-                self.emit(
-                    "tool_call",
-                    json!({"toolCallId": call.id, "name": call.name, "rawInput": raw_input}),
-                );
-                self.store(
-                    Kind::ToolCall,
-                    &NewMessage {
-                        step,
-                        tool_call_id: Some(&call.id),
-                        tool_name: Some(&call.name),
-                        data: Some(&raw_input),
-                        ..NewMessage::default()
-                    },
-                )?;
+                self.session
+                    .record(
+                        self.id(),
+                        "tool_call",
+                        json!({"toolCallId": call.id, "name": call.name, "rawInput": raw_input}),
+                        || {
+                            self.store(
+                                Kind::ToolCall,
+                                &NewMessage {
+                                    step,
+                                    tool_call_id: Some(&call.id),
+                                    tool_name: Some(&call.name),
+                                    data: Some(&raw_input),
+                                    ..NewMessage::default()
+                                },
+                            )
+                        },
+                    )
+                    .map_err(|e| self.storage_failure(e))?;
                 let output = self.execute(call).await;
                 let cancelled = cancel.is_cancelled();
-                self.emit(
+                self.session.record(
+                    self.id(),
                     "tool_result",
                     json!({"toolCallId": call.id, "name": call.name, "rawOutput": output.text, "isError": output.is_error}),
-                );
-                self.store(
-                    Kind::ToolResult,
-                    &NewMessage {
-                        step,
-                        tool_call_id: Some(&call.id),
-                        tool_name: Some(&call.name),
-                        data: Some(&Value::String(output.text.clone())),
-                        is_error: output.is_error,
-                        cancelled,
-                        ..NewMessage::default()
+                    || {
+                        self.store(
+                            Kind::ToolResult,
+                            &NewMessage {
+                                step,
+                                tool_call_id: Some(&call.id),
+                                tool_name: Some(&call.name),
+                                data: Some(&Value::String(output.text.clone())),
+                                is_error: output.is_error,
+                                cancelled,
+                                ..NewMessage::default()
+                            },
+                        )
                     },
-                )?;
+                )
+                .map_err(|e| self.storage_failure(e))?;
                 conversation.push(ChatMessage::ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -279,7 +285,10 @@ impl Turn<'_> {
         Ok(())
     }
 
-    fn store(&self, kind: Kind, message: &NewMessage<'_>) -> Result<(), RpcError> {
+    /// Appends one message of this turn. It runs inside `Session::record` and
+    /// `Session::store_streamed`, under the session's audience lock, so it only stores:
+    /// the caller turns an error into [`Self::storage_failure`] (which sends events) after.
+    fn store(&self, kind: Kind, message: &NewMessage<'_>) -> Result<(), StoreError> {
         let message = NewMessage {
             turn_id: Some(self.id()),
             ..message.clone()
@@ -289,7 +298,6 @@ impl Turn<'_> {
             .store
             .append(&self.session.id, kind, &message)
             .map(drop)
-            .map_err(|e| self.storage_failure(e))
     }
 
     fn store_text(
@@ -298,7 +306,7 @@ impl Turn<'_> {
         kind: Kind,
         text: &str,
         cancelled: bool,
-    ) -> Result<(), RpcError> {
+    ) -> Result<(), StoreError> {
         if text.is_empty() {
             return Ok(());
         }
@@ -435,8 +443,12 @@ impl Turn<'_> {
             "approval_request",
             fields.clone(),
         );
-        let answer = self.active.add_approval(&request_id, event);
-        self.emit("approval_request", fields);
+        // Registered and sent as one step, so a connection joining now gets it once.
+        let Ok(answer) = self
+            .session
+            .record(self.id(), "approval_request", fields, || {
+                Ok::<_, std::convert::Infallible>(self.active.add_approval(&request_id, event))
+            });
         let timeout = Duration::from_secs(self.daemon.config.approvals.timeout_secs);
         let decision = tokio::select! {
             decision = answer => decision.ok(),

@@ -194,30 +194,46 @@ pub fn load(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
     })
 }
 
-/// Sends the history (with `replay`), attaches the caller, re-sends pending approvals, and
-/// answers the session's summary.
+/// Joins the caller to the session and sends what it must have first: the history (with
+/// `replay`), the running model call's text so far, the unanswered approval requests, then
+/// the live events held meanwhile. Answers the session's summary.
 async fn replay_and_attach(ctx: &Ctx, session: &Session, replay: bool) -> HandlerResult {
     let daemon = &ctx.0.daemon;
     let peer = &ctx.0.peer;
-    if replay {
-        let rows = daemon
-            .sessions
-            .store
-            .history(&session.id)
-            .map_err(storage)?;
-        for row in &rows {
+    let joined = ctx.0.join(session, replay).map_err(storage)?;
+    let sent = async {
+        for row in &joined.rows {
             let (kind, fields) = history::replay_event(row);
             let params = update_params(&session.id, row.turn_id.as_deref(), kind, fields);
-            if peer.notify("session/update", params).await.is_err() {
-                return Err(RpcError::internal(
-                    "the connection closed during the replay",
-                ));
+            peer.notify("session/update", params).await?;
+        }
+        if let Some(turn_id) = &joined.turn_id {
+            for (kind, text) in [
+                ("agent_thought_chunk", &joined.streaming.thought),
+                ("agent_message_chunk", &joined.streaming.text),
+            ] {
+                if !text.is_empty() {
+                    let params =
+                        update_params(&session.id, Some(turn_id), kind, json!({ "text": text }));
+                    peer.notify("session/update", params).await?;
+                }
             }
         }
-    }
-    ctx.0.attach(session);
-    for event in daemon.sessions.pending_approvals(session) {
-        let _ = peer.notify("session/update", event).await;
+        for event in joined.approvals {
+            peer.notify("session/update", event).await?;
+        }
+        while let Some(held) = session.go_live(ctx.0.id) {
+            for frame in &held {
+                peer.send(frame).await?;
+            }
+        }
+        Ok::<(), zeroclaw_rpc::NotifyError>(())
+    };
+    if sent.await.is_err() {
+        daemon.sessions.detach(&session.id, ctx.0.id);
+        return Err(RpcError::internal(
+            "the connection closed during the replay",
+        ));
     }
     let row = daemon
         .sessions
