@@ -1256,20 +1256,7 @@ fn a_daemon_killed_mid_turn_restarts_with_the_completed_steps_and_the_turn_inter
     assert!(line.contains("turns=1"), "{line}");
 
     let mut client = env.client();
-    let load_id = client.send(
-        "session/load",
-        json!({"sessionId": session, "replay": true}),
-    );
-    let mut replay = Vec::new();
-    let loaded = loop {
-        let frame = client.read();
-        if is_update(&frame) {
-            replay.push(frame["params"].clone());
-        } else {
-            assert!(is_response(&frame) && frame["id"] == load_id, "{frame}");
-            break frame["result"].clone();
-        }
-    };
+    let (replay, loaded) = load_with_replay(&mut client, &session);
     assert_eq!(loaded["sessionId"], json!(session));
     assert!(loaded.get("turnId").is_none(), "{loaded}");
     let types: Vec<&str> = replay.iter().map(|e| e["type"].as_str().unwrap()).collect();
