@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
+use std::time::Duration;
 use zeroclaw_testkit::{FakeProvider, Gate, Recorded, Reply, Step, openai};
 
 const PROVIDER_ERROR: i64 = -32004;
@@ -791,4 +792,64 @@ fn running_out_of_file_descriptors_backs_off_and_accepts_again_once_they_are_fre
     assert_eq!(status["pid"], json!(daemon.pid()));
     assert_eq!(status["clients"], json!(2), "{status}");
     assert_eq!(keeper.call("status", json!({}))["clients"], json!(2));
+}
+
+/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
+fn process_ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rfind(')')
+            .is_some_and(|at| stat[at + 1..].trim_start().starts_with('Z')),
+    }
+}
+
+/// Polls `done` until it holds; a hang guard, not a timing assertion.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A bash command still running when the daemon is SIGKILLed is killed, with its process
+/// group, by the next daemon as it starts: the group was recorded in the data dir.
+#[test]
+fn bash_commands_left_running_by_a_sigkilled_daemon_are_killed_by_the_next_one() {
+    let mut env = Env::new(60, "");
+    let pid_file = env.work.join("shell.pid");
+    env.fake.push(bash_call(
+        "call_long",
+        &format!(
+            "echo $$ > {}.tmp && mv {0}.tmp {0}; sleep 300",
+            pid_file.display()
+        ),
+    ));
+    let mut conn = env.daemon.client();
+    let session = new_session(&mut conn, &env.work);
+    send_request(
+        &mut conn,
+        "session/prompt",
+        json!({"sessionId": session, "prompt": "run something long"}),
+    );
+    wait_until("the command writes its pid", || pid_file.exists());
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!process_ended(pid));
+
+    env.kill_and_restart();
+    let line = env
+        .daemon
+        .wait_for_log("killed bash commands left running by a previous daemon");
+    assert!(line.contains("groups=1"), "{line}");
+    wait_until("the orphaned shell is killed", || process_ended(pid));
+    let records = env.dir.config_dir().join("data").join("tool-processes");
+    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
 }

@@ -64,6 +64,13 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             "marked turns left running by a previous daemon as interrupted"
         );
     }
+    let orphans = crate::tools::orphans::reap(&crate::tools::orphans::dir(&options.paths.data_dir));
+    if orphans > 0 {
+        tracing::warn!(
+            groups = orphans,
+            "killed bash commands left running by a previous daemon"
+        );
+    }
     let state = Arc::new(DaemonState::new(
         options.paths.clone(),
         config,

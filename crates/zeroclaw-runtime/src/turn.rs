@@ -403,6 +403,7 @@ impl Turn<'_> {
         let context = ToolContext {
             cwd: self.session.cwd.clone().into(),
             cancel: self.active.cancel.child_token(),
+            process_records: Some(crate::tools::orphans::dir(&self.daemon.paths.data_dir)),
             limits: ToolLimits {
                 output_limit_bytes: tools_config.output_limit_bytes,
                 bash_default_timeout: Duration::from_secs(tools_config.bash_timeout_secs.max(1)),

@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
-use super::{Args, ToolContext, ToolOutput, utf8_head, utf8_tail};
+use super::{Args, ToolContext, ToolOutput, orphans, utf8_head, utf8_tail};
 
 /// How long to keep reading after the shell exited while a pipe is still open.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
@@ -67,7 +67,7 @@ async fn execute(
 ) -> std::io::Result<ToolOutput> {
     let mut child = spawn(command, ctx)?;
     // Armed until the shell is reaped: if this future is dropped mid-run, the group dies.
-    let mut guard = GroupGuard::new(&child);
+    let mut guard = GroupGuard::new(&child, ctx);
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
 
@@ -276,25 +276,31 @@ async fn kill_and_reap(child: &mut Child, guard: &mut GroupGuard) -> std::io::Re
 
 /// Kills the child's process group on drop unless disarmed (after the shell is reaped,
 /// the group id may be reused, so it must not be signalled any more).
+/// While armed, the group is also recorded on disk, so the next daemon kills it if this
+/// one dies without doing so (`orphans.rs`).
 struct GroupGuard {
     #[cfg(unix)]
     pgid: Option<rustix::process::Pid>,
+    record: orphans::Record,
 }
 
 impl GroupGuard {
-    fn new(child: &Child) -> Self {
+    fn new(child: &Child, ctx: &ToolContext) -> Self {
+        let record = match child.id() {
+            Some(id) => orphans::Record::new(ctx.process_records.as_deref(), id),
+            None => orphans::Record::new(None, 0),
+        };
         #[cfg(unix)]
         {
             let pgid = child
                 .id()
                 .and_then(|id| i32::try_from(id).ok())
                 .and_then(rustix::process::Pid::from_raw);
-            Self { pgid }
+            Self { pgid, record }
         }
         #[cfg(not(unix))]
         {
-            let _ = child;
-            Self {}
+            Self { record }
         }
     }
 
@@ -312,6 +318,7 @@ impl GroupGuard {
         {
             self.pgid = None;
         }
+        self.record.clear();
     }
 }
 
@@ -420,6 +427,7 @@ mod tests {
             cwd: dir.to_path_buf(),
             cancel: CancellationToken::new(),
             limits: ToolLimits::default(),
+            process_records: None,
         }
     }
 

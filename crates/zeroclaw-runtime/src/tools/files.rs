@@ -403,6 +403,7 @@ mod tests {
             cwd: dir.to_path_buf(),
             cancel: CancellationToken::new(),
             limits: ToolLimits::default(),
+            process_records: None,
         }
     }
 

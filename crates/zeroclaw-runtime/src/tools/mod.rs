@@ -10,6 +10,7 @@
 
 mod bash;
 mod files;
+pub mod orphans;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -239,6 +240,8 @@ pub struct ToolContext {
     /// Cancelling it stops a running bash command (its process group is killed).
     pub cancel: CancellationToken,
     pub limits: ToolLimits,
+    /// Where running bash process groups are recorded (`orphans.rs`); `None` records none.
+    pub process_records: Option<PathBuf>,
 }
 
 /// Runs one of bash/read_file/write_file/edit_file/list_dir. ask_user is NOT run here
@@ -416,6 +419,7 @@ mod tests {
             cwd: std::env::temp_dir(),
             cancel: CancellationToken::new(),
             limits: ToolLimits::default(),
+            process_records: None,
         }
     }
 
