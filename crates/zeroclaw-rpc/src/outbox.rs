@@ -72,6 +72,14 @@ impl Outbox {
             if self.buf.capacity() > RETAINED_BUFFER {
                 self.buf = Vec::new();
             }
+        } else if self.written >= RETAINED_BUFFER && self.written * 2 >= self.buf.len() {
+            // A connection that is never quite caught up must not keep every byte it has
+            // sent: drop the written front once it is at least half the buffer.
+            self.buf.drain(..self.written);
+            for end in &mut self.ends {
+                *end -= self.written;
+            }
+            self.written = 0;
         }
     }
 }
@@ -100,5 +108,21 @@ mod tests {
         assert_eq!(out.unwritten(), b"");
         out.push_with(|buf| buf.extend_from_slice(b"f"));
         assert_eq!(out.unwritten(), b"f\n");
+    }
+
+    #[test]
+    fn a_buffer_that_is_never_fully_written_stays_bounded() {
+        let mut out = Outbox::new(1_000);
+        let frame = [b'x'; 999];
+        // Always half a frame behind: the buffer never empties.
+        out.push(&frame);
+        out.consumed(500);
+        for _ in 0..10_000 {
+            out.push(&frame);
+            out.consumed(1_000);
+            assert!(out.buf.len() <= 3 * RETAINED_BUFFER, "{}", out.buf.len());
+        }
+        assert_eq!(out.ends.len(), 1);
+        assert_eq!(out.unwritten(), [&frame[500..], b"\n"].concat());
     }
 }

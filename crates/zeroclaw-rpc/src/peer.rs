@@ -405,6 +405,9 @@ impl<T: RpcTransport> Peer<T> {
         };
         let closed = shared.closed.clone().cancelled_owned();
         tokio::pin!(closed);
+        // Frames read while output waited: bounds how long a steady stream of input that
+        // answers nothing (notifications) can hold back what is owed.
+        let mut reads_since_write = 0u32;
         loop {
             // Reading comes first while frames are already buffered, so the answers to a
             // burst of requests leave in one write; before waiting for input, or once the
@@ -412,8 +415,10 @@ impl<T: RpcTransport> Peer<T> {
             // live: the connection never stops reading because the other side is slow,
             // only because its own output is full.
             let room = out.has_room();
-            let write_first =
-                !out.is_empty() && (out.unwritten().len() >= WRITE_FIRST || !source.has_frame());
+            let write_first = !out.is_empty()
+                && (out.unwritten().len() >= WRITE_FIRST
+                    || reads_since_write >= READS_BEFORE_WRITE
+                    || !source.has_frame());
             let event = if write_first {
                 tokio::select! {
                     biased;
@@ -436,16 +441,16 @@ impl<T: RpcTransport> Peer<T> {
                 Event::Queued(Some(frame)) => {
                     // Take all that is queued, so a stream of events leaves in big writes.
                     out.push(&frame);
-                    while out.has_room() {
-                        let Ok(frame) = outbound.try_recv() else {
-                            break;
-                        };
-                        out.push(&frame);
-                    }
-                    shared.drained.notify_waiters();
+                    take_queued(&mut outbound, &mut out, &shared);
                 }
                 Event::Read(Ok(Some(Frame::Line(bytes)))) => {
+                    if !out.is_empty() {
+                        reads_since_write += 1;
+                    }
                     reader.on_frame(&bytes, &mut out, &mut outbound).await;
+                    // Reading comes first, so under a steady stream of input (notifications
+                    // answer nothing) the queue is also taken from here, or it would starve.
+                    take_queued(&mut outbound, &mut out, &shared);
                 }
                 Event::Read(Ok(Some(Frame::Oversized { limit }))) => {
                     let error = RpcError::invalid_request(format!(
@@ -460,6 +465,7 @@ impl<T: RpcTransport> Peer<T> {
                     break;
                 }
                 Event::Wrote(Ok(n)) if n > 0 => {
+                    reads_since_write = 0;
                     out.consumed(n);
                     if out.is_empty() && sink.flush().await.is_err() {
                         break;
@@ -477,10 +483,27 @@ impl<T: RpcTransport> Peer<T> {
         // other side reads it soon. Handlers not done by then are dropped.
         let deadline = tokio::time::Instant::now() + CLOSE_FLUSH_GRACE;
         reader.handlers.close();
-        if tokio::time::timeout_at(deadline, reader.handlers.wait())
-            .await
-            .is_err()
-        {
+        // Meanwhile keep writing, and taking what the handlers queue, so their answers are
+        // not stuck behind a full queue.
+        let mut writable = true;
+        let grace = async {
+            let handlers_done = reader.handlers.wait();
+            tokio::pin!(handlers_done);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = &mut handlers_done => break,
+                    Some(frame) = outbound.recv(), if out.has_room() => out.push(&frame),
+                    wrote = sink.write_some(out.unwritten()), if writable && !out.is_empty() => {
+                        match wrote {
+                            Ok(n) if n > 0 => out.consumed(n),
+                            _ => writable = false,
+                        }
+                    }
+                }
+            }
+        };
+        if tokio::time::timeout_at(deadline, grace).await.is_err() {
             reader.abort.cancel();
         }
         while let Ok(frame) = outbound.try_recv() {
@@ -500,6 +523,9 @@ impl<T: RpcTransport> Peer<T> {
 /// 4, 16 and 64 KiB.
 const WRITE_FIRST: usize = 8 * 1024;
 
+/// At most this many frames are read while output is owed before it is written.
+const READS_BEFORE_WRITE: u32 = 64;
+
 /// What one turn of the connection loop saw.
 enum Event {
     Closed,
@@ -509,6 +535,19 @@ enum Event {
 }
 
 type Queue = mpsc::Receiver<Bytes>;
+
+/// Moves what is queued now into `out`, as far as it has room.
+fn take_queued(queue: &mut Queue, out: &mut Outbox, shared: &Shared) {
+    let mut took = false;
+    while out.has_room() {
+        let Ok(frame) = queue.try_recv() else { break };
+        out.push(&frame);
+        took = true;
+    }
+    if took {
+        shared.drained.notify_waiters();
+    }
+}
 
 fn reply(out: &mut Outbox, id: &Value, outcome: &HandlerResult) {
     out.push_with(|buf| write_response(buf, id, outcome));

@@ -15,6 +15,8 @@ use tokio::io::{
 };
 use tokio::sync::{Barrier, Semaphore, mpsc, oneshot};
 use tokio::task::JoinHandle;
+use zeroclaw_rpc::codec::{FrameReader, FrameWriter};
+use zeroclaw_rpc::transport::{FrameSink, RpcTransport};
 use zeroclaw_rpc::{
     BoxFuture, CallError, HandlerResult, Peer, PeerConfig, PeerHandle, RpcError, Service,
     StreamTransport, codes,
@@ -842,4 +844,107 @@ async fn wait_for_room_times_out_on_a_stalled_reader_and_returns_once_it_reads()
     }
     assert!(guard(waiter).await.unwrap());
     assert_eq!(handle.queue_room(), handle.queue_capacity());
+}
+
+// ---------------------------------------------------------------------------------------
+// Fairness: queued frames go out while input never stops
+// ---------------------------------------------------------------------------------------
+
+/// Counts the notifications it is sent.
+struct Counting(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Service for Counting {
+    fn request(&self, method: String, _params: Option<Value>) -> BoxFuture<HandlerResult> {
+        Box::pin(std::future::ready(Err(RpcError::method_not_found(&method))))
+    }
+
+    fn notification(&self, _method: String, _params: Option<Value>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// A sink that notes, at each write, how many notifications the service had seen.
+struct NotingSink {
+    inner: FrameWriter<WriteHalf<DuplexStream>>,
+    seen: Arc<std::sync::atomic::AtomicUsize>,
+    at_write: Arc<Mutex<Vec<usize>>>,
+}
+
+impl FrameSink for NotingSink {
+    async fn write_some(&mut self, lines: &[u8]) -> std::io::Result<usize> {
+        let seen = self.seen.load(std::sync::atomic::Ordering::Relaxed);
+        self.at_write.lock().unwrap().push(seen);
+        self.inner.write_bytes(lines).await
+    }
+
+    async fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().await
+    }
+
+    async fn close(&mut self) -> std::io::Result<()> {
+        self.inner.shutdown().await
+    }
+}
+
+struct NotingTransport {
+    stream: DuplexStream,
+    seen: Arc<std::sync::atomic::AtomicUsize>,
+    at_write: Arc<Mutex<Vec<usize>>>,
+}
+
+impl RpcTransport for NotingTransport {
+    type Source = FrameReader<ReadHalf<DuplexStream>>;
+    type Sink = NotingSink;
+
+    fn peer_label(&self) -> &str {
+        "test"
+    }
+
+    fn into_halves(self) -> (Self::Source, Self::Sink) {
+        let (read, write) = tokio::io::split(self.stream);
+        let sink = NotingSink {
+            inner: FrameWriter::new(write),
+            seen: self.seen,
+            at_write: self.at_write,
+        };
+        (FrameReader::new(read, MAX_FRAME), sink)
+    }
+}
+
+/// A long run of notifications (answered with nothing) is already buffered when a frame is
+/// queued: the frame is written after a few of them, not after the whole run.
+#[tokio::test]
+async fn a_queued_frame_goes_out_while_input_never_stops() {
+    use std::sync::atomic::AtomicUsize;
+    const RUN: usize = 20_000;
+    let seen = Arc::new(AtomicUsize::new(0));
+    let at_write = Arc::new(Mutex::new(Vec::new()));
+    let line = br#"{"jsonrpc":"2.0","method":"noise"}
+"#;
+    let (ours, theirs) = tokio::io::duplex(line.len() * RUN + 1024);
+    let RawEnd {
+        mut lines,
+        mut write,
+    } = RawEnd::new(theirs);
+    write.write_all(&line.repeat(RUN)).await.unwrap();
+    let transport = NotingTransport {
+        stream: ours,
+        seen: seen.clone(),
+        at_write: at_write.clone(),
+    };
+    let (peer, handle) = Peer::new(transport, PeerConfig::default());
+    handle.try_notify("queued", json!({})).unwrap();
+    let _run = tokio::spawn(peer.run(Arc::new(Counting(seen.clone()))));
+    let first = guard(lines.next_line()).await.unwrap().unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&first).unwrap(),
+        json!({"jsonrpc": "2.0", "method": "queued", "params": {}})
+    );
+    // At most 64 frames are read while output is owed (and the frame is taken from the
+    // queue after the first read). Without either rule it waited for the runtime's budget.
+    let first_write = at_write.lock().unwrap()[0];
+    assert!(
+        first_write <= 66,
+        "the queued frame waited for {first_write} of {RUN} notifications"
+    );
 }

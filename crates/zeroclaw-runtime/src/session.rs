@@ -148,6 +148,10 @@ impl Session {
             return Err(running.id.clone());
         }
         *slot = Some(turn);
+        drop(slot);
+        // Text a turn that was aborted mid-stream left behind is not this turn's. (The turn
+        // lock is released first: `Sessions::join` takes the audience lock, then this one.)
+        lock(&self.audience).streaming = Streaming::default();
         Ok(())
     }
 

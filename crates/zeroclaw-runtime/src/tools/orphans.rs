@@ -2,11 +2,12 @@
 //! SIGKILL (or a crash) does not leave them running: the next daemon kills what is left.
 //!
 //! One file per running group in `<data dir>/tool-processes/`, named by the group id and
-//! holding the leader's start time (`/proc/<pid>/stat`, field 22). The start time tells a
-//! leader that is still ours from a new process that got the same pid; a group whose
-//! leader is gone can still be signalled safely, because the kernel does not hand out a pid
-//! that is still some group's id. Linux only (it needs `/proc`); elsewhere nothing is
-//! recorded and nothing is reaped.
+//! holding the boot id, the leader's start time (`/proc/<pid>/stat`, field 22) and the
+//! recording daemon's pid and start time. A group is killed only when its leader is still
+//! the recorded process (same boot, same start time: never a stranger that got the pid),
+//! and its daemon is gone (a daemon sharing the data dir keeps its commands). A group whose
+//! leader has exited is left alone, since its remaining members cannot be told from a
+//! stranger's. Linux only (it needs `/proc`); elsewhere nothing is recorded or reaped.
 
 use std::path::{Path, PathBuf};
 
@@ -26,10 +27,15 @@ impl Record {
     /// record is logged and otherwise ignored: the command still runs.
     pub fn new(dir: Option<&Path>, pgid: u32) -> Self {
         let path = dir.and_then(|dir| {
-            let start = start_time(pgid)?;
+            let entry = Entry {
+                boot: boot_id()?,
+                leader_start: start_time(pgid)?,
+                owner: std::process::id(),
+                owner_start: start_time(std::process::id())?,
+            };
             let path = dir.join(pgid.to_string());
             let written = std::fs::create_dir_all(dir)
-                .and_then(|()| std::fs::write(&path, start.to_string()));
+                .and_then(|()| std::fs::write(&path, entry.to_text()));
             match written {
                 Ok(()) => Some(path),
                 Err(e) => {
@@ -62,33 +68,76 @@ pub fn reap(dir: &Path) -> usize {
         return 0;
     };
     let mut killed = 0;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let recorded = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok());
-        let pgid = entry
+    let boot = boot_id();
+    for file in entries.flatten() {
+        let path = file.path();
+        let pgid = file
             .file_name()
             .to_str()
             .and_then(|name| name.parse::<u32>().ok());
-        if let (Some(pgid), Some(recorded)) = (pgid, recorded)
-            && still_ours(pgid, recorded)
-            && kill_group(pgid)
-        {
-            killed += 1;
+        let entry = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| Entry::parse(&text));
+        if let (Some(pgid), Some(entry)) = (pgid, entry) {
+            if entry.owner_alive() {
+                // Another daemon on this data dir is running it: its record, not ours.
+                continue;
+            }
+            if boot.as_deref() == Some(entry.boot.as_str())
+                && start_time(pgid) == Some(entry.leader_start)
+                && kill_group(pgid)
+            {
+                killed += 1;
+            }
         }
         let _ = std::fs::remove_file(&path);
     }
     killed
 }
 
-/// Whether group `pgid` may be signalled: its leader is the recorded process, or it has no
-/// leader any more (then its members are still the original group's).
-fn still_ours(pgid: u32, recorded: u64) -> bool {
-    match start_time(pgid) {
-        Some(now) => now == recorded,
-        None => true,
+/// One record's contents.
+struct Entry {
+    boot: String,
+    leader_start: u64,
+    owner: u32,
+    owner_start: u64,
+}
+
+impl Entry {
+    fn to_text(&self) -> String {
+        format!(
+            "{} {} {} {}\n",
+            self.boot, self.leader_start, self.owner, self.owner_start
+        )
     }
+
+    fn parse(text: &str) -> Option<Self> {
+        let mut fields = text.split_whitespace();
+        let entry = Entry {
+            boot: fields.next()?.to_owned(),
+            leader_start: fields.next()?.parse().ok()?,
+            owner: fields.next()?.parse().ok()?,
+            owner_start: fields.next()?.parse().ok()?,
+        };
+        fields.next().is_none().then_some(entry)
+    }
+
+    /// Whether the daemon that wrote the record still runs (not this one: it is new).
+    fn owner_alive(&self) -> bool {
+        self.owner != std::process::id() && start_time(self.owner) == Some(self.owner_start)
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn boot_id() -> Option<String> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let id = id.trim();
+    (!id.is_empty() && !id.contains(char::is_whitespace)).then(|| id.to_owned())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn boot_id() -> Option<String> {
+    None
 }
 
 #[cfg(target_os = "linux")]
@@ -157,8 +206,27 @@ mod tests {
         // As a SIGKILLed daemon would: the record stays behind.
         std::mem::forget(record);
         // A record whose start time does not match is someone else's process: spared.
-        let mut other = sleeper();
-        std::fs::write(dir.path().join(other.id().to_string()), "1").unwrap();
+        let other = sleeper();
+        let stale = Entry {
+            boot: boot_id().unwrap(),
+            leader_start: 1,
+            owner: u32::MAX,
+            owner_start: 1,
+        };
+        std::fs::write(dir.path().join(other.id().to_string()), stale.to_text()).unwrap();
+        // So is a process recorded during another boot.
+        let earlier = sleeper();
+        let before_reboot = Entry {
+            boot: "another-boot".into(),
+            leader_start: start_time(earlier.id()).unwrap(),
+            owner: u32::MAX,
+            owner_start: 1,
+        };
+        std::fs::write(
+            dir.path().join(earlier.id().to_string()),
+            before_reboot.to_text(),
+        )
+        .unwrap();
 
         assert_eq!(reap(dir.path()), 1);
         child.wait().unwrap();
@@ -167,9 +235,34 @@ mod tests {
             !gone(other.id()),
             "a process with a different start time was killed"
         );
+        assert!(
+            !gone(earlier.id()),
+            "a record from another boot was acted on"
+        );
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-        other.kill().unwrap();
-        other.wait().unwrap();
+        for mut spared in [other, earlier] {
+            spared.kill().unwrap();
+            spared.wait().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_group_another_live_daemon_recorded_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = sleeper();
+        // Recorded by a live process that is not us (the test's parent stands in for it).
+        let parent = std::os::unix::process::parent_id();
+        let entry = Entry {
+            boot: boot_id().unwrap(),
+            leader_start: start_time(child.id()).unwrap(),
+            owner: parent,
+            owner_start: start_time(parent).unwrap(),
+        };
+        std::fs::write(dir.path().join(child.id().to_string()), entry.to_text()).unwrap();
+        assert_eq!(reap(dir.path()), 0);
+        assert!(!gone(child.id()));
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 
     #[test]
