@@ -61,7 +61,11 @@ impl Audience {
     /// Starts a join: from now on the connection's events are held until [`Self::go_live`]
     /// finds none left.
     pub fn add_joining(&mut self, conn: ConnId, peer: &PeerHandle) {
-        self.remove(conn);
+        if self.joining.iter().any(|j| j.conn == conn) {
+            // A second `session/load` while the first is still sending: keep what is held.
+            return;
+        }
+        self.live.retain(|(id, _)| *id != conn);
         self.joining.push(Joining {
             conn,
             peer: peer.clone(),
@@ -110,5 +114,68 @@ impl Audience {
             true
         });
         stalled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+    use tokio::io::DuplexStream;
+    use zeroclaw_rpc::{Peer, PeerConfig, StreamTransport};
+
+    /// A connection's handle; the peer is kept (not run) so its queue stays open.
+    fn connection() -> (Peer<StreamTransport<DuplexStream>>, PeerHandle) {
+        let (ours, _theirs) = tokio::io::duplex(64);
+        Peer::new(
+            StreamTransport::new(ours, "test", 1024),
+            PeerConfig::default(),
+        )
+    }
+
+    fn frame(n: u32) -> Notification {
+        Notification::new("session/update", &json!({ "n": n })).unwrap()
+    }
+
+    #[test]
+    fn a_joining_connection_gets_what_was_held_then_goes_live() {
+        let (_peer, handle) = connection();
+        let mut audience = Audience::default();
+        audience.add_live(1, &handle);
+        audience.add_joining(1, &handle);
+        assert!(audience.send(&frame(1)).is_empty());
+        assert_eq!(
+            handle.queue_room(),
+            handle.queue_capacity(),
+            "held, not queued"
+        );
+        // A second load while the first is sending keeps what is held.
+        audience.add_joining(1, &handle);
+        let held = audience.go_live(1).unwrap();
+        assert_eq!(held.len(), 1);
+        assert_eq!(held[0].as_bytes(), frame(1).as_bytes());
+        assert!(audience.go_live(1).is_none());
+        assert!(audience.contains(1));
+        assert!(audience.send(&frame(2)).is_empty());
+        assert_eq!(
+            handle.queue_room(),
+            handle.queue_capacity() - 1,
+            "live: queued"
+        );
+    }
+
+    #[test]
+    fn a_joining_connection_holding_a_full_queue_is_reported_stalled() {
+        let (_peer, handle) = connection();
+        let mut audience = Audience::default();
+        audience.add_joining(7, &handle);
+        for n in 0..handle.queue_capacity() {
+            assert!(audience.send(&frame(n as u32)).is_empty());
+        }
+        let stalled = audience.send(&frame(0));
+        assert_eq!(stalled.len(), 1);
+        assert_eq!(stalled[0].0, 7);
+        assert!(!audience.contains(7));
     }
 }
