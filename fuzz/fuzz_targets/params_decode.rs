@@ -1,6 +1,6 @@
 //! Every method in the daemon's table, with arbitrary params, through the real connection:
-//! an in-process `DaemonState` (in-memory store, a provider that is never reached), the
-//! handshake `Gate` behind a real `Peer` over a `tokio::io::duplex`. Each request must be
+//! an in-memory daemon (`zeroclaw_runtime::testing`: in-memory store, a provider that is
+//! never reached, the real gate and peer over a `tokio::io::duplex`). Each request must be
 //! answered exactly once, with its own id, within a deadline, and the connection must still
 //! answer `status` afterwards. Nothing may panic.
 //!
@@ -17,17 +17,12 @@ use serde_json::{Map, Number, Value, json};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::runtime::Runtime;
-use zeroclaw_ipc::{Endpoint, Paths};
 use zeroclaw_rpc::codec::{Frame, FrameReader, FrameWriter};
 use zeroclaw_rpc::envelope::{Envelope, classify};
 use zeroclaw_rpc::message::encode_request;
-use zeroclaw_rpc::{Peer, PeerConfig, StreamTransport, codes};
+use zeroclaw_protocol::{PROTOCOL_VERSION, codes};
 use zeroclaw_runtime::config::{Config, ProviderConfig};
-use zeroclaw_runtime::connection::{Connection, Gate};
-use zeroclaw_runtime::provider::Provider;
-use zeroclaw_runtime::session::Sessions;
-use zeroclaw_runtime::state::DaemonState;
-use zeroclaw_runtime::store::Store;
+use zeroclaw_runtime::testing::InMemoryDaemon;
 
 /// Wall-clock bound on one input; far above what a healthy answer takes.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -38,7 +33,7 @@ fuzz_target!(|input: &[u8]| {
     let Some((&head, rest)) = input.split_first() else {
         return;
     };
-    let names = zeroclaw_runtime::methods::names();
+    let names = InMemoryDaemon::methods();
     let pick = usize::from(head & 0x0f) % (names.len() + 1);
     let method = names.get(pick).copied().unwrap_or("no/such-method");
     let params = if head & 0x40 != 0 {
@@ -47,9 +42,9 @@ fuzz_target!(|input: &[u8]| {
         Some(params_from(rest))
     };
     let before_init = head & 0x80 != 0;
-    let state = daemon_state();
     runtime().block_on(async {
-        match tokio::time::timeout(DEADLINE, exchange(state, method, params, before_init)).await {
+        let daemon = daemon();
+        match tokio::time::timeout(DEADLINE, exchange(daemon, method, params, before_init)).await {
             Ok(()) => {}
             Err(_) => panic!("{method}: no answer within {DEADLINE:?}"),
         }
@@ -66,22 +61,16 @@ fn runtime() -> &'static Runtime {
     })
 }
 
-fn daemon_state() -> Arc<DaemonState> {
-    static STATE: Mutex<Option<(Arc<DaemonState>, u32)>> = Mutex::new(None);
-    let mut slot = STATE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((state, uses)) = slot.as_mut()
+fn daemon() -> Arc<InMemoryDaemon> {
+    static DAEMON: Mutex<Option<(Arc<InMemoryDaemon>, u32)>> = Mutex::new(None);
+    let mut slot = DAEMON.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((daemon, uses)) = slot.as_mut()
         && *uses < STATE_REUSE
-        && !state.shutdown.is_cancelled()
+        && !daemon.is_shut_down()
     {
         *uses += 1;
-        return state.clone();
+        return daemon.clone();
     }
-    let dir = std::env::temp_dir().join("zeroclaw-fuzz-params");
-    let paths = Paths {
-        config_dir: dir.clone(),
-        data_dir: dir.join("data"),
-        endpoint: Endpoint::new(dir.join("data/daemon.sock")),
-    };
     let config = Config {
         // Port 9 (discard) on loopback, no retries: a turn, should one ever start, fails
         // fast instead of waiting on a model.
@@ -93,43 +82,21 @@ fn daemon_state() -> Arc<DaemonState> {
         },
         ..Config::default()
     };
-    let (store, _) = Store::open_in_memory().expect("in-memory store");
-    let provider = Provider::new(config.provider.clone()).expect("provider");
-    let state = Arc::new(DaemonState::new(
-        paths,
-        config,
-        false,
-        Sessions::new(store).expect("sessions"),
-        provider,
-    ));
-    *slot = Some((state.clone(), 1));
-    state
+    let dir = std::env::temp_dir().join("zeroclaw-fuzz-params");
+    let daemon = Arc::new(InMemoryDaemon::start(config, &dir).expect("in-memory daemon"));
+    *slot = Some((daemon.clone(), 1));
+    daemon
 }
 
-async fn exchange(state: Arc<DaemonState>, method: &str, params: Option<Value>, before_init: bool) {
-    let (client, server) = tokio::io::duplex(64 * 1024);
-    let transport = StreamTransport::new(server, "fuzz", state.config.daemon.max_frame_bytes);
-    let peer_config = PeerConfig {
-        outbound_queue: state.config.daemon.outbound_queue,
-        max_in_flight: state.config.daemon.max_requests_in_flight,
-    };
-    let (peer, handle) = Peer::new(transport, peer_config);
-    let connection = Connection::new(state, handle);
-    let served = tokio::spawn({
-        let connection = connection.clone();
-        async move {
-            peer.run(Arc::new(Gate(connection.clone()))).await;
-            connection.finished();
-        }
-    });
-
+async fn exchange(daemon: Arc<InMemoryDaemon>, method: &str, params: Option<Value>, before_init: bool) {
+    let client = daemon.connect();
     let (read, write) = tokio::io::split(client);
     let mut reader = FrameReader::new(read, zeroclaw_rpc::DEFAULT_MAX_FRAME_BYTES);
     let mut writer = FrameWriter::new(write);
     let fuzzed = encode_request(method, params.as_ref(), Some(&json!("fz")));
     let init = encode_request(
         "initialize",
-        Some(&json!({ "protocolVersion": zeroclaw_rpc::PROTOCOL_VERSION })),
+        Some(&json!({ "protocolVersion": PROTOCOL_VERSION })),
         Some(&json!("init")),
     );
     let status = encode_request("status", Some(&json!({})), Some(&json!("st")));
@@ -207,9 +174,9 @@ async fn exchange(state: Arc<DaemonState>, method: &str, params: Option<Value>, 
     }
 
     writer.shutdown().await.expect("shutdown");
-    // Drain until the daemon side closes, so its tasks end within this input.
+    // Drain until the daemon side closes, so its tasks end within this input. (A panic in
+    // the daemon's connection task aborts the run: libfuzzer-sys's panic hook aborts.)
     while let Ok(Some(_)) = reader.next_frame().await {}
-    served.await.expect("connection task panicked");
 }
 
 const KEYS: &[&str] = &[

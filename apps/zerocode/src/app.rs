@@ -590,8 +590,8 @@ impl App {
                     self.screen().end_line();
                     return match result {
                         Ok(result) => {
-                            let stop = render::stop_reason(result.stop_reason);
-                            self.line(&dim(&render::status_line(stop, result.usage)));
+                            let line = render::status_line(result.stop_reason, result.usage);
+                            self.line(&dim(&line));
                             Ok(())
                         }
                         Err(e) => self.failed("the turn failed", &e),
@@ -669,7 +669,7 @@ impl App {
                 if let Some(error) = error {
                     self.line(&red(&format!("the turn failed: {error}")));
                 }
-                self.line(&dim(&render::status_line(&stop_reason, None)));
+                self.line(&dim(&render::status_line(stop_reason, None)));
                 return Ok(true);
             }
             _ => {}

@@ -214,24 +214,16 @@ fn output_text(output: &Value) -> String {
     }
 }
 
-pub fn stop_reason(stop: StopReason) -> &'static str {
-    match stop {
-        StopReason::EndTurn => "end_turn",
-        StopReason::Cancelled => "cancelled",
-        StopReason::MaxTurns => "max_turns",
-    }
-}
-
 /// The line after a turn: `[end_turn]  12 in · 3 out tokens`.
-pub fn status_line(stop: &str, usage: Option<Usage>) -> String {
-    let mut line = format!("[{stop}]");
+pub fn status_line(stop: StopReason, usage: Option<Usage>) -> String {
+    let mut line = format!("[{}]", stop.as_str());
     if let Some(u) = usage {
         line.push_str(&format!(
             "  {} in · {} out tokens",
             u.input_tokens, u.output_tokens
         ));
     }
-    if stop == "max_turns" {
+    if stop == StopReason::MaxTurns {
         line.push_str("  (the agent stopped at agent.max_steps; send another prompt to go on)");
     }
     line
@@ -287,13 +279,13 @@ mod tests {
 
     #[test]
     fn the_status_line_names_the_stop_reason_and_tokens() {
-        assert_eq!(status_line("cancelled", None), "[cancelled]");
+        assert_eq!(status_line(StopReason::Cancelled, None), "[cancelled]");
         let usage = Usage {
             input_tokens: 10,
             output_tokens: 2,
         };
         assert_eq!(
-            status_line("end_turn", Some(usage)),
+            status_line(StopReason::EndTurn, Some(usage)),
             "[end_turn]  10 in · 2 out tokens"
         );
     }

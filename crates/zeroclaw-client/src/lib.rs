@@ -29,19 +29,21 @@ mod events;
 mod spawn;
 mod types;
 
-pub use events::{EVENT_BUFFER, SessionUpdate, Update};
+pub use events::EVENT_BUFFER;
 pub use spawn::{connect_or_start, daemon_binary, ephemeral_log};
 pub use types::*;
+pub use zeroclaw_protocol::{self as protocol, Method};
 
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 use zeroclaw_ipc::{ConnectError, Endpoint, LocalTransport};
+use zeroclaw_protocol::{
+    ElicitationCreate, InitializeParams, NoParams, PROTOCOL_VERSION, methods as m,
+};
 use zeroclaw_rpc::{
-    Answer, BoxFuture, CallError, HandlerResult, PROTOCOL_VERSION, Peer, PeerConfig, PeerHandle,
-    RpcError, Service,
+    Answer, BoxFuture, CallError, HandlerResult, Peer, PeerConfig, PeerHandle, RpcError, Service,
 };
 
 /// How long a call other than `session/prompt` waits for its answer.
@@ -126,7 +128,7 @@ pub struct Notification {
 impl Service for ClientService {
     fn request(&self, method: String, params: Option<Value>) -> BoxFuture<HandlerResult> {
         match (method.as_str(), &self.elicitation) {
-            ("elicitation/create", Some(handler)) => {
+            (ElicitationCreate::NAME, Some(handler)) => {
                 let request: ElicitationRequest =
                     match params.map(serde_json::from_value).transpose() {
                         Ok(Some(request)) => request,
@@ -141,7 +143,7 @@ impl Service for ClientService {
     }
 
     fn notification(&self, method: String, params: Option<Value>) {
-        if method == "session/update" {
+        if method == zeroclaw_protocol::events::SESSION_UPDATE {
             if let Some(update) = params.as_ref().and_then(SessionUpdate::parse) {
                 self.router.route(update);
             }
@@ -187,23 +189,23 @@ impl Client {
             others: others_tx,
             tap: options.tap_notifications,
         })));
-        let mut params = json!({
-            "protocolVersion": PROTOCOL_VERSION,
-            "clientInfo": { "name": options.name, "version": env!("CARGO_PKG_VERSION") },
-        });
-        if elicitation {
-            params["capabilities"] = json!({ "elicitation": {} });
-        }
+        let params = InitializeParams {
+            protocol_version: Some(PROTOCOL_VERSION.into()),
+            client_info: Some(ClientInfo {
+                name: Some(options.name),
+                version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            }),
+            capabilities: elicitation.then(|| ClientCapabilities {
+                elicitation: Some(Default::default()),
+            }),
+        };
         let handshake = |source| ClientError::Handshake {
             endpoint: endpoint.clone(),
             source: Box::new(source),
         };
-        let server = handle
-            .request("initialize", params, DEFAULT_CALL_TIMEOUT)
+        let server = request::<m::Initialize>(&handle, &params, DEFAULT_CALL_TIMEOUT)
             .await
             .map_err(handshake)?;
-        let server = serde_json::from_value(server)
-            .map_err(|e| handshake(CallError::Rpc(RpcError::internal(e))))?;
         Ok(Self {
             handle,
             server,
@@ -233,55 +235,36 @@ impl Client {
         self.handle.request(method, params, timeout).await
     }
 
-    async fn typed<T: DeserializeOwned>(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> CallResult<T> {
-        let value = self.handle.request(method, params, timeout).await?;
-        serde_json::from_value(value).map_err(|e| {
-            CallError::Rpc(RpcError::internal(format!(
-                "unexpected {method} result: {e}"
-            )))
-        })
+    /// A typed call of any method of the protocol.
+    pub async fn request<M: Method>(&self, params: &M::Params) -> CallResult<M::Result> {
+        request::<M>(&self.handle, params, DEFAULT_CALL_TIMEOUT).await
     }
 
     pub async fn status(&self) -> CallResult<Status> {
-        self.typed("status", json!({}), DEFAULT_CALL_TIMEOUT).await
+        self.request::<m::Status>(&NoParams).await
     }
 
     pub async fn shutdown(&self) -> CallResult<()> {
-        self.call("shutdown", json!({})).await.map(drop)
+        self.request::<m::Shutdown>(&NoParams).await.map(drop)
     }
 
     /// Creates a session and attaches this connection to it.
     pub async fn session_new(&self, params: NewSession) -> CallResult<SessionInfo> {
-        let params = serde_json::to_value(params).unwrap_or_else(|_| json!({}));
-        self.typed("session/new", params, DEFAULT_CALL_TIMEOUT)
-            .await
+        self.request::<m::SessionNew>(&params).await
     }
 
     pub async fn session_list(&self) -> CallResult<Vec<SessionSummary>> {
-        #[derive(serde::Deserialize)]
-        struct List {
-            sessions: Vec<SessionSummary>,
-        }
-        let list: List = self
-            .typed("session/list", json!({}), DEFAULT_CALL_TIMEOUT)
-            .await?;
-        Ok(list.sessions)
+        Ok(self.request::<m::SessionList>(&NoParams).await?.sessions)
     }
 
     /// Attaches this connection to a session. With `replay`, its history arrives first as
     /// `session/update` events (subscribe before calling to receive them).
     pub async fn session_load(&self, session_id: &str, replay: bool) -> CallResult<SessionSummary> {
-        self.typed(
-            "session/load",
-            json!({"sessionId": session_id, "replay": replay}),
-            DEFAULT_CALL_TIMEOUT,
-        )
-        .await
+        let params = m::LoadParams {
+            session_id: session_id.to_owned(),
+            replay,
+        };
+        self.request::<m::SessionLoad>(&params).await
     }
 
     pub async fn session_messages(
@@ -290,35 +273,26 @@ impl Client {
         limit: Option<usize>,
         before: Option<i64>,
     ) -> CallResult<MessagePage> {
-        let mut params = json!({"sessionId": session_id});
-        if let Some(limit) = limit {
-            params["limit"] = json!(limit);
-        }
-        if let Some(before) = before {
-            params["before"] = json!(before);
-        }
-        self.typed("session/messages", params, DEFAULT_CALL_TIMEOUT)
-            .await
+        let params = m::MessagesParams {
+            session_id: session_id.to_owned(),
+            limit,
+            before,
+        };
+        self.request::<m::SessionMessages>(&params).await
     }
 
     /// Runs a turn; answers when it ends. Its events arrive through [`Client::subscribe`].
     pub async fn session_prompt(&self, session_id: &str, prompt: &str) -> CallResult<PromptResult> {
-        self.typed(
-            "session/prompt",
-            json!({"sessionId": session_id, "prompt": prompt}),
-            PROMPT_TIMEOUT,
-        )
-        .await
+        let params = m::PromptParams {
+            session_id: session_id.to_owned(),
+            prompt: prompt.to_owned(),
+        };
+        request::<m::SessionPrompt>(&self.handle, &params, PROMPT_TIMEOUT).await
     }
 
     pub async fn session_cancel(&self, session_id: &str) -> CallResult<bool> {
-        let value = self
-            .call("session/cancel", json!({"sessionId": session_id}))
-            .await?;
-        Ok(value
-            .get("cancelled")
-            .and_then(Value::as_bool)
-            .unwrap_or(false))
+        let params = session_id_params(session_id);
+        Ok(self.request::<m::SessionCancel>(&params).await?.cancelled)
     }
 
     pub async fn session_approve(
@@ -327,22 +301,26 @@ impl Client {
         request_id: &str,
         decision: Decision,
     ) -> CallResult<()> {
-        self.call(
-            "session/approve",
-            json!({"sessionId": session_id, "requestId": request_id, "decision": decision.as_str()}),
-        )
-        .await
-        .map(drop)
+        let params = m::ApproveParams {
+            session_id: session_id.to_owned(),
+            request_id: request_id.to_owned(),
+            decision,
+        };
+        self.request::<m::SessionApprove>(&params).await.map(drop)
+    }
+
+    /// Sets a session's title; `None` (or a blank title) clears it.
+    pub async fn session_rename(&self, session_id: &str, title: Option<&str>) -> CallResult<()> {
+        let params = m::RenameParams {
+            session_id: session_id.to_owned(),
+            title: title.map(str::to_owned),
+        };
+        self.request::<m::SessionRename>(&params).await.map(drop)
     }
 
     pub async fn session_delete(&self, session_id: &str) -> CallResult<bool> {
-        let value = self
-            .call("session/delete", json!({"sessionId": session_id}))
-            .await?;
-        Ok(value
-            .get("deleted")
-            .and_then(Value::as_bool)
-            .unwrap_or(false))
+        let params = session_id_params(session_id);
+        Ok(self.request::<m::SessionDelete>(&params).await?.deleted)
     }
 
     /// The session's `session/update` events from now on. See [`EVENT_BUFFER`] for what
@@ -378,4 +356,31 @@ impl Client {
     pub fn close(&self) {
         self.handle.close();
     }
+}
+
+fn session_id_params(session_id: &str) -> m::SessionIdParams {
+    m::SessionIdParams {
+        session_id: session_id.to_owned(),
+    }
+}
+
+/// Sends `M` with `params` and reads its result as `M::Result`.
+async fn request<M: Method>(
+    handle: &PeerHandle,
+    params: &M::Params,
+    timeout: Duration,
+) -> CallResult<M::Result> {
+    let params = serde_json::to_value(params).map_err(|e| {
+        CallError::Rpc(RpcError::invalid_params(format!(
+            "{} params did not serialise: {e}",
+            M::NAME
+        )))
+    })?;
+    let value = handle.request(M::NAME, params, timeout).await?;
+    serde_json::from_value(value).map_err(|e| {
+        CallError::Rpc(RpcError::internal(format!(
+            "unexpected {} result: {e}",
+            M::NAME
+        )))
+    })
 }

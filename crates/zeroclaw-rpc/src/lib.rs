@@ -21,6 +21,3 @@ pub use peer::{
     BoxFuture, CallError, HandlerResult, NotifyError, Peer, PeerConfig, PeerHandle, Service,
 };
 pub use transport::{RpcTransport, StreamTransport};
-
-/// The protocol version this build speaks.
-pub const PROTOCOL_VERSION: i64 = 1;

@@ -4,23 +4,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 
-/// JSON-RPC and zeroclaw error codes (see `docs/protocol.md`).
+/// JSON-RPC's error codes, and the one this crate's peer answers by itself. An
+/// application's own codes (zeroclaw's are in `zeroclaw-protocol`) go beside them.
 pub mod codes {
     pub const PARSE_ERROR: i64 = -32700;
     pub const INVALID_REQUEST: i64 = -32600;
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INVALID_PARAMS: i64 = -32602;
     pub const INTERNAL_ERROR: i64 = -32603;
-    /// The first request on a connection must be `initialize`.
-    pub const NOT_INITIALIZED: i64 = -32010;
-    /// `initialize` asked for a protocol version this daemon does not speak.
-    pub const VERSION_MISMATCH: i64 = -32011;
-    pub const SESSION_NOT_FOUND: i64 = -32000;
-    /// A configured limit (connections, sessions, requests in flight) was reached.
-    pub const LIMIT_REACHED: i64 = -32001;
-    pub const SESSION_BUSY: i64 = -32002;
-    pub const NOT_ALLOWED: i64 = -32003;
-    pub const PROVIDER_ERROR: i64 = -32004;
+    /// The peer's answer to a request over its limit of requests in flight.
+    pub const OVERLOADED: i64 = -32001;
 }
 
 /// The `error` member of a response.

@@ -601,7 +601,7 @@ impl<S: Service> Reader<S> {
     ) {
         let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
             let error = RpcError::new(
-                codes::LIMIT_REACHED,
+                codes::OVERLOADED,
                 format!(
                     "too many requests in flight on this connection (limit {}); wait for answers before sending more",
                     self.max_in_flight

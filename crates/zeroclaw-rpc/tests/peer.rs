@@ -283,15 +283,14 @@ async fn null_result_is_success_and_error_object_is_rpc_error_with_code_message_
     let id = raw.recv().await["id"].clone();
     raw.send(&json!({
         "jsonrpc": "2.0",
-        "error": {"code": codes::PROVIDER_ERROR, "message": "no provider", "data": {"fix": "configure one"}},
+        "error": {"code": -32004, "message": "no provider", "data": {"fix": "configure one"}},
         "id": id,
     }))
     .await;
     assert_eq!(
         guard(call).await.unwrap(),
         Err(CallError::Rpc(
-            RpcError::new(codes::PROVIDER_ERROR, "no provider")
-                .with_data(json!({"fix": "configure one"}))
+            RpcError::new(-32004, "no provider").with_data(json!({"fix": "configure one"}))
         ))
     );
 
@@ -636,7 +635,7 @@ async fn request_beyond_max_in_flight_is_answered_limit_reached_at_once() {
             .await;
         let answer = raw.recv().await;
         assert_eq!(answer["id"], id);
-        assert_eq!(answer["error"]["code"], codes::LIMIT_REACHED);
+        assert_eq!(answer["error"]["code"], codes::OVERLOADED);
         assert_eq!(answer["error"]["data"], json!({"limit": 2}));
     }
 

@@ -1,13 +1,12 @@
-//! One client connection: the handshake gate in front of the method table.
+//! One client connection's state: who it is, whether it said `initialize`, and which
+//! sessions it is attached to.
 
-use crate::methods::{self, Ctx};
 use crate::session::ConnId;
 use crate::state::DaemonState;
-use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use zeroclaw_rpc::{BoxFuture, HandlerResult, PeerHandle, RpcError, Service, codes};
+use zeroclaw_rpc::PeerHandle;
 
 /// What `initialize` told us about the client.
 #[derive(Debug, Clone, Default)]
@@ -49,6 +48,13 @@ impl Connection {
 
     /// Records a successful handshake; counts the client the first time only.
     pub fn mark_initialized(&self, hello: ClientHello) {
+        tracing::debug!(
+            peer = %self.peer.label(),
+            client = hello.name.as_deref().unwrap_or("?"),
+            version = hello.version.as_deref().unwrap_or("?"),
+            elicitation = hello.elicitation,
+            "initialized"
+        );
         let _ = self.hello.set(hello);
         if !self.counted.swap(true, Ordering::AcqRel) {
             self.daemon.clients.joined();
@@ -94,37 +100,4 @@ impl Connection {
             self.daemon.clients.left();
         }
     }
-}
-
-/// The [`Service`] the peer calls; a thin wrapper so the gate sees every request in order.
-#[derive(Debug, Clone)]
-pub struct Gate(pub Arc<Connection>);
-
-impl Service for Gate {
-    fn request(&self, method: String, params: Option<Value>) -> BoxFuture<HandlerResult> {
-        let conn = &self.0;
-        if method != "initialize" && !conn.is_initialized() {
-            return ready(Err(RpcError::new(
-                codes::NOT_INITIALIZED,
-                format!(
-                    "not initialized: the first request on a connection must be `initialize`, e.g. {{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{{\"protocolVersion\":{}}},\"id\":1}}; {method:?} was refused",
-                    zeroclaw_rpc::PROTOCOL_VERSION
-                ),
-            )));
-        }
-        match methods::find(&method) {
-            Some(handler) => handler(Ctx(conn.clone()), params),
-            None => ready(Err(RpcError::method_not_found(&method))),
-        }
-    }
-
-    fn notification(&self, method: String, _params: Option<Value>) {
-        // Before `initialize` notifications are dropped; after it, none are defined for
-        // the client to send yet.
-        tracing::debug!(peer = %self.0.peer.label(), method, "notification ignored");
-    }
-}
-
-pub fn ready(outcome: HandlerResult) -> BoxFuture<HandlerResult> {
-    Box::pin(std::future::ready(outcome))
 }

@@ -2,10 +2,11 @@
 //! `session/update` events of a replay, and as `session/messages` entries.
 
 use crate::provider::{ChatMessage, ToolCall};
-use crate::store::{Kind, MessageRow};
-use serde_json::{Value, json};
+use crate::store::{MessageKind, MessageRow};
+use serde_json::Value;
 use std::collections::HashSet;
 use std::time::{Duration, UNIX_EPOCH};
+use zeroclaw_protocol::{Message, Update};
 
 /// The conversation as the model sees it. One assistant message per model step (its text
 /// and every tool call it made), followed by that step's tool results. A call whose result
@@ -18,14 +19,14 @@ pub fn conversation(rows: &[MessageRow]) -> Vec<ChatMessage> {
     for row in rows {
         let key = (row.turn_id.as_deref(), row.step);
         match row.kind {
-            Kind::User => {
+            MessageKind::User => {
                 current = None;
                 messages.push(ChatMessage::User {
                     text: row.text.clone().unwrap_or_default(),
                 });
             }
-            Kind::Thought => {}
-            Kind::Assistant | Kind::ToolCall => {
+            MessageKind::Thought => {}
+            MessageKind::Assistant | MessageKind::ToolCall => {
                 let at = match current {
                     Some((turn, step, at)) if (turn, step) == key => at,
                     _ => {
@@ -39,7 +40,7 @@ pub fn conversation(rows: &[MessageRow]) -> Vec<ChatMessage> {
                     }
                 };
                 if let Some(ChatMessage::Assistant { text, tool_calls }) = messages.get_mut(at) {
-                    if row.kind == Kind::Assistant {
+                    if row.kind == MessageKind::Assistant {
                         text.push_str(row.text.as_deref().unwrap_or_default());
                     } else {
                         let raw = match &row.data {
@@ -55,7 +56,7 @@ pub fn conversation(rows: &[MessageRow]) -> Vec<ChatMessage> {
                     }
                 }
             }
-            Kind::ToolResult => messages.push(ChatMessage::ToolResult {
+            MessageKind::ToolResult => messages.push(ChatMessage::ToolResult {
                 call_id: row.tool_call_id.clone().unwrap_or_default(),
                 name: row.tool_name.clone().unwrap_or_default(),
                 output: result_text(row),
@@ -113,61 +114,62 @@ fn settle(out: &mut Vec<ChatMessage>, owed: &mut Vec<(String, String)>) {
     }
 }
 
-/// The `session/update` fields replaying one stored message: (type, fields).
-pub fn replay_event(row: &MessageRow) -> (&'static str, Value) {
-    let text = row.text.clone().unwrap_or_default();
+/// The `session/update` event replaying one stored message.
+pub fn replay_event(row: &MessageRow) -> Update<'static> {
+    let text = || row.text.clone().unwrap_or_default().into();
+    let tool_call_id = row.tool_call_id.clone().unwrap_or_default();
+    let name = row.tool_name.clone().unwrap_or_default();
+    let data = row.data.clone().unwrap_or(Value::Null);
     match row.kind {
-        Kind::User => ("user_message_chunk", json!({ "text": text })),
-        Kind::Assistant => ("agent_message_chunk", json!({ "text": text })),
-        Kind::Thought => ("agent_thought_chunk", json!({ "text": text })),
-        Kind::ToolCall => (
-            "tool_call",
-            json!({
-                "toolCallId": row.tool_call_id,
-                "name": row.tool_name,
-                "rawInput": row.data.clone().unwrap_or(Value::Null),
-            }),
-        ),
-        Kind::ToolResult => (
-            "tool_result",
-            json!({
-                "toolCallId": row.tool_call_id,
-                "name": row.tool_name,
-                "rawOutput": row.data.clone().unwrap_or(Value::Null),
-                "isError": row.is_error,
-            }),
-        ),
+        MessageKind::User => Update::UserMessageChunk { text: text() },
+        MessageKind::Assistant => Update::AgentMessageChunk { text: text() },
+        MessageKind::Thought => Update::AgentThoughtChunk { text: text() },
+        MessageKind::ToolCall => Update::ToolCall {
+            tool_call_id,
+            name,
+            raw_input: data,
+        },
+        MessageKind::ToolResult => Update::ToolResult {
+            tool_call_id,
+            name,
+            raw_output: data,
+            is_error: row.is_error,
+        },
     }
 }
 
 /// A `session/messages` entry.
-pub fn message_json(row: &MessageRow) -> Value {
-    let mut m = json!({
-        "id": row.id,
-        "turnId": row.turn_id,
-        "kind": row.kind.as_str(),
-        "createdAt": timestamp(row.created_at),
-    });
+pub fn message(row: &MessageRow) -> Message {
+    let mut message = Message {
+        id: row.id,
+        turn_id: row.turn_id.clone(),
+        kind: row.kind,
+        created_at: timestamp(row.created_at),
+        text: None,
+        tool_call_id: None,
+        name: None,
+        raw_input: None,
+        raw_output: None,
+        is_error: None,
+        cancelled: row.cancelled,
+    };
+    let data = || Some(row.data.clone().unwrap_or(Value::Null));
     match row.kind {
-        Kind::User | Kind::Assistant | Kind::Thought => {
-            m["text"] = json!(row.text.clone().unwrap_or_default());
+        MessageKind::User | MessageKind::Assistant | MessageKind::Thought => {
+            message.text = Some(row.text.clone().unwrap_or_default());
         }
-        Kind::ToolCall => {
-            m["toolCallId"] = json!(row.tool_call_id);
-            m["name"] = json!(row.tool_name);
-            m["rawInput"] = row.data.clone().unwrap_or(Value::Null);
-        }
-        Kind::ToolResult => {
-            m["toolCallId"] = json!(row.tool_call_id);
-            m["name"] = json!(row.tool_name);
-            m["rawOutput"] = row.data.clone().unwrap_or(Value::Null);
-            m["isError"] = json!(row.is_error);
+        MessageKind::ToolCall | MessageKind::ToolResult => {
+            message.tool_call_id = row.tool_call_id.clone();
+            message.name = row.tool_name.clone();
+            if row.kind == MessageKind::ToolCall {
+                message.raw_input = data();
+            } else {
+                message.raw_output = data();
+                message.is_error = Some(row.is_error);
+            }
         }
     }
-    if row.cancelled {
-        m["cancelled"] = json!(true);
-    }
-    m
+    message
 }
 
 /// RFC 3339 with milliseconds, UTC.
@@ -179,8 +181,9 @@ pub fn timestamp(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn row(id: i64, turn: &str, step: i64, kind: Kind) -> MessageRow {
+    fn row(id: i64, turn: &str, step: i64, kind: MessageKind) -> MessageRow {
         MessageRow {
             id,
             turn_id: Some(turn.into()),
@@ -198,19 +201,19 @@ mod tests {
 
     #[test]
     fn a_step_is_one_assistant_message_with_all_its_calls_before_their_results() {
-        let mut user = row(1, "t", 0, Kind::User);
+        let mut user = row(1, "t", 0, MessageKind::User);
         user.text = Some("hi".into());
-        let mut text = row(2, "t", 1, Kind::Assistant);
+        let mut text = row(2, "t", 1, MessageKind::Assistant);
         text.text = Some("let me look".into());
         let call = |id: i64, call: &str| {
-            let mut r = row(id, "t", 1, Kind::ToolCall);
+            let mut r = row(id, "t", 1, MessageKind::ToolCall);
             r.tool_call_id = Some(call.into());
             r.tool_name = Some("bash".into());
             r.data = Some(json!({"command": "ls"}));
             r
         };
         let result = |id: i64, call: &str| {
-            let mut r = row(id, "t", 1, Kind::ToolResult);
+            let mut r = row(id, "t", 1, MessageKind::ToolResult);
             r.tool_call_id = Some(call.into());
             r.tool_name = Some("bash".into());
             r.data = Some(json!("out"));

@@ -1,22 +1,29 @@
 //! The zeroclaw daemon.
 //!
-//! Layers, each knowing only the one below: [`daemon`] (listen, accept, stop) →
-//! [`connection`] (the handshake gate) → [`methods`] (the method table) → the domain:
-//! [`session`] (who is attached, which turn runs) → [`turn`] (the agent loop) →
-//! [`provider`], [`tools`] and [`store`].
+//! Layers, each knowing only the one below: [`daemon`](crate::run) (doors: listen,
+//! accept, stop) → `methods` (the handshake gate, the method table and its typed handlers)
+//! → the domain: `session` (who is attached, which turn runs) → `turn` (the agent loop) →
+//! `provider`, `tools` and `store`. `connection` holds one connection's state.
+//!
+//! The public API is what a binary needs to run a daemon ([`run`], [`DaemonOptions`],
+//! [`config`]) and one entry for tests ([`testing`]).
 
-pub mod audience;
-pub mod clients;
+mod audience;
+mod clients;
 pub mod config;
-pub mod connection;
-pub mod daemon;
-pub mod history;
-pub mod methods;
+mod connection;
+mod daemon;
+mod history;
+mod methods;
+#[doc(hidden)] // for tests/providers.rs, until it moves into the crate
 pub mod provider;
-pub mod session;
-pub mod state;
+mod session;
+mod state;
+#[doc(hidden)] // likewise
 pub mod store;
+pub mod testing;
+#[doc(hidden)] // likewise
 pub mod tools;
-pub mod turn;
+mod turn;
 
 pub use daemon::{DaemonError, DaemonOptions, run};

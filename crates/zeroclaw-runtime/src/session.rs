@@ -14,8 +14,6 @@
 use crate::audience::{Audience, Stalled, Streaming};
 use crate::provider::Pace;
 use crate::store::{MessageRow, SessionRow, Store, StoreError};
-use serde::Serialize;
-use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
@@ -23,6 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+use zeroclaw_protocol::{Decision, SessionUpdate, Update, events::SESSION_UPDATE};
 use zeroclaw_rpc::{Notification, PeerHandle};
 
 /// How long a turn waits for an attached client that is behind on its events.
@@ -36,28 +35,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    AllowOnce,
-    AllowAlways,
-    Reject,
-}
-
-impl Decision {
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "allow_once" => Decision::AllowOnce,
-            "allow_always" => Decision::AllowAlways,
-            "reject" => Decision::Reject,
-            _ => return None,
-        })
-    }
-}
-
 /// An `approval_request` waiting for `session/approve`.
 struct PendingApproval {
     /// The event as sent, to re-send to a connection that loads the session mid-turn.
-    event: Value,
+    event: Option<Notification>,
     answer: oneshot::Sender<Decision>,
 }
 
@@ -81,7 +62,11 @@ impl ActiveTurn {
     }
 
     /// Registers an approval request; the receiver yields the decision.
-    pub fn add_approval(&self, request_id: &str, event: Value) -> oneshot::Receiver<Decision> {
+    pub fn add_approval(
+        &self,
+        request_id: &str,
+        event: Option<Notification>,
+    ) -> oneshot::Receiver<Decision> {
         let (tx, rx) = oneshot::channel();
         lock(&self.approvals).insert(request_id.to_owned(), PendingApproval { event, answer: tx });
         rx
@@ -102,10 +87,10 @@ impl ActiveTurn {
         }
     }
 
-    fn pending_events(&self) -> Vec<Value> {
+    fn pending_events(&self) -> Vec<Notification> {
         lock(&self.approvals)
             .values()
-            .map(|p| p.event.clone())
+            .filter_map(|p| p.event.clone())
             .collect()
     }
 }
@@ -114,7 +99,6 @@ pub struct Session {
     pub id: String,
     pub cwd: String,
     pub model: String,
-    pub title: Option<String>,
     audience: Mutex<Audience>,
     always_allow: Mutex<HashSet<String>>,
     turn: Mutex<Option<Arc<ActiveTurn>>>,
@@ -126,7 +110,6 @@ impl Session {
             id: row.id.clone(),
             cwd: row.cwd.clone(),
             model: row.model.clone(),
-            title: row.title.clone(),
             audience: Mutex::new(Audience::default()),
             always_allow: Mutex::new(row.always_allow.iter().cloned().collect()),
             turn: Mutex::new(None),
@@ -177,8 +160,8 @@ impl Session {
 
     /// Sends a `session/update` to every attached connection. See the module docs for the
     /// overflow rule.
-    pub fn broadcast(&self, turn_id: &str, kind: &str, fields: impl Serialize) {
-        let Some(frame) = self.update(turn_id, kind, fields) else {
+    pub fn broadcast(&self, turn_id: &str, update: Update<'_>) {
+        let Some(frame) = self.frame(turn_id, update) else {
             return;
         };
         let stalled = lock(&self.audience).send(&frame);
@@ -192,27 +175,26 @@ impl Session {
     pub fn record<T, E>(
         &self,
         turn_id: &str,
-        kind: &str,
-        fields: impl Serialize,
-        store: impl FnOnce() -> Result<T, E>,
+        update: Update<'_>,
+        store: impl FnOnce(Option<&Notification>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let frame = self.update(turn_id, kind, fields);
+        let frame = self.frame(turn_id, update);
         let mut audience = lock(&self.audience);
-        let stored = store()?;
+        let stored = store(frame.as_ref())?;
         let stalled = frame.map(|f| audience.send(&f)).unwrap_or_default();
         drop(audience);
         self.close_stalled(stalled);
         Ok(stored)
     }
 
-    /// Sends a streamed chunk (`agent_message_chunk` or `agent_thought_chunk`) and adds it
-    /// to the text in progress a joining connection is sent.
-    pub fn stream_chunk(&self, turn_id: &str, kind: &str, text: &str) {
-        let Some(frame) = self.update(turn_id, kind, TextChunk { text }) else {
+    /// Sends a streamed chunk of the answer (or, with `thought`, of the reasoning) and adds
+    /// it to the text in progress a joining connection is sent.
+    pub fn stream_chunk(&self, turn_id: &str, thought: bool, text: &str) {
+        let Some(frame) = self.frame(turn_id, Update::chunk(thought, text)) else {
             return;
         };
         let mut audience = lock(&self.audience);
-        let so_far = if kind == "agent_thought_chunk" {
+        let so_far = if thought {
             &mut audience.streaming.thought
         } else {
             &mut audience.streaming.text
@@ -237,21 +219,8 @@ impl Session {
         lock(&self.audience).go_live(conn)
     }
 
-    fn update(&self, turn_id: &str, kind: &str, fields: impl Serialize) -> Option<Notification> {
-        // Serialised once for every attached connection, straight from the fields.
-        let update = Update {
-            session_id: &self.id,
-            turn_id,
-            kind,
-            fields,
-        };
-        match Notification::new("session/update", &update) {
-            Ok(frame) => Some(frame),
-            Err(e) => {
-                tracing::error!(session = %self.id, kind, error = %e, "event not serialisable; not sent");
-                None
-            }
-        }
+    fn frame(&self, turn_id: &str, update: Update<'_>) -> Option<Notification> {
+        update_frame(&self.id, Some(turn_id), update)
     }
 
     fn close_stalled(&self, stalled: Vec<Stalled>) {
@@ -274,14 +243,7 @@ pub struct Joined {
     pub turn_id: Option<String>,
     pub streaming: Streaming,
     /// The running turn's unanswered `approval_request` events, as first sent.
-    pub approvals: Vec<Value>,
-}
-
-/// The fields of a streamed text or thought chunk: the hottest event, serialised without
-/// building a `Value`.
-#[derive(Serialize)]
-struct TextChunk<'a> {
-    text: &'a str,
+    pub approvals: Vec<Notification>,
 }
 
 /// Whether a connection's event queue is more than three quarters full.
@@ -316,30 +278,25 @@ impl Pace for Session {
     }
 }
 
-/// A live `session/update`'s params; `fields` must serialise as an object.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Update<'a, F> {
-    session_id: &'a str,
-    turn_id: &'a str,
-    #[serde(rename = "type")]
-    kind: &'a str,
-    #[serde(flatten)]
-    fields: F,
-}
-
-/// The params of a `session/update` notification.
-pub fn update_params(session_id: &str, turn_id: Option<&str>, kind: &str, fields: Value) -> Value {
-    let mut params = Map::new();
-    params.insert("sessionId".into(), json!(session_id));
-    if let Some(turn_id) = turn_id {
-        params.insert("turnId".into(), json!(turn_id));
+/// A `session/update` notification, serialised once for every connection it goes to.
+pub fn update_frame(
+    session_id: &str,
+    turn_id: Option<&str>,
+    update: Update<'_>,
+) -> Option<Notification> {
+    let kind = update.kind();
+    let params = SessionUpdate {
+        session_id: session_id.into(),
+        turn_id: turn_id.map(Into::into),
+        update,
+    };
+    match Notification::new(SESSION_UPDATE, &params) {
+        Ok(frame) => Some(frame),
+        Err(e) => {
+            tracing::error!(session = %session_id, kind, error = %e, "event not serialisable; not sent");
+            None
+        }
     }
-    params.insert("type".into(), json!(kind));
-    if let Value::Object(fields) = fields {
-        params.extend(fields);
-    }
-    Value::Object(params)
 }
 
 /// The sessions held in memory, in front of the store.

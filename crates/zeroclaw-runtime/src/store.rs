@@ -10,6 +10,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
+pub use zeroclaw_protocol::{MessageKind, Usage};
 
 /// Schema migrations, applied in order; `PRAGMA user_version` records how many ran.
 const MIGRATIONS: &[&str] = &[r#"
@@ -65,38 +66,6 @@ impl StoreError {
 
 type Result<T> = std::result::Result<T, StoreError>;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    User,
-    Assistant,
-    Thought,
-    ToolCall,
-    ToolResult,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::User => "user",
-            Kind::Assistant => "assistant",
-            Kind::Thought => "thought",
-            Kind::ToolCall => "tool_call",
-            Kind::ToolResult => "tool_result",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "user" => Kind::User,
-            "assistant" => Kind::Assistant,
-            "thought" => Kind::Thought,
-            "tool_call" => Kind::ToolCall,
-            "tool_result" => Kind::ToolResult,
-            _ => return None,
-        })
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {
     pub id: String,
@@ -115,7 +84,7 @@ pub struct MessageRow {
     pub id: i64,
     pub turn_id: Option<String>,
     pub step: i64,
-    pub kind: Kind,
+    pub kind: MessageKind,
     pub text: Option<String>,
     pub tool_call_id: Option<String>,
     pub tool_name: Option<String>,
@@ -136,12 +105,6 @@ pub struct NewMessage<'a> {
     pub data: Option<&'a Value>,
     pub is_error: bool,
     pub cancelled: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
 }
 
 pub fn now_ms() -> i64 {
@@ -302,6 +265,18 @@ impl Store {
             .map_err(StoreError::ctx("delete the session"))
     }
 
+    /// Sets (or with `None` clears) a session's title; `false` if there is no such session.
+    /// `updated_at` stays: it is the time of the conversation's last message.
+    pub fn rename_session(&self, id: &str, title: Option<&str>) -> Result<bool> {
+        self.conn()
+            .execute(
+                "UPDATE sessions SET title = ?2 WHERE id = ?1",
+                params![id, title],
+            )
+            .map(|n| n > 0)
+            .map_err(StoreError::ctx("rename the session"))
+    }
+
     pub fn set_always_allow(&self, id: &str, tools: &[String]) -> Result<()> {
         let json = serde_json::to_string(tools).unwrap_or_else(|_| "[]".into());
         self.conn()
@@ -328,7 +303,7 @@ impl Store {
         insert_message(
             &tx,
             session_id,
-            Kind::User,
+            MessageKind::User,
             &NewMessage {
                 turn_id: Some(turn_id),
                 text: Some(prompt),
@@ -340,7 +315,12 @@ impl Store {
         tx.commit().map_err(StoreError::ctx("start the turn"))
     }
 
-    pub fn append(&self, session_id: &str, kind: Kind, message: &NewMessage<'_>) -> Result<i64> {
+    pub fn append(
+        &self,
+        session_id: &str,
+        kind: MessageKind,
+        message: &NewMessage<'_>,
+    ) -> Result<i64> {
         let mut conn = self.conn();
         let tx = conn
             .transaction()
@@ -371,6 +351,7 @@ impl Store {
             .map_err(StoreError::ctx("finish the turn"))
     }
 
+    #[cfg(test)]
     pub fn turn_status(&self, turn_id: &str) -> Result<Option<String>> {
         self.conn()
             .query_row(
@@ -426,7 +407,7 @@ impl Store {
 fn insert_message(
     tx: &rusqlite::Transaction<'_>,
     session_id: &str,
-    kind: Kind,
+    kind: MessageKind,
     m: &NewMessage<'_>,
     now: i64,
 ) -> rusqlite::Result<i64> {
@@ -463,7 +444,7 @@ fn message_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MessageRow> {
         id: row.get(0)?,
         turn_id: row.get(1)?,
         step: row.get(2)?,
-        kind: Kind::parse(&kind).ok_or_else(|| {
+        kind: MessageKind::parse(&kind).ok_or_else(|| {
             rusqlite::Error::FromSqlConversionFailure(
                 3,
                 rusqlite::types::Type::Text,
@@ -494,7 +475,7 @@ mod tests {
         store
             .append(
                 "s1",
-                Kind::ToolCall,
+                MessageKind::ToolCall,
                 &NewMessage {
                     turn_id: Some("t1"),
                     step: 1,
@@ -518,7 +499,7 @@ mod tests {
             .unwrap();
         let history = store.history("s1").unwrap();
         assert_eq!(history.len(), 2);
-        assert_eq!(history[0].kind, Kind::User);
+        assert_eq!(history[0].kind, MessageKind::User);
         assert_eq!(history[0].text.as_deref(), Some("hello"));
         assert_eq!(history[1].data, Some(input));
         assert_eq!(store.session("s1").unwrap().unwrap().message_count, 2);
@@ -528,9 +509,9 @@ mod tests {
         );
         let (page, total) = store.messages("s1", 1, None).unwrap();
         assert_eq!((page.len(), total), (1, 2));
-        assert_eq!(page[0].kind, Kind::ToolCall);
+        assert_eq!(page[0].kind, MessageKind::ToolCall);
         let (page, _) = store.messages("s1", 10, Some(page[0].id)).unwrap();
-        assert_eq!(page[0].kind, Kind::User);
+        assert_eq!(page[0].kind, MessageKind::User);
         assert!(store.delete_session("s1").unwrap());
         assert!(store.history("s1").unwrap().is_empty());
         assert!(!store.delete_session("s1").unwrap());

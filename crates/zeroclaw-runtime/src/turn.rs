@@ -8,12 +8,15 @@
 
 use crate::history;
 use crate::provider::{ChatMessage, ChatRequest, Delta, ToolCall};
-use crate::session::{ActiveTurn, Decision, Session, update_params};
+use crate::session::{ActiveTurn, Session};
 use crate::state::DaemonState;
-use crate::store::{Kind, NewMessage, StoreError, Usage};
+use crate::store::{MessageKind, NewMessage, StoreError, Usage};
 use crate::tools::{self, ToolContext, ToolLimits, ToolOutput};
 use serde_json::{Value, json};
 use std::time::Duration;
+use zeroclaw_protocol::{
+    Decision, ElicitationCreate, ElicitationRequest, Method, PromptResult, StopReason, Update,
+};
 use zeroclaw_rpc::{CallError, PeerHandle, RpcError};
 
 /// The connection that sent the prompt: `ask_user` asks it.
@@ -22,47 +25,6 @@ pub struct Origin {
     pub peer: PeerHandle,
     pub elicitation: bool,
 }
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    EndTurn,
-    Cancelled,
-    MaxTurns,
-}
-
-impl StopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::EndTurn => "end_turn",
-            StopReason::Cancelled => "cancelled",
-            StopReason::MaxTurns => "max_turns",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct TurnResult {
-    pub stop: StopReason,
-    pub text: String,
-    pub usage: Option<Usage>,
-}
-
-impl TurnResult {
-    pub fn to_json(&self, turn_id: &str) -> Value {
-        let mut result = json!({
-            "turnId": turn_id,
-            "stopReason": self.stop.as_str(),
-            "text": self.text,
-        });
-        if let Some(u) = self.usage {
-            result["usage"] =
-                json!({"inputTokens": u.input_tokens, "outputTokens": u.output_tokens});
-        }
-        result
-    }
-}
-
-const APPROVAL_OPTIONS: [&str; 3] = ["allow_once", "allow_always", "reject"];
 
 fn default_system_prompt(cwd: &str) -> String {
     format!(
@@ -92,7 +54,7 @@ pub async fn run(
     active: &ActiveTurn,
     origin: &Origin,
     prompt: &str,
-) -> Result<TurnResult, RpcError> {
+) -> Result<PromptResult, RpcError> {
     let mut turn = Turn {
         daemon,
         session,
@@ -111,11 +73,11 @@ impl Turn<'_> {
         &self.active.id
     }
 
-    fn emit(&self, kind: &str, fields: Value) {
-        self.session.broadcast(self.id(), kind, fields);
+    fn emit(&self, update: Update<'_>) {
+        self.session.broadcast(self.id(), update);
     }
 
-    async fn run(&mut self) -> Result<TurnResult, RpcError> {
+    async fn run(&mut self) -> Result<PromptResult, RpcError> {
         let store = &self.daemon.sessions.store;
         let rows = store
             .history(&self.session.id)
@@ -163,11 +125,11 @@ impl Turn<'_> {
                 let turn_id = self.active.id.as_str();
                 let mut on_delta = |delta: Delta| match delta {
                     Delta::Text(t) => {
-                        session.stream_chunk(turn_id, "agent_message_chunk", &t);
+                        session.stream_chunk(turn_id, false, &t);
                         text.push_str(&t);
                     }
                     Delta::Thought(t) => {
-                        session.stream_chunk(turn_id, "agent_thought_chunk", &t);
+                        session.stream_chunk(turn_id, true, &t);
                         thought.push_str(&t);
                     }
                 };
@@ -181,8 +143,8 @@ impl Turn<'_> {
             let cancelled = outcome.is_none();
             self.session
                 .store_streamed(|| {
-                    self.store_text(step, Kind::Thought, &thought, cancelled)?;
-                    self.store_text(step, Kind::Assistant, &text, cancelled)
+                    self.store_text(step, MessageKind::Thought, &thought, cancelled)?;
+                    self.store_text(step, MessageKind::Assistant, &text, cancelled)
                 })
                 .map_err(|e| self.storage_failure(e))?;
             if !text.is_empty() {
@@ -220,11 +182,14 @@ impl Turn<'_> {
                 self.session
                     .record(
                         self.id(),
-                        "tool_call",
-                        json!({"toolCallId": call.id, "name": call.name, "rawInput": raw_input}),
-                        || {
+                        Update::ToolCall {
+                            tool_call_id: call.id.clone(),
+                            name: call.name.clone(),
+                            raw_input: raw_input.clone(),
+                        },
+                        |_| {
                             self.store(
-                                Kind::ToolCall,
+                                MessageKind::ToolCall,
                                 &NewMessage {
                                     step,
                                     tool_call_id: Some(&call.id),
@@ -238,26 +203,31 @@ impl Turn<'_> {
                     .map_err(|e| self.storage_failure(e))?;
                 let output = self.execute(call).await;
                 let cancelled = cancel.is_cancelled();
-                self.session.record(
-                    self.id(),
-                    "tool_result",
-                    json!({"toolCallId": call.id, "name": call.name, "rawOutput": output.text, "isError": output.is_error}),
-                    || {
-                        self.store(
-                            Kind::ToolResult,
-                            &NewMessage {
-                                step,
-                                tool_call_id: Some(&call.id),
-                                tool_name: Some(&call.name),
-                                data: Some(&Value::String(output.text.clone())),
-                                is_error: output.is_error,
-                                cancelled,
-                                ..NewMessage::default()
-                            },
-                        )
-                    },
-                )
-                .map_err(|e| self.storage_failure(e))?;
+                self.session
+                    .record(
+                        self.id(),
+                        Update::ToolResult {
+                            tool_call_id: call.id.clone(),
+                            name: call.name.clone(),
+                            raw_output: Value::String(output.text.clone()),
+                            is_error: output.is_error,
+                        },
+                        |_| {
+                            self.store(
+                                MessageKind::ToolResult,
+                                &NewMessage {
+                                    step,
+                                    tool_call_id: Some(&call.id),
+                                    tool_name: Some(&call.name),
+                                    data: Some(&Value::String(output.text.clone())),
+                                    is_error: output.is_error,
+                                    cancelled,
+                                    ..NewMessage::default()
+                                },
+                            )
+                        },
+                    )
+                    .map_err(|e| self.storage_failure(e))?;
                 conversation.push(ChatMessage::ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -288,7 +258,7 @@ impl Turn<'_> {
     /// Appends one message of this turn. It runs inside `Session::record` and
     /// `Session::store_streamed`, under the session's audience lock, so it only stores:
     /// the caller turns an error into [`Self::storage_failure`] (which sends events) after.
-    fn store(&self, kind: Kind, message: &NewMessage<'_>) -> Result<(), StoreError> {
+    fn store(&self, kind: MessageKind, message: &NewMessage<'_>) -> Result<(), StoreError> {
         let message = NewMessage {
             turn_id: Some(self.id()),
             ..message.clone()
@@ -303,7 +273,7 @@ impl Turn<'_> {
     fn store_text(
         &self,
         step: i64,
-        kind: Kind,
+        kind: MessageKind,
         text: &str,
         cancelled: bool,
     ) -> Result<(), StoreError> {
@@ -321,7 +291,7 @@ impl Turn<'_> {
         )
     }
 
-    fn finish(&mut self, stop: StopReason) -> Result<TurnResult, RpcError> {
+    fn finish(&mut self, stop: StopReason) -> Result<PromptResult, RpcError> {
         if stop == StopReason::Cancelled {
             // A turn cancelled before its first model call answered is still recorded:
             // the user did send the prompt.
@@ -335,9 +305,13 @@ impl Turn<'_> {
         // The turn has written its last; release the session before saying so, so a client
         // that reacts to `turn_complete` finds it idle.
         self.session.clear_turn(self.id());
-        self.emit("turn_complete", json!({ "stopReason": stop.as_str() }));
-        Ok(TurnResult {
-            stop,
+        self.emit(Update::TurnComplete {
+            stop_reason: stop,
+            error: None,
+        });
+        Ok(PromptResult {
+            turn_id: self.id().to_owned(),
+            stop_reason: stop,
             text: std::mem::take(&mut self.text),
             usage: self.usage,
         })
@@ -357,10 +331,10 @@ impl Turn<'_> {
                 tracing::error!(error = %e, turn = %self.id(), "could not mark the turn failed");
             }
             self.session.clear_turn(self.id());
-            self.emit(
-                "turn_complete",
-                json!({ "stopReason": "error", "error": message }),
-            );
+            self.emit(Update::TurnComplete {
+                stop_reason: StopReason::Error,
+                error: Some(message.to_owned()),
+            });
         }
         let data = error.data.get_or_insert_with(|| json!({}));
         if let Value::Object(map) = data {
@@ -431,25 +405,17 @@ impl Turn<'_> {
             Policy::Ask => {}
         }
         let request_id = uuid::Uuid::new_v4().to_string();
-        let fields = json!({
-            "requestId": request_id,
-            "toolCallId": call.id,
-            "name": name,
-            "rawInput": call.raw_input(),
-            "options": APPROVAL_OPTIONS,
-        });
-        let event = update_params(
-            &self.session.id,
-            Some(self.id()),
-            "approval_request",
-            fields.clone(),
-        );
+        let request = Update::ApprovalRequest {
+            request_id: request_id.clone(),
+            tool_call_id: call.id.clone(),
+            name: name.to_owned(),
+            raw_input: call.raw_input(),
+            options: Decision::ALL.to_vec(),
+        };
         // Registered and sent as one step, so a connection joining now gets it once.
-        let Ok(answer) = self
-            .session
-            .record(self.id(), "approval_request", fields, || {
-                Ok::<_, std::convert::Infallible>(self.active.add_approval(&request_id, event))
-            });
+        let Ok(answer) = self.session.record(self.id(), request, |frame| {
+            Ok::<_, std::convert::Infallible>(self.active.add_approval(&request_id, frame.cloned()))
+        });
         let timeout = Duration::from_secs(self.daemon.config.approvals.timeout_secs);
         let decision = tokio::select! {
             decision = answer => decision.ok(),
@@ -504,19 +470,20 @@ impl Turn<'_> {
         {
             answer_schema["enum"] = Value::Array(choices.clone());
         }
-        let params = json!({
-            "sessionId": self.session.id,
-            "turnId": self.id(),
-            "message": question,
-            "requestedSchema": {
+        let request = ElicitationRequest {
+            session_id: Some(self.session.id.clone()),
+            turn_id: Some(self.id().to_owned()),
+            message: question.to_owned(),
+            requested_schema: Some(json!({
                 "type": "object",
                 "properties": {"answer": answer_schema},
                 "required": ["answer"],
-            },
-        });
+            })),
+        };
+        let params = serde_json::to_value(&request).unwrap_or(Value::Null);
         let timeout = Duration::from_secs(self.daemon.config.agent.ask_user_timeout_secs);
         let answer = tokio::select! {
-            answer = self.origin.peer.request("elicitation/create", params, timeout) => answer,
+            answer = self.origin.peer.request(ElicitationCreate::NAME, params, timeout) => answer,
             () = self.active.cancel.cancelled() => {
                 return error_output("the turn was cancelled before the user answered".into());
             }

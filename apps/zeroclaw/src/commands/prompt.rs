@@ -136,6 +136,8 @@ async fn stream_turn(
                             eprintln!("zeroclaw: turn cancelled");
                             EXIT_CANCELLED
                         }
+                        // A failed turn answers an error, never this result; kept total.
+                        StopReason::Error => 1,
                     }),
                     Err(e) => Err(describe_call_error(&e)),
                 };

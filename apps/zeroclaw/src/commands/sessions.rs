@@ -2,7 +2,7 @@
 
 use super::{connect, describe_call_error, pretty};
 use crate::terminal::dim;
-use zeroclaw_client::Message;
+use zeroclaw_client::{Message, MessageKind};
 use zeroclaw_ipc::Paths;
 
 /// Messages fetched per `session/messages` call (the daemon's maximum).
@@ -97,11 +97,11 @@ fn render(m: &Message) -> String {
     } else {
         String::new()
     };
-    match m.kind.as_str() {
-        "user" => format!("\n> {}\n", text.replace('\n', "\n> ")),
-        "assistant" => format!("{text}{cancelled}\n"),
-        "thought" => format!("{}\n", dim(&format!("(thinking) {text}"))),
-        "tool_call" => format!(
+    match m.kind {
+        MessageKind::User => format!("\n> {}\n", text.replace('\n', "\n> ")),
+        MessageKind::Assistant => format!("{text}{cancelled}\n"),
+        MessageKind::Thought => format!("{}\n", dim(&format!("(thinking) {text}"))),
+        MessageKind::ToolCall => format!(
             "{}\n",
             dim(&format!(
                 "→ {} {}",
@@ -112,19 +112,22 @@ fn render(m: &Message) -> String {
                     .unwrap_or_default()
             ))
         ),
-        "tool_result" => {
+        MessageKind::ToolResult => {
             let output = match &m.raw_output {
                 Some(serde_json::Value::String(s)) => s.clone(),
                 Some(v) => v.to_string(),
                 None => String::new(),
             };
-            let mark = if m.is_error { "✗" } else { "←" };
+            let mark = if m.is_error == Some(true) {
+                "✗"
+            } else {
+                "←"
+            };
             format!(
                 "{}{cancelled}\n",
                 dim(&format!("{mark} {}", fold(&output, 12)))
             )
         }
-        other => format!("[{other}] {text}\n"),
     }
 }
 

@@ -1,39 +1,23 @@
 //! `initialize`, `status`, `shutdown`.
 
-use super::{Ctx, decode};
-use crate::connection::{ClientHello, ready};
+use super::{Ctx, Handle, Reply};
+use crate::connection::ClientHello;
 use crate::state::{DaemonState, SERVER_VERSION};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
-use zeroclaw_rpc::{Answer, BoxFuture, HandlerResult, PROTOCOL_VERSION, RpcError, codes};
+use zeroclaw_protocol::{
+    EVENTS, Empty, InitializeParams, InitializeResult, NoParams, PROTOCOL_VERSION,
+    ServerCapabilities, StatusResult, codes, methods as m,
+};
+use zeroclaw_rpc::{Answer, RpcError};
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct InitializeParams {
-    protocol_version: Option<Value>,
-    #[serde(default)]
-    client_info: Option<ClientInfo>,
-    #[serde(default)]
-    capabilities: Option<ClientCapabilities>,
+impl Handle for m::Initialize {
+    fn handle(ctx: Ctx, params: InitializeParams) -> Reply<InitializeResult> {
+        handshake(&ctx, params).into()
+    }
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct ClientInfo {
-    name: Option<String>,
-    version: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct ClientCapabilities {
-    elicitation: Option<serde_json::Map<String, Value>>,
-}
-
-pub fn initialize(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    ready(handshake(&ctx, params))
-}
-
-fn handshake(ctx: &Ctx, params: Option<Value>) -> HandlerResult {
-    let params: InitializeParams = decode(params)?;
+fn handshake(ctx: &Ctx, params: InitializeParams) -> Result<InitializeResult, RpcError> {
     let requested = match params.protocol_version {
         Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n,
         Some(other) => {
@@ -62,16 +46,15 @@ fn handshake(ctx: &Ctx, params: Option<Value>) -> HandlerResult {
         version: info.version,
         elicitation: params.capabilities.is_some_and(|c| c.elicitation.is_some()),
     });
-    Ok(json!({
-        "protocolVersion": PROTOCOL_VERSION,
-        "serverVersion": SERVER_VERSION,
-        "pid": ctx.0.daemon.pid,
-        "capabilities": {
-            "methods": super::names(),
-            "events": super::EVENTS,
+    Ok(InitializeResult {
+        protocol_version: PROTOCOL_VERSION,
+        server_version: SERVER_VERSION.to_owned(),
+        pid: ctx.0.daemon.pid,
+        capabilities: ServerCapabilities {
+            methods: super::names().into_iter().map(str::to_owned).collect(),
+            events: EVENTS.iter().map(|e| (*e).to_owned()).collect(),
         },
     })
-    .into())
 }
 
 /// The members of `status`'s answer that never change for a daemon.
@@ -106,9 +89,10 @@ fn fixed_status(daemon: &DaemonState) -> String {
 }
 
 /// `status` is the call clients poll (and the benchmark's hot path), so its answer is the
-/// fixed members serialised once plus four numbers, written without a `Value`.
-pub fn status(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    ready(decode::<serde::de::IgnoredAny>(params).map(|_| {
+/// fixed members serialised once plus four numbers, written without a `Value`. It reads as
+/// [`StatusResult`] (the `status_reads_as_its_protocol_type` test keeps it so).
+impl Handle for m::Status {
+    fn handle(ctx: Ctx, _: NoParams) -> Reply<StatusResult> {
         let daemon = &ctx.0.daemon;
         let fixed = daemon.status_fixed.get_or_init(|| fixed_status(daemon));
         let uptime = u64::try_from(daemon.started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -124,14 +108,14 @@ pub fn status(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
         json.push_str(r#","running":"#);
         json.push_str(digits.format(daemon.sessions.running_count()));
         json.push_str("}}");
-        Answer::from_serialized(json)
-    }))
+        Reply::Raw(Answer::from_serialized(json))
+    }
 }
 
-pub fn shutdown(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    ready(decode::<serde::de::IgnoredAny>(params).map(|_| {
+impl Handle for m::Shutdown {
+    fn handle(ctx: Ctx, _: NoParams) -> Reply<Empty> {
         tracing::info!(peer = %ctx.0.peer.label(), "shutdown requested");
         ctx.0.daemon.shutdown.cancel();
-        json!({}).into()
-    }))
+        Reply::Now(Ok(Empty {}))
+    }
 }

@@ -1,17 +1,17 @@
 //! `session/*`: create, list, load, read, prompt, cancel, approve, delete.
 
-use super::{Ctx, decode};
-use crate::connection::ready;
+use super::{Ctx, Handle, Reply};
 use crate::history;
-use crate::session::{ActiveTurn, Decision, Session, update_params};
+use crate::session::{ActiveTurn, Joined, Session, update_frame};
 use crate::state::DaemonState;
 use crate::store::{SessionRow, StoreError};
 use crate::turn::{self, Origin};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use zeroclaw_rpc::{BoxFuture, HandlerResult, RpcError, codes};
+use zeroclaw_protocol::methods::{self as m, *};
+use zeroclaw_protocol::{Update, codes};
+use zeroclaw_rpc::{Notification, RpcError};
 
 /// How long `session/delete` waits for a cancelled turn to wind down.
 const DELETE_WAIT: Duration = Duration::from_secs(10);
@@ -80,33 +80,27 @@ fn attached(ctx: &Ctx, id: &str) -> Result<Arc<Session>, RpcError> {
     }
 }
 
-fn summary(daemon: &DaemonState, row: &SessionRow) -> Value {
-    json!({
-        "sessionId": row.id,
-        "title": row.title,
-        "cwd": row.cwd,
-        "model": row.model,
-        "createdAt": history::timestamp(row.created_at),
-        "updatedAt": history::timestamp(row.updated_at),
-        "messageCount": row.message_count,
-        "running": daemon.sessions.is_running(&row.id),
-    })
+fn summary(daemon: &DaemonState, row: &SessionRow) -> SessionSummary {
+    SessionSummary {
+        session_id: row.id.clone(),
+        title: row.title.clone(),
+        cwd: row.cwd.clone(),
+        model: row.model.clone(),
+        created_at: history::timestamp(row.created_at),
+        updated_at: history::timestamp(row.updated_at),
+        message_count: u64::try_from(row.message_count).unwrap_or(0),
+        running: daemon.sessions.is_running(&row.id),
+        turn_id: None,
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct NewParams {
-    cwd: Option<String>,
-    title: Option<String>,
-    model: Option<String>,
+impl Handle for m::SessionNew {
+    fn handle(ctx: Ctx, params: NewSessionParams) -> Reply<SessionInfo> {
+        create(&ctx, params).into()
+    }
 }
 
-pub fn new(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    ready(create(&ctx, params))
-}
-
-fn create(ctx: &Ctx, params: Option<Value>) -> HandlerResult {
-    let p: NewParams = decode(params)?;
+fn create(ctx: &Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> {
     let daemon = &ctx.0.daemon;
     let cwd = match p.cwd {
         Some(cwd) => std::path::PathBuf::from(cwd),
@@ -141,86 +135,89 @@ fn create(ctx: &Ctx, params: Option<Value>) -> HandlerResult {
     daemon.sessions.count_change(1);
     let session = daemon.sessions.create(&row);
     ctx.0.attach(&session);
-    Ok(json!({
-        "sessionId": row.id,
-        "cwd": row.cwd,
-        "model": row.model,
-        "title": row.title,
-        "createdAt": history::timestamp(row.created_at),
+    Ok(SessionInfo {
+        session_id: row.id,
+        cwd: row.cwd,
+        model: row.model,
+        title: row.title,
+        created_at: history::timestamp(row.created_at),
     })
-    .into())
 }
 
-pub fn list(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    ready(decode::<serde::de::IgnoredAny>(params).and_then(|_| {
+impl Handle for m::SessionList {
+    fn handle(ctx: Ctx, _: NoParams) -> Reply<SessionListResult> {
         let daemon = &ctx.0.daemon;
-        let rows = daemon.sessions.store.sessions().map_err(storage)?;
-        let sessions: Vec<Value> = rows.iter().map(|row| summary(daemon, row)).collect();
-        Ok(json!({ "sessions": sessions }).into())
-    }))
+        let listed = daemon.sessions.store.sessions().map_err(storage);
+        Reply::Now(listed.map(|rows| SessionListResult {
+            sessions: rows.iter().map(|row| summary(daemon, row)).collect(),
+        }))
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SessionParams {
-    session_id: String,
+impl Handle for m::SessionLoad {
+    fn handle(ctx: Ctx, p: LoadParams) -> Reply<SessionSummary> {
+        Reply::later(load(ctx, p))
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct LoadParams {
-    session_id: String,
-    #[serde(default)]
-    replay: bool,
+async fn load(ctx: Ctx, p: LoadParams) -> Result<SessionSummary, RpcError> {
+    let daemon = ctx.0.daemon.clone();
+    let session = daemon
+        .sessions
+        .get(&p.session_id)
+        .map_err(storage)?
+        .ok_or_else(|| not_found(&p.session_id))?;
+    let loaded = replay_and_attach(&ctx, &session, p.replay).await;
+    if loaded.is_err() {
+        daemon.sessions.evict_if_idle(&session);
+    }
+    loaded
 }
 
-pub fn load(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    let p: LoadParams = match decode(params) {
-        Ok(p) => p,
-        Err(e) => return ready(Err(e)),
-    };
-    Box::pin(async move {
-        let daemon = ctx.0.daemon.clone();
-        let session = daemon
-            .sessions
-            .get(&p.session_id)
-            .map_err(storage)?
-            .ok_or_else(|| not_found(&p.session_id))?;
-        let loaded = replay_and_attach(&ctx, &session, p.replay).await;
-        if loaded.is_err() {
-            daemon.sessions.evict_if_idle(&session);
+/// What a joining connection is sent before its live events: the history (with
+/// `replay`), the running model call's text so far, and the unanswered approval requests.
+fn first_frames(session: &Session, joined: &Joined) -> Vec<Notification> {
+    let history = joined.rows.iter().filter_map(|row| {
+        update_frame(
+            &session.id,
+            row.turn_id.as_deref(),
+            history::replay_event(row),
+        )
+    });
+    let mut frames: Vec<Notification> = history.collect();
+    if let Some(turn_id) = &joined.turn_id {
+        for (thought, text) in [
+            (true, &joined.streaming.thought),
+            (false, &joined.streaming.text),
+        ] {
+            if !text.is_empty() {
+                frames.extend(update_frame(
+                    &session.id,
+                    Some(turn_id),
+                    Update::chunk(thought, text.as_str()),
+                ));
+            }
         }
-        loaded
-    })
+    }
+    frames.extend(joined.approvals.iter().cloned());
+    frames
 }
 
 /// Joins the caller to the session and sends what it must have first: the history (with
 /// `replay`), the running model call's text so far, the unanswered approval requests, then
 /// the live events held meanwhile. Answers the session's summary.
-async fn replay_and_attach(ctx: &Ctx, session: &Session, replay: bool) -> HandlerResult {
+async fn replay_and_attach(
+    ctx: &Ctx,
+    session: &Session,
+    replay: bool,
+) -> Result<SessionSummary, RpcError> {
     let daemon = &ctx.0.daemon;
     let peer = &ctx.0.peer;
     let joined = ctx.0.join(session, replay).map_err(storage)?;
     let sent = async {
-        for row in &joined.rows {
-            let (kind, fields) = history::replay_event(row);
-            let params = update_params(&session.id, row.turn_id.as_deref(), kind, fields);
-            peer.notify("session/update", params).await?;
-        }
-        if let Some(turn_id) = &joined.turn_id {
-            for (kind, text) in [
-                ("agent_thought_chunk", &joined.streaming.thought),
-                ("agent_message_chunk", &joined.streaming.text),
-            ] {
-                if !text.is_empty() {
-                    let params =
-                        update_params(&session.id, Some(turn_id), kind, json!({ "text": text }));
-                    peer.notify("session/update", params).await?;
-                }
-            }
-        }
-        for event in joined.approvals {
-            peer.notify("session/update", event).await?;
+        let frames = first_frames(session, &joined);
+        for frame in &frames {
+            peer.send(frame).await?;
         }
         while let Some(held) = session.go_live(ctx.0.id) {
             for frame in &held {
@@ -241,41 +238,31 @@ async fn replay_and_attach(ctx: &Ctx, session: &Session, replay: bool) -> Handle
         .session(&session.id)
         .map_err(storage)?
         .ok_or_else(|| not_found(&session.id))?;
-    let mut result = summary(daemon, &row);
-    if let Some(turn) = session.active_turn() {
-        result["turnId"] = json!(turn.id);
+    Ok(SessionSummary {
+        turn_id: session.active_turn().map(|turn| turn.id.clone()),
+        ..summary(daemon, &row)
+    })
+}
+
+impl Handle for m::SessionMessages {
+    fn handle(ctx: Ctx, p: MessagesParams) -> Reply<MessagePage> {
+        messages(&ctx, p).into()
     }
-    Ok(result.into())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct MessagesParams {
-    session_id: String,
-    limit: Option<usize>,
-    before: Option<i64>,
-}
-
-pub fn messages(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    ready(decode::<MessagesParams>(params).and_then(|p| {
-        let daemon = &ctx.0.daemon;
-        ensure_exists(daemon, &p.session_id)?;
-        let limit = p.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
-        let (rows, total) = daemon
-            .sessions
-            .store
-            .messages(&p.session_id, limit, p.before)
-            .map_err(storage)?;
-        let messages: Vec<Value> = rows.iter().map(history::message_json).collect();
-        Ok(json!({ "messages": messages, "total": total }).into())
-    }))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PromptParams {
-    session_id: String,
-    prompt: String,
+fn messages(ctx: &Ctx, p: MessagesParams) -> Result<MessagePage, RpcError> {
+    let daemon = &ctx.0.daemon;
+    ensure_exists(daemon, &p.session_id)?;
+    let limit = p.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let (rows, total) = daemon
+        .sessions
+        .store
+        .messages(&p.session_id, limit, p.before)
+        .map_err(storage)?;
+    Ok(MessagePage {
+        messages: rows.iter().map(history::message).collect(),
+        total: u64::try_from(total).unwrap_or(0),
+    })
 }
 
 /// Clears the session's turn however the turn task ends, panics included, so a session
@@ -296,26 +283,26 @@ impl Drop for TurnSlot {
     }
 }
 
-pub fn prompt(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    // The checks and the start run inline, in frame order: a second prompt right behind
-    // the first is answered -32002 deterministically.
-    match start_turn(&ctx, params) {
-        Ok(answer) => Box::pin(async move {
-            answer.await.unwrap_or_else(|_| {
-                Err(RpcError::internal(
-                    "the turn ended without a result; see the daemon log",
-                ))
-            })
-        }),
-        Err(e) => ready(Err(e)),
+impl Handle for m::SessionPrompt {
+    fn handle(ctx: Ctx, p: PromptParams) -> Reply<PromptResult> {
+        // The checks and the start run inline, in frame order: a second prompt right behind
+        // the first is answered -32002 deterministically.
+        match start_turn(&ctx, p) {
+            Ok(answer) => Reply::later(async move {
+                answer.await.unwrap_or_else(|_| {
+                    Err(RpcError::internal(
+                        "the turn ended without a result; see the daemon log",
+                    ))
+                })
+            }),
+            Err(e) => Reply::Now(Err(e)),
+        }
     }
 }
 
-fn start_turn(
-    ctx: &Ctx,
-    params: Option<Value>,
-) -> Result<tokio::sync::oneshot::Receiver<HandlerResult>, RpcError> {
-    let p: PromptParams = decode(params)?;
+type TurnAnswer = tokio::sync::oneshot::Receiver<Result<PromptResult, RpcError>>;
+
+fn start_turn(ctx: &Ctx, p: PromptParams) -> Result<TurnAnswer, RpcError> {
     if p.prompt.trim().is_empty() {
         return Err(RpcError::invalid_params("`prompt` is empty"));
     }
@@ -356,95 +343,101 @@ fn start_turn(
     tracing::info!(session = %slot.session.id, turn = %slot.turn.id, peer = %conn.peer.label(), "turn started");
     daemon.turns.spawn(async move {
         let outcome = turn::run(&slot.daemon, &slot.session, &slot.turn, &origin, &p.prompt).await;
-        let answer = outcome.map(|result| {
-            tracing::info!(turn = %slot.turn.id, stop = result.stop.as_str(), "turn ended");
-            result.to_json(&slot.turn.id).into()
-        });
-        if let Err(e) = &answer {
-            tracing::warn!(turn = %slot.turn.id, error = %e, "turn failed");
+        match &outcome {
+            Ok(result) => {
+                tracing::info!(turn = %slot.turn.id, stop = result.stop_reason.as_str(), "turn ended");
+            }
+            Err(e) => tracing::warn!(turn = %slot.turn.id, error = %e, "turn failed"),
         }
         drop(slot);
-        let _ = tx.send(answer);
+        let _ = tx.send(outcome);
     });
     Ok(rx)
 }
 
-pub fn cancel(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    ready(decode::<SessionParams>(params).and_then(|p| {
-        let session = attached(&ctx, &p.session_id)?;
-        let cancelled = match session.active_turn() {
+impl Handle for m::SessionCancel {
+    fn handle(ctx: Ctx, p: SessionIdParams) -> Reply<CancelResult> {
+        let cancelled = attached(&ctx, &p.session_id).map(|session| match session.active_turn() {
             Some(turn) => {
                 turn.cancel.cancel();
                 true
             }
             None => false,
-        };
-        Ok(json!({ "cancelled": cancelled }).into())
-    }))
+        });
+        Reply::Now(cancelled.map(|cancelled| CancelResult { cancelled }))
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ApproveParams {
-    session_id: String,
-    request_id: String,
-    decision: String,
+impl Handle for m::SessionApprove {
+    fn handle(ctx: Ctx, p: ApproveParams) -> Reply<Empty> {
+        approve(&ctx, p).into()
+    }
 }
 
-pub fn approve(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    ready(decode::<ApproveParams>(params).and_then(|p| {
-        let decision = Decision::parse(&p.decision).ok_or_else(|| {
-            RpcError::invalid_params(format!(
-                "`decision` must be \"allow_once\", \"allow_always\" or \"reject\", got {:?}",
-                p.decision
-            ))
-        })?;
-        let session = attached(&ctx, &p.session_id)?;
-        let decided = session
-            .active_turn()
-            .is_some_and(|turn| turn.decide(&p.request_id, decision));
-        if !decided {
-            return Err(RpcError::invalid_params(format!(
-                "no approval request {:?} is pending in session {:?}; it may have been answered, timed out or cancelled",
-                p.request_id, p.session_id
-            ))
-            .with_data(json!({ "requestId": p.request_id })));
-        }
-        Ok(json!({}).into())
-    }))
+fn approve(ctx: &Ctx, p: ApproveParams) -> Result<Empty, RpcError> {
+    let session = attached(ctx, &p.session_id)?;
+    let decided = session
+        .active_turn()
+        .is_some_and(|turn| turn.decide(&p.request_id, p.decision));
+    if !decided {
+        return Err(RpcError::invalid_params(format!(
+            "no approval request {:?} is pending in session {:?}; it may have been answered, timed out or cancelled",
+            p.request_id, p.session_id
+        ))
+        .with_data(json!({ "requestId": p.request_id })));
+    }
+    Ok(Empty {})
 }
 
-pub fn delete(ctx: Ctx, params: Option<Value>) -> BoxFuture<HandlerResult> {
-    let p: SessionParams = match decode(params) {
-        Ok(p) => p,
-        Err(e) => return ready(Err(e)),
-    };
-    Box::pin(async move {
-        let daemon = ctx.0.daemon.clone();
-        let running = daemon
-            .sessions
-            .live(&p.session_id)
-            .and_then(|session| session.active_turn());
-        if let Some(turn) = running {
-            turn.cancel.cancel();
-            if tokio::time::timeout(DELETE_WAIT, turn.finished.cancelled())
-                .await
-                .is_err()
-            {
-                return Err(RpcError::internal(format!(
-                    "the running turn did not stop within {DELETE_WAIT:?}; try again"
-                )));
-            }
-        }
-        let deleted = daemon
+impl Handle for m::SessionRename {
+    fn handle(ctx: Ctx, p: RenameParams) -> Reply<Empty> {
+        let title = p.title.as_deref().map(str::trim).filter(|t| !t.is_empty());
+        let renamed = ctx
+            .0
+            .daemon
             .sessions
             .store
-            .delete_session(&p.session_id)
-            .map_err(storage)?;
-        if deleted {
-            daemon.sessions.count_change(-1);
+            .rename_session(&p.session_id, title)
+            .map_err(storage);
+        Reply::Now(match renamed {
+            Ok(true) => Ok(Empty {}),
+            Ok(false) => Err(not_found(&p.session_id)),
+            Err(e) => Err(e),
+        })
+    }
+}
+
+impl Handle for m::SessionDelete {
+    fn handle(ctx: Ctx, p: SessionIdParams) -> Reply<DeleteResult> {
+        Reply::later(delete(ctx, p))
+    }
+}
+
+async fn delete(ctx: Ctx, p: SessionIdParams) -> Result<DeleteResult, RpcError> {
+    let daemon = ctx.0.daemon.clone();
+    let running = daemon
+        .sessions
+        .live(&p.session_id)
+        .and_then(|session| session.active_turn());
+    if let Some(turn) = running {
+        turn.cancel.cancel();
+        if tokio::time::timeout(DELETE_WAIT, turn.finished.cancelled())
+            .await
+            .is_err()
+        {
+            return Err(RpcError::internal(format!(
+                "the running turn did not stop within {DELETE_WAIT:?}; try again"
+            )));
         }
-        daemon.sessions.forget(&p.session_id);
-        Ok(json!({ "deleted": deleted }).into())
-    })
+    }
+    let deleted = daemon
+        .sessions
+        .store
+        .delete_session(&p.session_id)
+        .map_err(storage)?;
+    if deleted {
+        daemon.sessions.count_change(-1);
+    }
+    daemon.sessions.forget(&p.session_id);
+    Ok(DeleteResult { deleted })
 }

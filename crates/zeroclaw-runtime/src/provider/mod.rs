@@ -11,7 +11,7 @@ use crate::tools::ToolDef;
 use serde_json::{Value, json};
 use std::pin::Pin;
 use std::time::Duration;
-use zeroclaw_rpc::{RpcError, codes};
+use zeroclaw_rpc::RpcError;
 
 /// A provider-neutral conversation message.
 #[derive(Debug, Clone, PartialEq)]
@@ -165,7 +165,11 @@ impl ProviderError {
         if let Some(turn_id) = turn_id {
             data["turnId"] = json!(turn_id);
         }
-        RpcError::new(codes::PROVIDER_ERROR, self.message.clone()).with_data(data)
+        RpcError::new(
+            zeroclaw_protocol::codes::PROVIDER_ERROR,
+            self.message.clone(),
+        )
+        .with_data(data)
     }
 }
 

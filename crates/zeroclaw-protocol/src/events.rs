@@ -1,0 +1,212 @@
+//! `session/update`: the events a daemon sends to every connection attached to a session.
+
+use crate::methods::{Decision, StopReason};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// The notification's method name.
+pub const SESSION_UPDATE: &str = "session/update";
+
+/// The `type`s of [`Update`] a daemon sends, in the order `initialize` advertises them.
+/// The test below keeps it equal to the enum's variants.
+pub const EVENTS: &[&str] = &[
+    "agent_message_chunk",
+    "agent_thought_chunk",
+    "tool_call",
+    "tool_result",
+    "approval_request",
+    "user_message_chunk",
+    "turn_complete",
+];
+
+/// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
+///
+/// Text is borrowed where the daemon has it (`Cow`), so the hottest event, a streamed
+/// chunk, is serialised straight from the provider's buffer; clients get owned data
+/// (`SessionUpdate<'static>`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionUpdate<'a> {
+    pub session_id: Cow<'a, str>,
+    /// Absent only on events that belong to no turn (none so far).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<Cow<'a, str>>,
+    #[serde(flatten)]
+    pub update: Update<'a>,
+}
+
+/// What happened, tagged by `type`. A type this build does not know reads as
+/// [`Update::Unknown`], so a newer daemon's events do not break an older client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Update<'a> {
+    /// A piece of the agent's answer as it streams.
+    AgentMessageChunk { text: Cow<'a, str> },
+    /// A piece of the model's reasoning as it streams.
+    AgentThoughtChunk { text: Cow<'a, str> },
+    /// The user's prompt (sent in a history replay).
+    UserMessageChunk { text: Cow<'a, str> },
+    /// The model called a tool; `rawInput` is its arguments as the model wrote them.
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        tool_call_id: String,
+        name: String,
+        #[serde(default)]
+        raw_input: Value,
+    },
+    /// A tool call's output (or the reason it did not run).
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        tool_call_id: String,
+        name: String,
+        #[serde(default)]
+        raw_output: Value,
+        #[serde(default)]
+        is_error: bool,
+    },
+    /// A tool call waits for `session/approve`.
+    #[serde(rename_all = "camelCase")]
+    ApprovalRequest {
+        request_id: String,
+        tool_call_id: String,
+        name: String,
+        #[serde(default)]
+        raw_input: Value,
+        #[serde(default)]
+        options: Vec<Decision>,
+    },
+    /// The turn has ended; sent before the `session/prompt` answer.
+    #[serde(rename_all = "camelCase")]
+    TurnComplete {
+        stop_reason: StopReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// An event type this build does not know.
+    #[serde(other)]
+    Unknown,
+}
+
+impl<'a> Update<'a> {
+    /// A streamed chunk: of the reasoning if `thought`, else of the answer.
+    pub fn chunk(thought: bool, text: impl Into<Cow<'a, str>>) -> Self {
+        let text = text.into();
+        if thought {
+            Update::AgentThoughtChunk { text }
+        } else {
+            Update::AgentMessageChunk { text }
+        }
+    }
+
+    /// The event's `type`, as on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Update::AgentMessageChunk { .. } => "agent_message_chunk",
+            Update::AgentThoughtChunk { .. } => "agent_thought_chunk",
+            Update::UserMessageChunk { .. } => "user_message_chunk",
+            Update::ToolCall { .. } => "tool_call",
+            Update::ToolResult { .. } => "tool_result",
+            Update::ApprovalRequest { .. } => "approval_request",
+            Update::TurnComplete { .. } => "turn_complete",
+            Update::Unknown => "unknown",
+        }
+    }
+}
+
+impl SessionUpdate<'static> {
+    /// Reads a `session/update`'s params; `None` if they carry no session id. An event of
+    /// an unknown type (or a known type with unreadable members) is [`Update::Unknown`].
+    pub fn parse(params: &Value) -> Option<Self> {
+        let session_id = params.get("sessionId")?.as_str()?.to_owned();
+        let turn_id = params
+            .get("turnId")
+            .and_then(Value::as_str)
+            .map(|t| Cow::Owned(t.to_owned()));
+        let update = Update::deserialize(params).unwrap_or(Update::Unknown);
+        Some(Self {
+            session_id: Cow::Owned(session_id),
+            turn_id,
+            update,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn one_of_each() -> Vec<Update<'static>> {
+        vec![
+            Update::AgentMessageChunk { text: "a".into() },
+            Update::AgentThoughtChunk { text: "b".into() },
+            Update::ToolCall {
+                tool_call_id: "c".into(),
+                name: "bash".into(),
+                raw_input: json!({"command": "ls"}),
+            },
+            Update::ToolResult {
+                tool_call_id: "c".into(),
+                name: "bash".into(),
+                raw_output: json!("out"),
+                is_error: false,
+            },
+            Update::ApprovalRequest {
+                request_id: "r".into(),
+                tool_call_id: "c".into(),
+                name: "bash".into(),
+                raw_input: json!({}),
+                options: Decision::ALL.to_vec(),
+            },
+            Update::UserMessageChunk { text: "u".into() },
+            Update::TurnComplete {
+                stop_reason: StopReason::EndTurn,
+                error: None,
+            },
+        ]
+    }
+
+    #[test]
+    fn the_advertised_events_are_exactly_the_variants_in_order() {
+        let kinds: Vec<&str> = one_of_each().iter().map(Update::kind).collect();
+        assert_eq!(kinds, EVENTS);
+        for update in one_of_each() {
+            let wire = serde_json::to_value(&update).unwrap();
+            assert_eq!(wire["type"], update.kind());
+            assert_eq!(Update::deserialize(&wire).unwrap(), update, "round trip");
+        }
+    }
+
+    #[test]
+    fn an_update_serialises_flat_with_its_session_and_turn() {
+        let update = SessionUpdate {
+            session_id: "s".into(),
+            turn_id: Some("t".into()),
+            update: Update::AgentMessageChunk { text: "hi".into() },
+        };
+        assert_eq!(
+            serde_json::to_string(&update).unwrap(),
+            r#"{"sessionId":"s","turnId":"t","type":"agent_message_chunk","text":"hi"}"#
+        );
+    }
+
+    #[test]
+    fn updates_parse_by_type_and_unknown_types_are_kept_as_unknown() {
+        let u = SessionUpdate::parse(&json!({"sessionId":"s","turnId":"t","type":"tool_call","toolCallId":"c","name":"bash","rawInput":{"command":"ls"}})).unwrap();
+        assert_eq!(u.turn_id.as_deref(), Some("t"));
+        assert_eq!(
+            u.update,
+            Update::ToolCall {
+                tool_call_id: "c".into(),
+                name: "bash".into(),
+                raw_input: json!({"command":"ls"})
+            }
+        );
+        let u =
+            SessionUpdate::parse(&json!({"sessionId":"s","type":"future_thing","x":1})).unwrap();
+        assert_eq!(u.update, Update::Unknown);
+        assert!(SessionUpdate::parse(&json!({"type":"turn_complete"})).is_none());
+    }
+}

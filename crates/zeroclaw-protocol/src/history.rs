@@ -1,0 +1,69 @@
+//! A session's stored history, as `session/messages` returns it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What one stored message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKind {
+    /// The user's prompt.
+    User,
+    /// The agent's answer (one model call's text).
+    Assistant,
+    /// The model's reasoning.
+    Thought,
+    ToolCall,
+    ToolResult,
+}
+
+impl MessageKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageKind::User => "user",
+            MessageKind::Assistant => "assistant",
+            MessageKind::Thought => "thought",
+            MessageKind::ToolCall => "tool_call",
+            MessageKind::ToolResult => "tool_result",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "user" => MessageKind::User,
+            "assistant" => MessageKind::Assistant,
+            "thought" => MessageKind::Thought,
+            "tool_call" => MessageKind::ToolCall,
+            "tool_result" => MessageKind::ToolResult,
+            _ => return None,
+        })
+    }
+}
+
+/// One stored message. Which members are present depends on `kind`: `text` for the text
+/// kinds; `toolCallId`, `name` and `rawInput` for a tool call; `toolCallId`, `name`,
+/// `rawOutput` and `isError` for a tool result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    /// Increasing within a session: the `before` of the next page.
+    pub id: i64,
+    pub turn_id: Option<String>,
+    pub kind: MessageKind,
+    pub created_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_input: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_output: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// The turn was cancelled while this message was being produced.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
+}

@@ -1,0 +1,398 @@
+//! Every method of the protocol as a type: its name, its params and its result.
+//!
+//! Params structs refuse unknown members (`deny_unknown_fields`) so a misspelt member is an
+//! `invalid params` error rather than silently ignored; `initialize` accepts any, so newer
+//! clients can declare capabilities an older daemon does not know.
+
+use crate::Method;
+use crate::history::Message;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Declares a method type: `method!(Type, "name", Params, Result)`.
+macro_rules! method {
+    ($(#[$doc:meta])* $ty:ident, $name:literal, $params:ty, $result:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub enum $ty {}
+        impl Method for $ty {
+            const NAME: &'static str = $name;
+            type Params = $params;
+            type Result = $result;
+        }
+    };
+}
+
+method!(
+    /// The handshake; the first request on every connection.
+    Initialize, "initialize", InitializeParams, InitializeResult
+);
+method!(
+    /// The daemon's state, cheap enough to poll.
+    Status, "status", NoParams, StatusResult
+);
+method!(
+    /// Stops the daemon as SIGTERM does.
+    Shutdown, "shutdown", NoParams, Empty
+);
+method!(
+    /// Creates a session and attaches the caller.
+    SessionNew, "session/new", NewSessionParams, SessionInfo
+);
+method!(
+    /// Every session in the store, newest first.
+    SessionList, "session/list", NoParams, SessionListResult
+);
+method!(
+    /// Attaches the caller to a session, replaying its history first with `replay`.
+    SessionLoad, "session/load", LoadParams, SessionSummary
+);
+method!(
+    /// A page of a session's stored history.
+    SessionMessages, "session/messages", MessagesParams, MessagePage
+);
+method!(
+    /// Runs a turn; answers when it ends.
+    SessionPrompt, "session/prompt", PromptParams, PromptResult
+);
+method!(
+    /// Cancels the running turn, if any.
+    SessionCancel, "session/cancel", SessionIdParams, CancelResult
+);
+method!(
+    /// Answers an `approval_request`.
+    SessionApprove, "session/approve", ApproveParams, Empty
+);
+method!(
+    /// Renames a session (or clears its title).
+    SessionRename, "session/rename", RenameParams, Empty
+);
+method!(
+    /// Deletes a session and its history, cancelling a running turn first.
+    SessionDelete, "session/delete", SessionIdParams, DeleteResult
+);
+method!(
+    /// Daemon → client: asks the person at the client a question (MCP's shape).
+    ElicitationCreate,
+    "elicitation/create",
+    crate::ElicitationRequest,
+    crate::ElicitationResponse
+);
+
+/// The methods a client may call, in the order `initialize` advertises them.
+pub const CLIENT_METHODS: &[&str] = &[
+    Initialize::NAME,
+    Status::NAME,
+    Shutdown::NAME,
+    SessionNew::NAME,
+    SessionList::NAME,
+    SessionLoad::NAME,
+    SessionMessages::NAME,
+    SessionPrompt::NAME,
+    SessionCancel::NAME,
+    SessionApprove::NAME,
+    SessionRename::NAME,
+    SessionDelete::NAME,
+];
+
+/// Params of a method that takes none: any object (or none at all) is accepted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoParams;
+
+impl Serialize for NoParams {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Empty {}.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for NoParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| NoParams)
+    }
+}
+
+/// `{}`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Empty {}
+
+// ---- initialize -------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    /// Must be an integer; kept as sent so that a wrong type gets a precise error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_info: Option<ClientInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<ClientCapabilities>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientCapabilities {
+    /// Present (`{}`) if the client answers `elicitation/create`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation: Option<serde_json::Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    pub protocol_version: i64,
+    pub server_version: String,
+    pub pid: u32,
+    #[serde(default)]
+    pub capabilities: ServerCapabilities,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerCapabilities {
+    #[serde(default)]
+    pub methods: Vec<String>,
+    #[serde(default)]
+    pub events: Vec<String>,
+}
+
+// ---- status -----------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusResult {
+    pub server_version: String,
+    pub protocol_version: i64,
+    pub pid: u32,
+    pub uptime_ms: u64,
+    pub endpoint: String,
+    pub data_dir: String,
+    pub ephemeral: bool,
+    pub clients: u64,
+    pub sessions: SessionCounts,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionCounts {
+    pub total: u64,
+    pub running: u64,
+}
+
+// ---- sessions ---------------------------------------------------------------------------
+
+/// `session/new` params; every member optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewSessionParams {
+    /// Absolute; the daemon's own working directory if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The configured model if absent or blank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    pub session_id: String,
+    pub cwd: String,
+    pub model: String,
+    pub title: Option<String>,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionListResult {
+    pub sessions: Vec<SessionSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub title: Option<String>,
+    pub cwd: String,
+    pub model: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub message_count: u64,
+    pub running: bool,
+    /// Set by `session/load` while a turn runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionIdParams {
+    pub session_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LoadParams {
+    pub session_id: String,
+    /// Send the stored history as `session/update` events before answering.
+    #[serde(default)]
+    pub replay: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessagesParams {
+    pub session_id: String,
+    /// 1 to 1000; 100 if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// Only messages with an id below this one (the page before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessagePage {
+    pub messages: Vec<Message>,
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PromptParams {
+    pub session_id: String,
+    pub prompt: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptResult {
+    pub turn_id: String,
+    pub stop_reason: StopReason,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its answer.
+    EndTurn,
+    /// `session/cancel`, a deleted session or a stopping daemon ended it.
+    Cancelled,
+    /// It reached `agent.max_steps` model calls.
+    MaxTurns,
+    /// It failed (only in `turn_complete`: `session/prompt` answers an error instead).
+    Error,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::Cancelled => "cancelled",
+            StopReason::MaxTurns => "max_turns",
+            StopReason::Error => "error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelResult {
+    pub cancelled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApproveParams {
+    pub session_id: String,
+    pub request_id: String,
+    pub decision: Decision,
+}
+
+/// An answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    AllowOnce,
+    AllowAlways,
+    Reject,
+}
+
+impl Decision {
+    /// Every decision, in the order an `approval_request` offers them.
+    pub const ALL: [Decision; 3] = [Decision::AllowOnce, Decision::AllowAlways, Decision::Reject];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::AllowOnce => "allow_once",
+            Decision::AllowAlways => "allow_always",
+            Decision::Reject => "reject",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RenameParams {
+    pub session_id: String,
+    /// The new title; `null` or blank clears it.
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeleteResult {
+    pub deleted: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn no_params_accepts_anything_and_sends_an_empty_object() {
+        for v in [json!({}), json!({"x": 1}), json!([]), json!(null)] {
+            assert_eq!(NoParams::deserialize(&v).unwrap(), NoParams);
+        }
+        assert_eq!(serde_json::to_value(NoParams).unwrap(), json!({}));
+    }
+
+    #[test]
+    fn params_refuse_unknown_members() {
+        let e = SessionIdParams::deserialize(json!({"sessionId": "s", "x": 1})).unwrap_err();
+        assert!(e.to_string().contains("unknown field"), "{e}");
+    }
+
+    #[test]
+    fn decisions_read_as_their_wire_names() {
+        for d in Decision::ALL {
+            assert_eq!(serde_json::to_value(d).unwrap(), json!(d.as_str()));
+        }
+        for s in [
+            StopReason::EndTurn,
+            StopReason::Cancelled,
+            StopReason::MaxTurns,
+            StopReason::Error,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap(), json!(s.as_str()));
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The daemon's lifecycle: open the store, open the doors, serve, and stop cleanly.
+//!
+//! [`serve`] runs any [`Listener`]'s accept loop; the local socket (or pipe) is the first
+//! door ([`LocalDoor`]), and every door's connections end in the same gate and method table.
+
+mod local;
+mod serve;
+mod signals;
+
+pub use local::LocalDoor;
+pub use serve::{Doors, Incoming, Listener, serve};
+
+use crate::clients::EPHEMERAL_GRACE;
+use crate::config::{Config, ConfigError};
+use crate::provider::Provider;
+use crate::session::Sessions;
+use crate::state::DaemonState;
+use crate::store::Store;
+use std::sync::Arc;
+use std::time::Duration;
+use zeroclaw_ipc::{BindError, LocalListener, Paths};
+
+/// How long shutdown waits for connections to flush their last frames.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone)]
+pub struct DaemonOptions {
+    pub paths: Paths,
+    pub ephemeral: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Bind(#[from] BindError),
+    #[error("cannot install the signal handler: {0}")]
+    Signal(std::io::Error),
+    #[error("cannot open the session database {}: {source}", path.display())]
+    Store {
+        path: std::path::PathBuf,
+        source: crate::store::StoreError,
+    },
+    #[error("{0}")]
+    Provider(String),
+}
+
+/// How long shutdown waits for cancelled turns to store what they have.
+const TURN_WIND_DOWN: Duration = Duration::from_secs(10);
+
+/// Runs the daemon until a signal, `shutdown`, or (with `--ephemeral`) the last client
+/// leaving. Returns `Ok` on every orderly stop.
+pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
+    let config = Config::load(&options.paths.config_file())?;
+    let provider = Provider::new(config.provider.clone()).map_err(DaemonError::Provider)?;
+    // Bind first: it takes the lock, so a second daemon never opens the database.
+    let listener = LocalListener::bind(&options.paths)?;
+    let db_path = options.paths.data_dir.join("zeroclaw.db");
+    let (store, interrupted) = Store::open(&db_path).map_err(|source| DaemonError::Store {
+        path: db_path.clone(),
+        source,
+    })?;
+    if interrupted > 0 {
+        tracing::warn!(
+            turns = interrupted,
+            "marked turns left running by a previous daemon as interrupted"
+        );
+    }
+    let orphans = crate::tools::orphans::reap(&crate::tools::orphans::dir(&options.paths.data_dir));
+    if orphans > 0 {
+        tracing::warn!(
+            groups = orphans,
+            "killed bash commands left running by a previous daemon"
+        );
+    }
+    let state = Arc::new(DaemonState::new(
+        options.paths.clone(),
+        config,
+        options.ephemeral,
+        Sessions::new(store).map_err(|source| DaemonError::Store {
+            path: db_path.clone(),
+            source,
+        })?,
+        provider,
+    ));
+    let signals = signals::watch(state.shutdown.clone()).map_err(DaemonError::Signal)?;
+    if state.ephemeral {
+        let state = state.clone();
+        tokio::spawn(async move {
+            state
+                .clients
+                .exit_when_idle(EPHEMERAL_GRACE, state.shutdown.clone())
+                .await;
+        });
+    }
+    tracing::info!(
+        endpoint = %state.paths.endpoint,
+        pid = std::process::id(),
+        ephemeral = state.ephemeral,
+        "listening"
+    );
+
+    let doors = Doors::new(&state);
+    let local = tokio::spawn(serve(
+        state.clone(),
+        doors.clone(),
+        LocalDoor::new(listener, state.config.daemon.max_frame_bytes),
+    ));
+    state.shutdown.cancelled().await;
+
+    tracing::info!("shutting down");
+    // The door closes (and removes its socket) as its accept loop ends.
+    if let Err(e) = local.await {
+        tracing::error!(error = %e, "the socket's accept loop failed");
+    }
+    let running = state.sessions.cancel_all();
+    state.turns.close();
+    if running > 0 {
+        tracing::info!(turns = running, "cancelling running turns");
+    }
+    if tokio::time::timeout(TURN_WIND_DOWN, state.turns.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some turns did not stop within {TURN_WIND_DOWN:?}");
+    }
+    state.close_connections.cancel();
+    doors.connections.close();
+    if tokio::time::timeout(DRAIN_TIMEOUT, doors.connections.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some connections did not finish within {DRAIN_TIMEOUT:?}");
+    }
+    signals.abort();
+    tracing::info!("stopped");
+    Ok(())
+}

@@ -1,0 +1,179 @@
+//! Doors: accept loops over any [`Listener`], and the serving of one connection, whatever
+//! carried it, through the handshake gate and the method table.
+
+use crate::connection::Connection;
+use crate::methods::Gate;
+use crate::state::DaemonState;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::task::TaskTracker;
+use zeroclaw_protocol::codes;
+use zeroclaw_rpc::transport::{FrameSink, RpcTransport};
+use zeroclaw_rpc::{Peer, PeerConfig, RpcError};
+
+/// Accept-error backoff bounds (descriptor exhaustion clears only when others close).
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// One way in: something that yields connections whose frames are JSON-RPC. The local
+/// socket or pipe is one; the gateway's WebSocket is another.
+pub trait Listener: Send + 'static {
+    type Transport: RpcTransport;
+
+    /// The next connection; an error is logged and retried with backoff.
+    fn accept(&mut self)
+    -> impl Future<Output = std::io::Result<Incoming<Self::Transport>>> + Send;
+
+    /// Stops listening (and removes what the listener owns, such as a socket file).
+    fn close(self);
+}
+
+/// An accepted connection, before it is admitted.
+pub struct Incoming<T> {
+    pub transport: T,
+    /// How the logs name the peer (`unix:pid=…,uid=…`).
+    pub label: String,
+    /// `false` for a peer that must be refused (another user on the local socket).
+    pub trusted: bool,
+}
+
+/// What every door of one daemon shares: the connection limit and the tasks to wait for
+/// at shutdown.
+#[derive(Clone)]
+pub struct Doors {
+    pub connections: TaskTracker,
+    slots: Arc<Semaphore>,
+}
+
+impl Doors {
+    pub fn new(state: &DaemonState) -> Self {
+        Self {
+            connections: TaskTracker::new(),
+            slots: Arc::new(Semaphore::new(state.config.daemon.max_connections)),
+        }
+    }
+}
+
+/// Runs `listener`'s accept loop until the daemon shuts down, then closes it.
+pub async fn serve<L: Listener>(state: Arc<DaemonState>, doors: Doors, mut listener: L) {
+    let mut backoff = ACCEPT_BACKOFF_MIN;
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            () = state.shutdown.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok(incoming) => {
+                backoff = ACCEPT_BACKOFF_MIN;
+                doors.admit(&state, incoming);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in = ?backoff, "accept failed; backing off");
+                tokio::select! {
+                    () = state.shutdown.cancelled() => break,
+                    () = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
+            }
+        }
+    }
+    listener.close();
+}
+
+impl Doors {
+    /// Serves `incoming` as its own task, or refuses it (another user; over the limit).
+    pub fn admit<T: RpcTransport>(&self, state: &Arc<DaemonState>, incoming: Incoming<T>) {
+        let Incoming {
+            transport,
+            label,
+            trusted,
+        } = incoming;
+        if !trusted {
+            tracing::warn!(peer = %label, "refused a connection from another user");
+            return;
+        }
+        let Ok(slot) = self.slots.clone().try_acquire_owned() else {
+            let limit = state.config.daemon.max_connections;
+            tracing::warn!(peer = %label, limit, "connection limit reached; refusing");
+            self.connections.spawn(refuse(transport, limit));
+            return;
+        };
+        tracing::info!(peer = %label, "connection accepted");
+        self.connections
+            .spawn(serve_connection(state.clone(), transport, label, slot));
+    }
+}
+
+/// Serves one admitted connection until it closes (or the daemon closes it).
+async fn serve_connection<T: RpcTransport>(
+    state: Arc<DaemonState>,
+    transport: T,
+    label: String,
+    slot: OwnedSemaphorePermit,
+) {
+    let peer_config = PeerConfig {
+        outbound_queue: state.config.daemon.outbound_queue,
+        max_in_flight: state.config.daemon.max_requests_in_flight,
+    };
+    let (rpc_peer, handle) = Peer::new(transport, peer_config);
+    let connection = Connection::new(state.clone(), handle.clone());
+    let close = state.close_connections.clone();
+    let run = rpc_peer.run(Arc::new(Gate(connection.clone())));
+    tokio::pin!(run);
+    tokio::select! {
+        () = &mut run => {}
+        () = close.cancelled() => {
+            handle.close();
+            run.await;
+        }
+    }
+    connection.finished();
+    tracing::info!(peer = %label, "connection closed");
+    drop(slot);
+    release_freed_memory();
+}
+
+/// Tells a connection over the limit why it is being closed, then closes it.
+async fn refuse<T: RpcTransport>(transport: T, limit: usize) {
+    let (_, mut sink) = transport.into_halves();
+    let error = RpcError::new(
+        codes::LIMIT_REACHED,
+        format!("the daemon is serving its limit of {limit} connections; close another client or raise daemon.max_connections"),
+    )
+    .with_data(serde_json::json!({ "limit": limit }));
+    let mut line = zeroclaw_rpc::message::encode_response(&serde_json::Value::Null, &Err(error));
+    line.push(b'\n');
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let _ = zeroclaw_rpc::transport::write_all(&mut sink, &line).await;
+        let _ = sink.close().await;
+    })
+    .await;
+}
+
+/// Hands memory freed by closed connections back to the OS, a second after the closes
+/// (one trim for a whole burst of them). glibc's allocator keeps freed heap pages for
+/// reuse, so after a burst of clients the daemon's RSS would otherwise stay tens of MiB
+/// above its idle size.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static TRIM_PENDING: AtomicBool = AtomicBool::new(false);
+        if TRIM_PENDING.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        tokio::spawn(async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            TRIM_PENDING.store(false, Ordering::Release);
+            let _ = tokio::task::spawn_blocking(|| {
+                // SAFETY: malloc_trim only walks and releases the allocator's own free
+                // lists; it is thread-safe and has no preconditions.
+                unsafe { libc::malloc_trim(0) };
+                tracing::debug!("returned freed heap to the OS");
+            })
+            .await;
+        });
+    }
+}
