@@ -1,5 +1,6 @@
 //! The method table. Adding a method is one handler and one row in [`TABLE`].
 
+pub(crate) mod errors;
 mod lifecycle;
 mod session;
 
