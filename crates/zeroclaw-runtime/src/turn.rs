@@ -7,6 +7,7 @@
 //! completes; nothing at all is stored when the very first model call fails.
 
 use crate::history;
+use crate::methods::errors::provider_error;
 use crate::provider::{ChatMessage, ChatRequest, Delta, ToolCall};
 use crate::session::{ActiveTurn, Session};
 use crate::state::DaemonState;
@@ -110,8 +111,12 @@ impl Turn<'_> {
             let open = match opened {
                 None => return self.finish(StopReason::Cancelled),
                 Some(Err(e)) => {
-                    let error =
-                        e.to_rpc(&self.daemon.provider, &self.session.model, Some(self.id()));
+                    let error = provider_error(
+                        &e,
+                        &self.daemon.provider,
+                        &self.session.model,
+                        Some(self.id()),
+                    );
                     return Err(self.fail(error, &e.message));
                 }
                 Some(Ok(open)) => open,
@@ -156,8 +161,12 @@ impl Turn<'_> {
             let result = match outcome {
                 None => return self.finish(StopReason::Cancelled),
                 Some(Err(e)) => {
-                    let error =
-                        e.to_rpc(&self.daemon.provider, &self.session.model, Some(self.id()));
+                    let error = provider_error(
+                        &e,
+                        &self.daemon.provider,
+                        &self.session.model,
+                        Some(self.id()),
+                    );
                     return Err(self.fail(error, &e.message));
                 }
                 Some(Ok(result)) => result,

@@ -16,11 +16,10 @@
 //! tool-use blocks carry `input_json_delta` `partial_json` pieces. Mid-stream
 //! failures are `error` events. Every event is its own [`Step::Send`].
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
-use crate::{Gate, Reply, Step, split_evenly, sse_event};
+use crate::stream::{self, Format, Head, Item};
+use crate::{Reply, Step, split_evenly, sse_event};
 
 /// Model name the builder reports unless [`Builder::model`] is used.
 pub const DEFAULT_MODEL: &str = "claude-fake";
@@ -72,30 +71,6 @@ pub fn event(name: &str, data: &Value) -> Vec<u8> {
     sse_event(Some(name), &data.to_string())
 }
 
-#[derive(Clone, Debug)]
-enum Op {
-    Thinking(String),
-    Text(String),
-    ToolUse {
-        id: String,
-        name: String,
-        pieces: Vec<String>,
-    },
-    EndBlock,
-    Error {
-        kind: String,
-        message: String,
-    },
-    Step(Step),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Thinking,
-    Text,
-    ToolUse,
-}
-
 /// Builds an Anthropic-style streaming [`Reply`], in call order.
 ///
 /// The stream starts with `message_start` and a `ping`. Consecutive
@@ -103,59 +78,163 @@ enum Kind {
 /// [`Builder::thinking`] calls of one thinking block; a change of kind (or
 /// [`Builder::end_block`]) closes the open block and the next one gets the
 /// next index. Each [`Builder::tool_use`] is its own block. Unless cut by
-/// [`Builder::stall`], [`Builder::reset`] or [`Builder::error`], the stream
-/// ends by closing the open block, then `message_delta` (stop reason:
-/// [`Builder::stop_reason`], else `tool_use` when a tool was used, else
-/// `end_turn`) and `message_stop`.
-#[derive(Clone, Debug)]
-pub struct Builder {
-    id: String,
-    model: String,
-    ops: Vec<Op>,
+/// `stall`, `reset` or [`Builder::error`], the stream ends by closing the open
+/// block, then `message_delta` (stop reason: [`Builder::stop_reason`], else
+/// `tool_use` when a tool was used, else `end_turn`) and `message_stop`.
+pub type Builder = stream::Builder<Anthropic>;
+
+/// The Messages API format of a [`Builder`]: its settings, and the blocks while
+/// it writes.
+#[derive(Clone, Debug, Default)]
+pub struct Anthropic {
     usage: Option<(u64, u64)>,
     stop_reason: Option<String>,
+    blocks: Blocks,
 }
 
-impl Default for Builder {
-    fn default() -> Self {
-        Self::new()
+/// An Anthropic builder's own op.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// A `thinking_delta`.
+    Thinking(String),
+    /// A `text_delta`.
+    Text(String),
+    /// A `tool_use` block with its input in these pieces.
+    ToolUse {
+        /// The block's `id`.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The `partial_json` pieces.
+        pieces: Vec<String>,
+    },
+    /// Closes the open block.
+    EndBlock,
+    /// An `error` event, which ends the stream.
+    Error {
+        /// The error's `type`.
+        kind: String,
+        /// Its `message`.
+        message: String,
+    },
+}
+
+impl Format for Anthropic {
+    type Op = Op;
+    const DEFAULT_ID: &'static str = DEFAULT_ID;
+    const DEFAULT_MODEL: &'static str = DEFAULT_MODEL;
+
+    /// Sends `message_start` (with the input tokens) and a `ping`, and settles the
+    /// defaults that depend on the whole stream: the output tokens and the stop reason.
+    fn start(&mut self, head: &Head, items: &[Item<Op>], out: &mut Vec<Step>) {
+        let ops = || {
+            items.iter().filter_map(|item| match item {
+                Item::Op(op) => Some(op),
+                Item::Step(_) => None,
+            })
+        };
+        let deltas: u64 = ops()
+            .map(|op| match op {
+                Op::Thinking(_) | Op::Text(_) => 1,
+                Op::ToolUse { pieces, .. } => pieces.len() as u64,
+                _ => 0,
+            })
+            .sum();
+        let (input_tokens, _) = *self
+            .usage
+            .get_or_insert((DEFAULT_INPUT_TOKENS, deltas.max(1)));
+        let used_tool = ops().any(|op| matches!(op, Op::ToolUse { .. }));
+        self.stop_reason
+            .get_or_insert_with(|| if used_tool { "tool_use" } else { "end_turn" }.to_owned());
+        send(
+            out,
+            "message_start",
+            json!({
+                "type": "message_start",
+                "message": {
+                    "id": head.id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": head.model,
+                    "content": [],
+                    "stop_reason": null,
+                    "stop_sequence": null,
+                    "usage": { "input_tokens": input_tokens, "output_tokens": 1 }
+                }
+            }),
+        );
+        send(out, "ping", json!({ "type": "ping" }));
+    }
+
+    fn op(&mut self, _: &Head, op: Op, out: &mut Vec<Step>) -> bool {
+        let blocks = &mut self.blocks;
+        match op {
+            Op::Thinking(text) => {
+                let index = blocks.ensure_open(
+                    out,
+                    Kind::Thinking,
+                    json!({ "type": "thinking", "thinking": "", "signature": "" }),
+                );
+                delta(
+                    out,
+                    index,
+                    json!({ "type": "thinking_delta", "thinking": text }),
+                );
+            }
+            Op::Text(text) => {
+                let index =
+                    blocks.ensure_open(out, Kind::Text, json!({ "type": "text", "text": "" }));
+                delta(out, index, json!({ "type": "text_delta", "text": text }));
+            }
+            Op::ToolUse { id, name, pieces } => {
+                blocks.close(out);
+                let index = blocks.ensure_open(
+                    out,
+                    Kind::ToolUse,
+                    json!({ "type": "tool_use", "id": id, "name": name, "input": {} }),
+                );
+                for piece in pieces {
+                    delta(
+                        out,
+                        index,
+                        json!({ "type": "input_json_delta", "partial_json": piece }),
+                    );
+                }
+            }
+            Op::EndBlock => blocks.close(out),
+            Op::Error { kind, message } => {
+                out.push(Step::Send(error_event(&kind, &message)));
+                return false;
+            }
+        }
+        true
+    }
+
+    fn end(mut self, _: &Head, out: &mut Vec<Step>) {
+        self.blocks.close(out);
+        let output_tokens = self.usage.map(|(_, output)| output);
+        send(
+            out,
+            "message_delta",
+            json!({
+                "type": "message_delta",
+                "delta": { "stop_reason": self.stop_reason, "stop_sequence": null },
+                "usage": { "output_tokens": output_tokens }
+            }),
+        );
+        send(out, "message_stop", json!({ "type": "message_stop" }));
     }
 }
 
 impl Builder {
-    /// An empty message.
-    pub fn new() -> Builder {
-        Builder {
-            id: DEFAULT_ID.to_owned(),
-            model: DEFAULT_MODEL.to_owned(),
-            ops: Vec::new(),
-            usage: None,
-            stop_reason: None,
-        }
-    }
-
-    /// Sets `message.model` in `message_start`.
-    pub fn model(mut self, model: &str) -> Self {
-        self.model = model.to_owned();
-        self
-    }
-
-    /// Sets `message.id` in `message_start`.
-    pub fn id(mut self, id: &str) -> Self {
-        self.id = id.to_owned();
-        self
-    }
-
     /// A `thinking_delta` (in the open thinking block, or a new one).
-    pub fn thinking(mut self, text: &str) -> Self {
-        self.ops.push(Op::Thinking(text.to_owned()));
-        self
+    pub fn thinking(self, text: &str) -> Self {
+        self.op(Op::Thinking(text.to_owned()))
     }
 
     /// A `text_delta` (in the open text block, or a new one).
-    pub fn text(mut self, text: &str) -> Self {
-        self.ops.push(Op::Text(text.to_owned()));
-        self
+    pub fn text(self, text: &str) -> Self {
+        self.op(Op::Text(text.to_owned()))
     }
 
     /// A `tool_use` block (`content_block_start` with `id`, `name`,
@@ -163,20 +242,18 @@ impl Builder {
     /// `input_json_delta` `partial_json` pieces (see [`split_evenly`]; at
     /// least one piece, so an empty `args` gives one empty piece, as the real
     /// API sends for tools without arguments).
-    pub fn tool_use(mut self, id: &str, name: &str, args: &str, split_into: usize) -> Self {
-        self.ops.push(Op::ToolUse {
+    pub fn tool_use(self, id: &str, name: &str, args: &str, split_into: usize) -> Self {
+        self.op(Op::ToolUse {
             id: id.to_owned(),
             name: name.to_owned(),
             pieces: split_evenly(args, split_into),
-        });
-        self
+        })
     }
 
     /// Closes the open block (`content_block_stop`) so the next delta opens a
     /// new block even if it is of the same kind.
-    pub fn end_block(mut self) -> Self {
-        self.ops.push(Op::EndBlock);
-        self
+    pub fn end_block(self) -> Self {
+        self.op(Op::EndBlock)
     }
 
     /// A `ping` event.
@@ -188,209 +265,89 @@ impl Builder {
     /// `message_delta`. Default: [`DEFAULT_INPUT_TOKENS`] and the number of
     /// content deltas.
     pub fn usage(mut self, input: u64, output: u64) -> Self {
-        self.usage = Some((input, output));
+        self.format.usage = Some((input, output));
         self
     }
 
     /// The `stop_reason` in `message_delta` (`"end_turn"`, `"tool_use"`,
     /// `"max_tokens"`, `"stop_sequence"`, `"pause_turn"`, `"refusal"`, …).
     pub fn stop_reason(mut self, reason: &str) -> Self {
-        self.stop_reason = Some(reason.to_owned());
+        self.format.stop_reason = Some(reason.to_owned());
         self
     }
 
     /// An `error` event here, after which the stream ends (cleanly, as the
     /// real API closes it). Nothing after this is sent.
-    pub fn error(mut self, kind: &str, message: &str) -> Self {
-        self.ops.push(Op::Error {
+    pub fn error(self, kind: &str, message: &str) -> Self {
+        self.op(Op::Error {
             kind: kind.to_owned(),
             message: message.to_owned(),
-        });
-        self
-    }
-
-    /// An arbitrary line sent as its own event (`line` + `"\n\n"`), e.g. a
-    /// malformed `data: {not json`.
-    pub fn raw_line(self, line: &str) -> Self {
-        self.raw(format!("{line}\n\n"))
-    }
-
-    /// Arbitrary bytes sent exactly as given, as one send.
-    pub fn raw(self, bytes: impl Into<Vec<u8>>) -> Self {
-        self.step(Step::Send(bytes.into()))
-    }
-
-    /// Sleep before the next event.
-    pub fn pause(self, pause: Duration) -> Self {
-        self.step(Step::Delay(pause))
-    }
-
-    /// Wait until the test opens `gate` before the next event.
-    pub fn wait_for(self, gate: &Gate) -> Self {
-        self.step(Step::WaitFor(gate.clone()))
-    }
-
-    /// Stop after what was added so far (the open block stays open) and
-    /// hang, keeping the socket open. Nothing after this is sent.
-    pub fn stall(self) -> Self {
-        self.step(Step::Stall)
-    }
-
-    /// Reset the connection after what was added so far. Nothing after this
-    /// is sent.
-    pub fn reset(self) -> Self {
-        self.step(Step::Reset)
-    }
-
-    /// Any raw [`Step`].
-    pub fn step(mut self, step: Step) -> Self {
-        self.ops.push(Op::Step(step));
-        self
-    }
-
-    /// The finished reply: `200`, `text/event-stream`, one send per event.
-    pub fn build(self) -> Reply {
-        let deltas: u64 = self
-            .ops
-            .iter()
-            .map(|op| match op {
-                Op::Thinking(_) | Op::Text(_) => 1,
-                Op::ToolUse { pieces, .. } => pieces.len() as u64,
-                _ => 0,
-            })
-            .sum();
-        let (input_tokens, output_tokens) =
-            self.usage.unwrap_or((DEFAULT_INPUT_TOKENS, deltas.max(1)));
-        let used_tool = self.ops.iter().any(|op| matches!(op, Op::ToolUse { .. }));
-
-        let mut w = Writer {
-            steps: Vec::new(),
-            open: None,
-            next_index: 0,
-        };
-        w.send(event(
-            "message_start",
-            &json!({
-                "type": "message_start",
-                "message": {
-                    "id": self.id,
-                    "type": "message",
-                    "role": "assistant",
-                    "model": self.model,
-                    "content": [],
-                    "stop_reason": null,
-                    "stop_sequence": null,
-                    "usage": { "input_tokens": input_tokens, "output_tokens": 1 }
-                }
-            }),
-        ));
-        w.send(event("ping", &json!({ "type": "ping" })));
-
-        for op in self.ops {
-            match op {
-                Op::Thinking(text) => {
-                    let index = w.ensure_open(
-                        Kind::Thinking,
-                        json!({ "type": "thinking", "thinking": "", "signature": "" }),
-                    );
-                    w.delta(index, json!({ "type": "thinking_delta", "thinking": text }));
-                }
-                Op::Text(text) => {
-                    let index = w.ensure_open(Kind::Text, json!({ "type": "text", "text": "" }));
-                    w.delta(index, json!({ "type": "text_delta", "text": text }));
-                }
-                Op::ToolUse { id, name, pieces } => {
-                    w.close();
-                    let index = w.ensure_open(
-                        Kind::ToolUse,
-                        json!({ "type": "tool_use", "id": id, "name": name, "input": {} }),
-                    );
-                    for piece in pieces {
-                        w.delta(
-                            index,
-                            json!({ "type": "input_json_delta", "partial_json": piece }),
-                        );
-                    }
-                }
-                Op::EndBlock => w.close(),
-                Op::Error { kind, message } => {
-                    w.send(error_event(&kind, &message));
-                    return Reply::sse(w.steps);
-                }
-                Op::Step(step @ (Step::Stall | Step::Reset)) => {
-                    w.steps.push(step);
-                    return Reply::sse(w.steps);
-                }
-                Op::Step(step) => w.steps.push(step),
-            }
-        }
-        w.close();
-        let stop_reason = self
-            .stop_reason
-            .unwrap_or_else(|| if used_tool { "tool_use" } else { "end_turn" }.to_owned());
-        w.send(event(
-            "message_delta",
-            &json!({
-                "type": "message_delta",
-                "delta": { "stop_reason": stop_reason, "stop_sequence": null },
-                "usage": { "output_tokens": output_tokens }
-            }),
-        ));
-        w.send(event("message_stop", &json!({ "type": "message_stop" })));
-        Reply::sse(w.steps)
+        })
     }
 }
 
-/// Block bookkeeping while building.
-struct Writer {
-    steps: Vec<Step>,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Thinking,
+    Text,
+    ToolUse,
+}
+
+/// Block bookkeeping while writing: the open block, and the next block's index.
+#[derive(Clone, Debug, Default)]
+struct Blocks {
     open: Option<(usize, Kind)>,
     next_index: usize,
 }
 
-impl Writer {
-    fn send(&mut self, bytes: Vec<u8>) {
-        self.steps.push(Step::Send(bytes));
-    }
-
+impl Blocks {
     /// The index of the open block of `kind`, opening one (after closing any
     /// other) if needed.
-    fn ensure_open(&mut self, kind: Kind, content_block: Value) -> usize {
+    fn ensure_open(&mut self, out: &mut Vec<Step>, kind: Kind, content_block: Value) -> usize {
         if let Some((index, open_kind)) = self.open
             && open_kind == kind
         {
             return index;
         }
-        self.close();
+        self.close(out);
         let index = self.next_index;
         self.next_index += 1;
         self.open = Some((index, kind));
-        self.send(event(
+        send(
+            out,
             "content_block_start",
-            &json!({ "type": "content_block_start", "index": index, "content_block": content_block }),
-        ));
+            json!({ "type": "content_block_start", "index": index, "content_block": content_block }),
+        );
         index
     }
 
-    fn delta(&mut self, index: usize, delta: Value) {
-        self.send(event(
-            "content_block_delta",
-            &json!({ "type": "content_block_delta", "index": index, "delta": delta }),
-        ));
-    }
-
-    fn close(&mut self) {
+    fn close(&mut self, out: &mut Vec<Step>) {
         if let Some((index, kind)) = self.open.take() {
             if kind == Kind::Thinking {
-                self.delta(
+                delta(
+                    out,
                     index,
                     json!({ "type": "signature_delta", "signature": FAKE_SIGNATURE }),
                 );
             }
-            self.send(event(
+            send(
+                out,
                 "content_block_stop",
-                &json!({ "type": "content_block_stop", "index": index }),
-            ));
+                json!({ "type": "content_block_stop", "index": index }),
+            );
         }
     }
+}
+
+/// Sends one named event.
+fn send(out: &mut Vec<Step>, name: &str, data: Value) {
+    out.push(Step::Send(event(name, &data)));
+}
+
+fn delta(out: &mut Vec<Step>, index: usize, delta: Value) {
+    send(
+        out,
+        "content_block_delta",
+        json!({ "type": "content_block_delta", "index": index, "delta": delta }),
+    );
 }

@@ -72,6 +72,7 @@ pub mod anthropic;
 mod http;
 pub mod openai;
 pub mod script;
+pub mod stream;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

@@ -17,11 +17,10 @@
 //!
 //! Every event is its own [`Step::Send`].
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
-use crate::{Gate, Reply, Step, split_evenly, sse_event};
+use crate::stream::{self, Format, Head, Item};
+use crate::{Reply, Step, split_evenly, sse_event};
 
 /// Model name the builders put in chunks unless [`Builder::model`] is used.
 pub const DEFAULT_MODEL: &str = "fake-model";
@@ -47,15 +46,15 @@ pub fn text(chunks: &[&str]) -> Reply {
         .build()
 }
 
-/// A text answer of `n` identical content deltas (`chunk` each), built
+/// A text answer of `n` identical content deltas (`text` each), built
 /// efficiently for benchmarks: the events are packed
 /// [`MANY_CHUNKS_PER_SEND`] to a [`Step::Send`], so the fake provider is not
 /// the bottleneck. Ends like [`text`]: finish `"stop"`, usage, `[DONE]`.
-pub fn many_chunks(n: usize, chunk: &str) -> Reply {
-    let b = Builder::new();
-    let event = b.data(&b.chunk(json!({ "content": chunk }), None));
+pub fn many_chunks(n: usize, text: &str) -> Reply {
+    let head = Builder::new().head;
+    let event = data(&chunk(&head, json!({ "content": text }), None));
     let mut steps = Vec::with_capacity(n / MANY_CHUNKS_PER_SEND + 5);
-    steps.push(Step::Send(b.role_event()));
+    steps.push(Step::Send(role_event(&head)));
     let mut left = n;
     while left > 0 {
         let k = left.min(MANY_CHUNKS_PER_SEND);
@@ -66,10 +65,16 @@ pub fn many_chunks(n: usize, chunk: &str) -> Reply {
         steps.push(Step::Send(buf));
         left -= k;
     }
-    steps.push(Step::Send(b.data(&b.chunk(json!({}), Some(Some("stop"))))));
-    steps.push(Step::Send(
-        b.data(&b.usage_chunk(DEFAULT_PROMPT_TOKENS, n as u64)),
-    ));
+    steps.push(Step::Send(data(&chunk(
+        &head,
+        json!({}),
+        Some(Some("stop")),
+    ))));
+    steps.push(Step::Send(data(&usage_chunk(
+        &head,
+        DEFAULT_PROMPT_TOKENS,
+        n as u64,
+    ))));
     steps.push(Step::Send(done_event()));
     Reply::sse(steps)
 }
@@ -91,69 +96,89 @@ pub fn done_event() -> Vec<u8> {
     sse_event(None, "[DONE]")
 }
 
-#[derive(Clone, Debug)]
-enum Item {
-    /// A chunk with this `delta` and `finish_reason: null`.
-    Delta(Value),
-    /// A chunk with an empty delta and this finish reason (`None` = `null`).
-    Finish(Option<String>),
-    /// A whole chunk object given by the test.
-    Chunk(Value),
-    /// A raw step.
-    Step(Step),
-}
-
 /// Builds an OpenAI-style streaming [`Reply`], event by event, in call order.
 ///
-/// [`Builder::build`] always starts with the role chunk
-/// (`{"role":"assistant","content":""}`). Unless the stream was cut with
-/// [`Builder::stall`] or [`Builder::reset`], it then ends with a finish chunk
-/// (if [`Builder::finish`] was not called: `"tool_calls"` when a tool call was
-/// added, else `"stop"`), the usage chunk if [`Builder::usage`] was called,
-/// and `data: [DONE]` unless [`Builder::no_done`].
+/// [`Builder::build`] always starts with the
+/// role chunk (`{"role":"assistant","content":""}`). Unless the stream was cut
+/// with `stall` or `reset`, it then ends with a finish chunk (if
+/// [`Builder::finish`] was not called:
+/// `"tool_calls"` when a tool call was added, else `"stop"`), the usage chunk
+/// if `usage` was called, and `data: [DONE]` unless `no_done`.
+pub type Builder = stream::Builder<OpenAi>;
+
+/// The Chat Completions format of a [`Builder`]: its settings.
 #[derive(Clone, Debug)]
-pub struct Builder {
-    id: String,
-    model: String,
-    items: Vec<Item>,
+pub struct OpenAi {
     usage: Option<(u64, u64)>,
     done: bool,
     finished: bool,
     has_tool_calls: bool,
 }
 
-impl Default for Builder {
+impl Default for OpenAi {
     fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Builder {
-    /// An empty stream.
-    pub fn new() -> Builder {
-        Builder {
-            id: DEFAULT_ID.to_owned(),
-            model: DEFAULT_MODEL.to_owned(),
-            items: Vec::new(),
+        OpenAi {
             usage: None,
             done: true,
             finished: false,
             has_tool_calls: false,
         }
     }
+}
 
-    /// Sets the `model` field of every chunk.
-    pub fn model(mut self, model: &str) -> Self {
-        self.model = model.to_owned();
-        self
+/// An OpenAI builder's own op.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// A chunk with this `delta` and `finish_reason: null`.
+    Delta(Value),
+    /// A chunk with an empty delta and this finish reason (`None` = `null`).
+    Finish(Option<String>),
+    /// A whole chunk object given by the test.
+    Chunk(Value),
+}
+
+impl Format for OpenAi {
+    type Op = Op;
+    const DEFAULT_ID: &'static str = DEFAULT_ID;
+    const DEFAULT_MODEL: &'static str = DEFAULT_MODEL;
+
+    fn start(&mut self, head: &Head, _: &[Item<Op>], out: &mut Vec<Step>) {
+        out.push(Step::Send(role_event(head)));
     }
 
-    /// Sets the `id` field of every chunk.
-    pub fn id(mut self, id: &str) -> Self {
-        self.id = id.to_owned();
-        self
+    fn op(&mut self, head: &Head, op: Op, out: &mut Vec<Step>) -> bool {
+        let chunk = match op {
+            Op::Delta(delta) => chunk(head, delta, None),
+            Op::Finish(reason) => chunk(head, json!({}), Some(reason.as_deref())),
+            Op::Chunk(chunk) => chunk,
+        };
+        out.push(Step::Send(data(&chunk)));
+        true
     }
 
+    fn end(self, head: &Head, out: &mut Vec<Step>) {
+        if !self.finished {
+            let reason = if self.has_tool_calls {
+                "tool_calls"
+            } else {
+                "stop"
+            };
+            out.push(Step::Send(data(&chunk(
+                head,
+                json!({}),
+                Some(Some(reason)),
+            ))));
+        }
+        if let Some((prompt, completion)) = self.usage {
+            out.push(Step::Send(data(&usage_chunk(head, prompt, completion))));
+        }
+        if self.done {
+            out.push(Step::Send(done_event()));
+        }
+    }
+}
+
+impl Builder {
     /// A reasoning delta spelled `reasoning_content` (DeepSeek, vLLM, …).
     pub fn reasoning(self, text: &str) -> Self {
         self.delta(json!({ "reasoning_content": text }))
@@ -182,7 +207,7 @@ impl Builder {
         args: &str,
         split_into: usize,
     ) -> Self {
-        self.has_tool_calls = true;
+        self.format.has_tool_calls = true;
         let first_args = if split_into == 0 { args } else { "" };
         self = self.delta(json!({
             "tool_calls": [{
@@ -203,21 +228,19 @@ impl Builder {
     }
 
     /// An arbitrary `delta` object in a chunk (e.g. `{"refusal": "…"}`).
-    pub fn delta(mut self, delta: Value) -> Self {
-        self.items.push(Item::Delta(delta));
-        self
+    pub fn delta(self, delta: Value) -> Self {
+        self.op(Op::Delta(delta))
     }
 
     /// An arbitrary whole chunk object, sent as `data: {chunk}`.
-    pub fn raw_chunk(mut self, chunk: Value) -> Self {
-        self.items.push(Item::Chunk(chunk));
-        self
+    pub fn raw_chunk(self, chunk: Value) -> Self {
+        self.op(Op::Chunk(chunk))
     }
 
     /// Reports usage in a final `"choices": []` chunk after the finish chunk
     /// (as OpenAI does with `stream_options.include_usage`).
     pub fn usage(mut self, prompt: u64, completion: u64) -> Self {
-        self.usage = Some((prompt, completion));
+        self.format.usage = Some((prompt, completion));
         self
     }
 
@@ -226,131 +249,58 @@ impl Builder {
     /// why), `Some("")` sends an empty string. Suppresses the automatic
     /// finish chunk.
     pub fn finish(mut self, reason: Option<&str>) -> Self {
-        self.finished = true;
-        self.items.push(Item::Finish(reason.map(str::to_owned)));
-        self
-    }
-
-    /// An arbitrary line sent as its own event (`line` + `"\n\n"`), e.g. a
-    /// malformed `data: {not json`.
-    pub fn raw_line(self, line: &str) -> Self {
-        self.step(Step::Send(format!("{line}\n\n").into_bytes()))
-    }
-
-    /// Arbitrary bytes sent exactly as given, as one send.
-    pub fn raw(self, bytes: impl Into<Vec<u8>>) -> Self {
-        self.step(Step::Send(bytes.into()))
-    }
-
-    /// Sleep before the next event.
-    pub fn pause(self, pause: Duration) -> Self {
-        self.step(Step::Delay(pause))
-    }
-
-    /// Wait until the test opens `gate` before the next event.
-    pub fn wait_for(self, gate: &Gate) -> Self {
-        self.step(Step::WaitFor(gate.clone()))
-    }
-
-    /// Stop after what was added so far and hang, keeping the socket open.
-    /// Nothing after this is sent (no finish, usage or `[DONE]`).
-    pub fn stall(self) -> Self {
-        self.step(Step::Stall)
-    }
-
-    /// Reset the connection after what was added so far. Nothing after this
-    /// is sent.
-    pub fn reset(self) -> Self {
-        self.step(Step::Reset)
+        self.format.finished = true;
+        self.op(Op::Finish(reason.map(str::to_owned)))
     }
 
     /// Omit the final `data: [DONE]`.
     pub fn no_done(mut self) -> Self {
-        self.done = false;
+        self.format.done = false;
         self
     }
+}
 
-    /// Any raw [`Step`].
-    pub fn step(mut self, step: Step) -> Self {
-        self.items.push(Item::Step(step));
-        self
-    }
+/// The first chunk: the assistant's role and empty content.
+fn role_event(head: &Head) -> Vec<u8> {
+    data(&chunk(
+        head,
+        json!({ "role": "assistant", "content": "" }),
+        None,
+    ))
+}
 
-    /// The finished reply: `200`, `text/event-stream`, one send per event.
-    pub fn build(self) -> Reply {
-        let mut steps = vec![Step::Send(self.role_event())];
-        for item in &self.items {
-            match item {
-                Item::Delta(delta) => {
-                    steps.push(Step::Send(self.data(&self.chunk(delta.clone(), None))));
-                }
-                Item::Finish(reason) => {
-                    let chunk = self.chunk(json!({}), Some(reason.as_deref()));
-                    steps.push(Step::Send(self.data(&chunk)));
-                }
-                Item::Chunk(chunk) => steps.push(Step::Send(self.data(chunk))),
-                Item::Step(step @ (Step::Stall | Step::Reset)) => {
-                    steps.push(step.clone());
-                    return Reply::sse(steps);
-                }
-                Item::Step(step) => steps.push(step.clone()),
-            }
+/// A chunk; `finish` is `None` for `finish_reason: null` on a plain delta,
+/// `Some(reason)` for a finish chunk.
+fn chunk(head: &Head, delta: Value, finish: Option<Option<&str>>) -> Value {
+    json!({
+        "id": head.id,
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": head.model,
+        "choices": [{
+            "index": 0,
+            "delta": delta,
+            "logprobs": null,
+            "finish_reason": finish.flatten(),
+        }]
+    })
+}
+
+fn usage_chunk(head: &Head, prompt: u64, completion: u64) -> Value {
+    json!({
+        "id": head.id,
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": head.model,
+        "choices": [],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
         }
-        if !self.finished {
-            let reason = if self.has_tool_calls {
-                "tool_calls"
-            } else {
-                "stop"
-            };
-            let chunk = self.chunk(json!({}), Some(Some(reason)));
-            steps.push(Step::Send(self.data(&chunk)));
-        }
-        if let Some((prompt, completion)) = self.usage {
-            steps.push(Step::Send(self.data(&self.usage_chunk(prompt, completion))));
-        }
-        if self.done {
-            steps.push(Step::Send(done_event()));
-        }
-        Reply::sse(steps)
-    }
+    })
+}
 
-    fn role_event(&self) -> Vec<u8> {
-        self.data(&self.chunk(json!({ "role": "assistant", "content": "" }), None))
-    }
-
-    /// A chunk; `finish` is `None` for `finish_reason: null` on a plain
-    /// delta, `Some(reason)` for a finish chunk.
-    fn chunk(&self, delta: Value, finish: Option<Option<&str>>) -> Value {
-        json!({
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": self.model,
-            "choices": [{
-                "index": 0,
-                "delta": delta,
-                "logprobs": null,
-                "finish_reason": finish.flatten(),
-            }]
-        })
-    }
-
-    fn usage_chunk(&self, prompt: u64, completion: u64) -> Value {
-        json!({
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": self.model,
-            "choices": [],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": completion,
-                "total_tokens": prompt + completion,
-            }
-        })
-    }
-
-    fn data(&self, chunk: &Value) -> Vec<u8> {
-        sse_event(None, &chunk.to_string())
-    }
+fn data(chunk: &Value) -> Vec<u8> {
+    sse_event(None, &chunk.to_string())
 }

@@ -50,9 +50,11 @@
 use std::fmt;
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
+use crate::stream::{Builder, Format};
 use crate::{FakeProvider, Reply, anthropic, openai};
 
 /// A parsed script: the FIFO replies and the fixed routes.
@@ -158,8 +160,8 @@ struct RouteSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ReplySpec {
-    openai: Option<Vec<OpenAiOp>>,
-    anthropic: Option<Vec<AnthropicOp>>,
+    openai: Option<Vec<Op<OpenAiOp>>>,
+    anthropic: Option<Vec<Op<AnthropicOp>>>,
     status: Option<u16>,
     body: Option<Value>,
     headers: Option<Map<String, Value>>,
@@ -178,12 +180,6 @@ enum OpenAiOp {
     Finish(Option<String>),
     Delta(Value),
     Chunk(Value),
-    RawLine(String),
-    Raw(String),
-    PauseMs(u64),
-    Model(String),
-    Stall,
-    Reset,
     NoDone,
 }
 
@@ -203,14 +199,63 @@ enum AnthropicOp {
         kind: String,
         message: String,
     },
+    Ping,
+    EndBlock,
+}
+
+/// The ops every stream has, whatever its format.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum CommonOp {
     RawLine(String),
     Raw(String),
     PauseMs(u64),
     Model(String),
-    Ping,
-    EndBlock,
     Stall,
     Reset,
+}
+
+/// An op of a script's stream: one of its format's own (`O`), or one every stream has.
+enum Op<O> {
+    Own(O),
+    Common(CommonOp),
+}
+
+impl<'de, O: DeserializeOwned> Deserialize<'de> for Op<O> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let own = match O::deserialize(&value) {
+            Ok(op) => return Ok(Op::Own(op)),
+            Err(e) => e,
+        };
+        CommonOp::deserialize(&value)
+            .map(Op::Common)
+            .map_err(|common| {
+                // The error of the enum that knows the op's name; a name neither knows gets both
+                // lists of names.
+                let unknown = |e: &serde_json::Error| e.to_string().starts_with("unknown variant");
+                match (unknown(&own), unknown(&common)) {
+                    (false, _) => D::Error::custom(own),
+                    (true, false) => D::Error::custom(common),
+                    (true, true) => D::Error::custom(format!(
+                        "{own}; nor is it an op every stream has: {common}"
+                    )),
+                }
+            })
+    }
+}
+
+impl CommonOp {
+    fn apply<F: Format>(self, b: Builder<F>) -> Builder<F> {
+        match self {
+            CommonOp::RawLine(s) => b.raw_line(&s),
+            CommonOp::Raw(s) => b.raw(s),
+            CommonOp::PauseMs(ms) => b.pause(Duration::from_millis(ms)),
+            CommonOp::Model(m) => b.model(&m),
+            CommonOp::Stall => b.stall(),
+            CommonOp::Reset => b.reset(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -286,58 +331,50 @@ impl ReplySpec {
     }
 }
 
-fn build_openai(ops: Vec<OpenAiOp>) -> Reply {
-    let mut b = openai::Builder::new();
-    let mut tool_calls = 0;
+/// The stream of `ops`, each of the format's own added by `own`.
+fn build<F: Format, O>(ops: Vec<Op<O>>, mut own: impl FnMut(Builder<F>, O) -> Builder<F>) -> Reply {
+    let mut b = Builder::new();
     for op in ops {
         b = match op {
-            OpenAiOp::Text(s) => b.text(&s),
-            OpenAiOp::Reasoning(s) => b.reasoning(&s),
-            OpenAiOp::ReasoningField(s) => b.reasoning_field(&s),
-            OpenAiOp::ToolCall(t) => {
-                let index = t.index.unwrap_or(tool_calls);
-                tool_calls += 1;
-                let args = t.arguments();
-                b.tool_call(index, &t.id, &t.name, &args, t.split.unwrap_or(1))
-            }
-            OpenAiOp::Usage { prompt, completion } => b.usage(prompt, completion),
-            OpenAiOp::Finish(reason) => b.finish(reason.as_deref()),
-            OpenAiOp::Delta(v) => b.delta(v),
-            OpenAiOp::Chunk(v) => b.raw_chunk(v),
-            OpenAiOp::RawLine(s) => b.raw_line(&s),
-            OpenAiOp::Raw(s) => b.raw(s),
-            OpenAiOp::PauseMs(ms) => b.pause(Duration::from_millis(ms)),
-            OpenAiOp::Model(m) => b.model(&m),
-            OpenAiOp::Stall => b.stall(),
-            OpenAiOp::Reset => b.reset(),
-            OpenAiOp::NoDone => b.no_done(),
+            Op::Own(op) => own(b, op),
+            Op::Common(op) => op.apply(b),
         };
     }
     b.build()
 }
 
-fn build_anthropic(ops: Vec<AnthropicOp>) -> Reply {
-    let mut b = anthropic::Builder::new();
-    for op in ops {
-        b = match op {
-            AnthropicOp::Thinking(s) => b.thinking(&s),
-            AnthropicOp::Text(s) => b.text(&s),
-            AnthropicOp::ToolUse(t) => {
-                let args = t.arguments();
-                b.tool_use(&t.id, &t.name, &args, t.split.unwrap_or(1))
-            }
-            AnthropicOp::Usage { input, output } => b.usage(input, output),
-            AnthropicOp::StopReason(s) => b.stop_reason(&s),
-            AnthropicOp::Error { kind, message } => b.error(&kind, &message),
-            AnthropicOp::RawLine(s) => b.raw_line(&s),
-            AnthropicOp::Raw(s) => b.raw(s),
-            AnthropicOp::PauseMs(ms) => b.pause(Duration::from_millis(ms)),
-            AnthropicOp::Model(m) => b.model(&m),
-            AnthropicOp::Ping => b.ping(),
-            AnthropicOp::EndBlock => b.end_block(),
-            AnthropicOp::Stall => b.stall(),
-            AnthropicOp::Reset => b.reset(),
-        };
-    }
-    b.build()
+fn build_openai(ops: Vec<Op<OpenAiOp>>) -> Reply {
+    let mut tool_calls = 0;
+    build(ops, |b: openai::Builder, op| match op {
+        OpenAiOp::Text(s) => b.text(&s),
+        OpenAiOp::Reasoning(s) => b.reasoning(&s),
+        OpenAiOp::ReasoningField(s) => b.reasoning_field(&s),
+        OpenAiOp::ToolCall(t) => {
+            let index = t.index.unwrap_or(tool_calls);
+            tool_calls += 1;
+            let args = t.arguments();
+            b.tool_call(index, &t.id, &t.name, &args, t.split.unwrap_or(1))
+        }
+        OpenAiOp::Usage { prompt, completion } => b.usage(prompt, completion),
+        OpenAiOp::Finish(reason) => b.finish(reason.as_deref()),
+        OpenAiOp::Delta(v) => b.delta(v),
+        OpenAiOp::Chunk(v) => b.raw_chunk(v),
+        OpenAiOp::NoDone => b.no_done(),
+    })
+}
+
+fn build_anthropic(ops: Vec<Op<AnthropicOp>>) -> Reply {
+    build(ops, |b: anthropic::Builder, op| match op {
+        AnthropicOp::Thinking(s) => b.thinking(&s),
+        AnthropicOp::Text(s) => b.text(&s),
+        AnthropicOp::ToolUse(t) => {
+            let args = t.arguments();
+            b.tool_use(&t.id, &t.name, &args, t.split.unwrap_or(1))
+        }
+        AnthropicOp::Usage { input, output } => b.usage(input, output),
+        AnthropicOp::StopReason(s) => b.stop_reason(&s),
+        AnthropicOp::Error { kind, message } => b.error(&kind, &message),
+        AnthropicOp::Ping => b.ping(),
+        AnthropicOp::EndBlock => b.end_block(),
+    })
 }

@@ -1010,3 +1010,25 @@ fn script_errors_are_reported() {
     .unwrap();
     assert_eq!((script.replies.len(), script.routes.len()), (1, 1));
 }
+
+#[test]
+fn a_script_op_error_names_what_is_wrong_with_it() {
+    let error = |script: &str| Script::parse(script).unwrap_err().to_string();
+    // A name no stream knows: every name it could have been.
+    let unknown = error(r#"[{"openai": [{"txt": "x"}]}]"#);
+    assert!(
+        unknown.contains("`no_done`") && unknown.contains("`raw_line`"),
+        "{unknown}"
+    );
+    // A known name, its format's own or one every stream has, with a bad value: the value.
+    for bad in [
+        r#"[{"anthropic": [{"raw_line": 3}]}]"#,
+        r#"[{"anthropic": [{"text": 3}]}]"#,
+    ] {
+        assert!(
+            error(bad).ends_with("reply 0: invalid type: integer `3`, expected a string"),
+            "{bad}: {}",
+            error(bad)
+        );
+    }
+}

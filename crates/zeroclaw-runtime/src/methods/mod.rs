@@ -5,6 +5,7 @@
 //! [`TABLE`] makes it callable. [`dispatch`] decodes the params, runs the handler, and
 //! encodes its result; `initialize` advertises the table's names.
 
+pub(crate) mod errors;
 mod lifecycle;
 mod session;
 

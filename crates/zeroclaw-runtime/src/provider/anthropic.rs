@@ -1,13 +1,13 @@
 //! Anthropic's Messages API with `stream: true`: text, thinking and `tool_use` blocks, the
 //! last assembled from `input_json_delta` pieces.
 
-use super::sse::SseReader;
-use super::{
-    ChatMessage, ChatRequest, Delta, ErrorKind, Pace, ProviderError, StepResult, ToolCall,
-    no_events, stream_error,
-};
+use super::error::{ProviderError, mid_stream};
+use super::sse::Event;
+use super::wire::{Decoder, Flow, Wire, parse};
+use super::{ChatMessage, ChatRequest, Delta, StepResult, ToolCall};
 use crate::config::ProviderConfig;
 use crate::store::Usage;
+use reqwest::RequestBuilder;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -15,61 +15,89 @@ use std::borrow::Cow;
 /// Anthropic requires `max_tokens`; this is used when the config names none.
 const DEFAULT_MAX_TOKENS: u32 = 8192;
 
-pub(super) fn request_body(request: &ChatRequest<'_>, config: &ProviderConfig) -> Value {
-    // Roles must alternate, so consecutive messages of one role (a user prompt after tool
-    // results, say) are merged into one message with several content blocks.
-    let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
-    let mut push = |role: &'static str, block: Value| match messages.last_mut() {
-        Some((last, blocks)) if *last == role => blocks.push(block),
-        _ => messages.push((role, vec![block])),
-    };
-    for message in request.messages {
-        match message {
-            ChatMessage::User { text } => push("user", json!({"type": "text", "text": text})),
-            ChatMessage::Assistant { text, tool_calls } => {
-                if !text.is_empty() {
-                    push("assistant", json!({"type": "text", "text": text}));
-                }
-                for call in tool_calls {
-                    let input = call.arguments.clone().unwrap_or_else(|_| json!({}));
-                    push(
-                        "assistant",
-                        json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}),
-                    );
-                }
-            }
-            ChatMessage::ToolResult {
-                call_id,
-                output,
-                is_error,
-                ..
-            } => push(
-                "user",
-                json!({"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": is_error}),
-            ),
+/// The version of the Messages API this module speaks.
+const API_VERSION: &str = "2023-06-01";
+
+/// The Messages API: the key in `x-api-key`, the API version in every request.
+pub(super) struct Anthropic;
+
+impl Wire for Anthropic {
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn path(&self) -> &'static str {
+        "/messages"
+    }
+
+    fn headers(&self, request: RequestBuilder, api_key: Option<&str>) -> RequestBuilder {
+        let request = request.header("anthropic-version", API_VERSION);
+        match api_key {
+            Some(key) => request.header("x-api-key", key),
+            None => request,
         }
     }
-    let messages: Vec<Value> = messages
-        .into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect();
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        "messages": messages,
-        "stream": true,
-    });
-    if let Some(system) = request.system {
-        body["system"] = json!(system);
-    }
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+
+    fn body(&self, request: &ChatRequest<'_>, config: &ProviderConfig) -> Value {
+        // Roles must alternate, so consecutive messages of one role (a user prompt after tool
+        // results, say) are merged into one message with several content blocks.
+        let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
+        let mut push = |role: &'static str, block: Value| match messages.last_mut() {
+            Some((last, blocks)) if *last == role => blocks.push(block),
+            _ => messages.push((role, vec![block])),
+        };
+        for message in request.messages {
+            match message {
+                ChatMessage::User { text } => push("user", json!({"type": "text", "text": text})),
+                ChatMessage::Assistant { text, tool_calls } => {
+                    if !text.is_empty() {
+                        push("assistant", json!({"type": "text", "text": text}));
+                    }
+                    for call in tool_calls {
+                        let input = call.arguments.clone().unwrap_or_else(|_| json!({}));
+                        push(
+                            "assistant",
+                            json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}),
+                        );
+                    }
+                }
+                ChatMessage::ToolResult {
+                    call_id,
+                    output,
+                    is_error,
+                    ..
+                } => push(
+                    "user",
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": is_error}),
+                ),
+            }
+        }
+        let messages: Vec<Value> = messages
+            .into_iter()
+            .map(|(role, content)| json!({"role": role, "content": content}))
             .collect();
+        let mut body = json!({
+            "model": request.model,
+            "max_tokens": config.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "messages": messages,
+            "stream": true,
+        });
+        if let Some(system) = request.system {
+            body["system"] = json!(system);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+                .collect();
+        }
+        body
     }
-    body
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::<Stream>::default()
+    }
 }
 
 /// One streamed event, read without building a map per object: the members the loop does
@@ -118,34 +146,30 @@ enum Block {
     Other,
 }
 
-pub(super) async fn read_stream(
-    events: &mut SseReader,
-    on_delta: &mut (dyn FnMut(Delta) + Send),
-    pace: &dyn Pace,
-) -> Result<StepResult, ProviderError> {
-    let mut blocks: Vec<(u64, Block)> = Vec::new();
-    let mut tool_calls = Vec::new();
-    let mut input_tokens = None;
-    let mut output_tokens = None;
-    let mut stop_reason = None;
-    let mut saw_event = false;
-    while let Some(event) = events.next_paced(pace).await.map_err(stream_error)? {
-        let data = match serde_json::from_str::<StreamEvent>(&event.data) {
-            Ok(data) => data,
-            Err(_) if serde_json::from_str::<serde::de::IgnoredAny>(&event.data).is_ok() => {
-                tracing::warn!("provider sent an event of an unexpected shape; skipped");
-                continue;
-            }
-            Err(_) => {
-                tracing::warn!("provider sent an event that is not JSON; skipped");
-                continue;
-            }
+/// One answer being read: the blocks still open, by index, and what the message said so
+/// far.
+#[derive(Default)]
+struct Stream {
+    blocks: Vec<(u64, Block)>,
+    tool_calls: Vec<ToolCall>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    stop_reason: Option<String>,
+}
+
+impl Decoder for Stream {
+    fn event(
+        &mut self,
+        event: &Event,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Flow, ProviderError> {
+        let Some(data) = parse::<StreamEvent>(&event.data) else {
+            return Ok(Flow::Skipped);
         };
-        saw_event = true;
         let index = data.index.as_ref().and_then(Value::as_u64).unwrap_or(0);
         match data.kind.as_deref().unwrap_or_default() {
             "message_start" => {
-                input_tokens = data
+                self.input_tokens = data
                     .message
                     .as_ref()
                     .and_then(|m| m.pointer("/usage/input_tokens"))
@@ -167,11 +191,14 @@ pub(super) async fn read_stream(
                 if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
                     on_delta(Delta::Text(text.to_owned()));
                 }
-                blocks.push((index, started));
+                self.blocks.push((index, started));
             }
             "content_block_delta" => {
-                let Some(delta) = data.delta else { continue };
-                let block = blocks
+                let Some(delta) = data.delta else {
+                    return Ok(Flow::More);
+                };
+                let block = self
+                    .blocks
                     .iter_mut()
                     .rev()
                     .find(|(i, _)| *i == index)
@@ -198,15 +225,15 @@ pub(super) async fn read_stream(
                 }
             }
             "content_block_stop" => {
-                if let Some(at) = blocks.iter().rposition(|(i, _)| *i == index)
-                    && let (_, Block::ToolUse { id, name, json }) = blocks.remove(at)
+                if let Some(at) = self.blocks.iter().rposition(|(i, _)| *i == index)
+                    && let (_, Block::ToolUse { id, name, json }) = self.blocks.remove(at)
                 {
-                    tool_calls.push(ToolCall::new(id, name, json));
+                    self.tool_calls.push(ToolCall::new(id, name, json));
                 }
             }
             "message_delta" => {
                 if let Some(Value::String(reason)) = data.delta.and_then(|d| d.stop_reason) {
-                    stop_reason = Some(reason);
+                    self.stop_reason = Some(reason);
                 }
                 if let Some(n) = data
                     .usage
@@ -214,40 +241,39 @@ pub(super) async fn read_stream(
                     .and_then(|u| u.get("output_tokens"))
                     .and_then(Value::as_u64)
                 {
-                    output_tokens = Some(n);
+                    self.output_tokens = Some(n);
                 }
             }
-            "message_stop" => break,
+            "message_stop" => return Ok(Flow::End),
             "error" => {
                 let error = data.error.unwrap_or(Value::Null);
                 let message = error["message"].as_str().unwrap_or("unknown error");
                 let kind = error["type"].as_str().unwrap_or("error");
-                return Err(ProviderError::new(
-                    ErrorKind::Provider,
-                    format!("the provider reported an error mid-stream ({kind}): {message}"),
-                ));
+                return Err(mid_stream(Some(kind), message));
             }
             _ => {}
         }
+        Ok(Flow::More)
     }
-    if !saw_event {
-        return Err(no_events());
-    }
-    // Blocks the stream never closed still count: the model did ask for them.
-    for (_, block) in blocks {
-        if let Block::ToolUse { id, name, json } = block {
-            tool_calls.push(ToolCall::new(id, name, json));
+
+    fn finish(self: Box<Self>) -> StepResult {
+        let mut tool_calls = self.tool_calls;
+        // Blocks the stream never closed still count: the model did ask for them.
+        for (_, block) in self.blocks {
+            if let Block::ToolUse { id, name, json } = block {
+                tool_calls.push(ToolCall::new(id, name, json));
+            }
+        }
+        let usage = (self.input_tokens.is_some() || self.output_tokens.is_some()).then(|| Usage {
+            input_tokens: self.input_tokens.unwrap_or(0),
+            output_tokens: self.output_tokens.unwrap_or(0),
+        });
+        StepResult {
+            tool_calls,
+            usage,
+            finish_reason: self.stop_reason,
         }
     }
-    let usage = (input_tokens.is_some() || output_tokens.is_some()).then(|| Usage {
-        input_tokens: input_tokens.unwrap_or(0),
-        output_tokens: output_tokens.unwrap_or(0),
-    });
-    Ok(StepResult {
-        tool_calls,
-        usage,
-        finish_reason: stop_reason,
-    })
 }
 
 #[cfg(test)]
@@ -274,7 +300,7 @@ mod tests {
                 text: "more".into(),
             },
         ];
-        let body = request_body(
+        let body = Anthropic.body(
             &ChatRequest {
                 model: "m",
                 system: Some("sys"),

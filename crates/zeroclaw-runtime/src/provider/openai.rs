@@ -3,67 +3,91 @@
 //! `finish_reason`, `reasoning_content` or `reasoning` for thoughts, tool calls without an
 //! id, a malformed line (skipped), usage or not.
 
-use super::sse::SseReader;
-use super::{
-    ChatMessage, ChatRequest, Delta, ErrorKind, Pace, ProviderError, StepResult, ToolCall,
-    no_events, stream_error,
-};
+use super::error::{ProviderError, mid_stream};
+use super::sse::Event;
+use super::wire::{Decoder, Flow, Wire, parse};
+use super::{ChatMessage, ChatRequest, Delta, StepResult, ToolCall};
 use crate::config::ProviderConfig;
 use crate::store::Usage;
+use reqwest::RequestBuilder;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-pub(super) fn request_body(request: &ChatRequest<'_>, config: &ProviderConfig) -> Value {
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if let Some(system) = request.system {
-        messages.push(json!({"role": "system", "content": system}));
+/// Chat Completions: the key as a bearer token.
+pub(super) struct OpenAi;
+
+impl Wire for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai"
     }
-    for message in request.messages {
-        messages.push(match message {
-            ChatMessage::User { text } => json!({"role": "user", "content": text}),
-            ChatMessage::Assistant { text, tool_calls } => {
-                let mut m = json!({"role": "assistant", "content": text});
-                if !tool_calls.is_empty() {
-                    m["tool_calls"] = tool_calls
-                        .iter()
-                        .map(|c| {
-                            json!({
-                                "id": c.id,
-                                "type": "function",
-                                "function": {"name": c.name, "arguments": c.raw_arguments},
+
+    fn path(&self) -> &'static str {
+        "/chat/completions"
+    }
+
+    fn headers(&self, request: RequestBuilder, api_key: Option<&str>) -> RequestBuilder {
+        match api_key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    }
+
+    fn body(&self, request: &ChatRequest<'_>, config: &ProviderConfig) -> Value {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(system) = request.system {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        for message in request.messages {
+            messages.push(match message {
+                ChatMessage::User { text } => json!({"role": "user", "content": text}),
+                ChatMessage::Assistant { text, tool_calls } => {
+                    let mut m = json!({"role": "assistant", "content": text});
+                    if !tool_calls.is_empty() {
+                        m["tool_calls"] = tool_calls
+                            .iter()
+                            .map(|c| {
+                                json!({
+                                    "id": c.id,
+                                    "type": "function",
+                                    "function": {"name": c.name, "arguments": c.raw_arguments},
+                                })
                             })
-                        })
-                        .collect();
+                            .collect();
+                    }
+                    m
                 }
-                m
-            }
-            ChatMessage::ToolResult {
-                call_id, output, ..
-            } => json!({"role": "tool", "tool_call_id": call_id, "content": output}),
+                ChatMessage::ToolResult {
+                    call_id, output, ..
+                } => json!({"role": "tool", "tool_call_id": call_id, "content": output}),
+            });
+        }
+        let mut body = json!({
+            "model": request.model,
+            "messages": messages,
+            "stream": true,
+            "stream_options": {"include_usage": true},
         });
-    }
-    let mut body = json!({
-        "model": request.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "type": "function",
+                        "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+                    })
                 })
-            })
-            .collect();
+                .collect();
+        }
+        if let Some(max) = config.max_tokens {
+            body["max_tokens"] = json!(max);
+        }
+        body
     }
-    if let Some(max) = config.max_tokens {
-        body["max_tokens"] = json!(max);
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::<Stream>::default()
     }
-    body
 }
 
 /// One streamed chunk, read without building a map per object: the members the loop does
@@ -116,62 +140,52 @@ struct PartialCall {
     arguments: String,
 }
 
-pub(super) async fn read_stream(
-    events: &mut SseReader,
-    on_delta: &mut (dyn FnMut(Delta) + Send),
-    pace: &dyn Pace,
-) -> Result<StepResult, ProviderError> {
-    let mut calls: Vec<(u64, PartialCall)> = Vec::new();
-    let mut usage = None;
-    let mut finish_reason = None;
-    // A 200 whose body holds no chunk at all (an HTML page from a proxy, a non-streaming
-    // server) is an error, not an empty answer.
-    let mut saw_chunk = false;
-    while let Some(event) = events.next_paced(pace).await.map_err(stream_error)? {
+/// One answer being read: tool calls by their `index`, usage and the finish reason as they
+/// arrive.
+#[derive(Default)]
+struct Stream {
+    calls: Vec<(u64, PartialCall)>,
+    usage: Option<Usage>,
+    finish_reason: Option<String>,
+}
+
+impl Decoder for Stream {
+    fn event(
+        &mut self,
+        event: &Event,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+    ) -> Result<Flow, ProviderError> {
         let data = event.data.trim();
         if data == "[DONE]" {
-            saw_chunk = true;
-            break;
+            return Ok(Flow::End);
         }
-        let chunk = match serde_json::from_str::<Chunk>(data) {
-            Ok(chunk) => chunk,
-            Err(_) if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() => {
-                tracing::warn!("provider sent a chunk of an unexpected shape; skipped");
-                continue;
-            }
-            Err(_) => {
-                tracing::warn!("provider sent a line that is not JSON; skipped");
-                continue;
-            }
+        let Some(chunk) = parse::<Chunk>(data) else {
+            return Ok(Flow::Skipped);
         };
-        saw_chunk = true;
         if let Some(error) = chunk.error {
             let message = error
                 .get("message")
                 .and_then(Value::as_str)
                 .map(str::to_owned)
                 .unwrap_or_else(|| error.to_string());
-            return Err(ProviderError::new(
-                ErrorKind::Provider,
-                format!("the provider reported an error mid-stream: {message}"),
-            ));
+            return Err(mid_stream(None, &message));
         }
         if let Some(u) = chunk.usage.filter(Value::is_object) {
-            usage = Some(Usage {
+            self.usage = Some(Usage {
                 input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
                 output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
             });
         }
         let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
-            continue;
+            return Ok(Flow::More);
         };
         if let Some(Value::String(reason)) = choice.finish_reason
             && !reason.is_empty()
         {
-            finish_reason = Some(reason);
+            self.finish_reason = Some(reason);
         }
         let Some(delta) = choice.delta.or(choice.message) else {
-            continue;
+            return Ok(Flow::More);
         };
         // One or the other: vLLM sends both, with the same text, while it renames the field.
         if let Some(text) = [delta.reasoning_content, delta.reasoning]
@@ -191,49 +205,59 @@ pub(super) async fn read_stream(
             .flatten()
             .enumerate()
         {
-            let index = call["index"].as_u64().unwrap_or(position as u64);
-            let at = match calls.iter().position(|(i, _)| *i == index) {
-                Some(at) => at,
-                None => {
-                    calls.push((index, PartialCall::default()));
-                    calls.len() - 1
-                }
-            };
-            let slot = &mut calls[at].1;
-            if let Some(id) = call["id"].as_str().filter(|s| !s.is_empty()) {
-                slot.id = Some(id.to_owned());
+            self.add_call_piece(position, call);
+        }
+        Ok(Flow::More)
+    }
+
+    fn finish(self: Box<Self>) -> StepResult {
+        let mut calls = self.calls;
+        calls.sort_by_key(|(index, _)| *index);
+        let tool_calls = calls
+            .into_iter()
+            .filter(|(_, c)| !c.name.is_empty())
+            .map(|(_, c)| {
+                // Ids must be unique across the session, not just the step: clients track
+                // tool calls by id, and history pairs each call with its result by id.
+                let id =
+                    c.id.unwrap_or_else(|| format!("call_{}", uuid::Uuid::new_v4().simple()));
+                ToolCall::new(id, c.name, c.arguments)
+            })
+            .collect();
+        StepResult {
+            tool_calls,
+            usage: self.usage,
+            finish_reason: self.finish_reason,
+        }
+    }
+}
+
+impl Stream {
+    /// Adds one delta's piece of a tool call (the `position`th in its chunk) to the call it
+    /// continues, or starts one.
+    fn add_call_piece(&mut self, position: usize, call: &Value) {
+        let index = call["index"].as_u64().unwrap_or(position as u64);
+        let at = match self.calls.iter().position(|(i, _)| *i == index) {
+            Some(at) => at,
+            None => {
+                self.calls.push((index, PartialCall::default()));
+                self.calls.len() - 1
             }
-            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
-                slot.name.push_str(name);
-            }
-            if let Some(args) = call.pointer("/function/arguments") {
-                match args {
-                    Value::String(s) => slot.arguments.push_str(s),
-                    // Some servers send the arguments as an object, already parsed.
-                    Value::Object(_) => slot.arguments.push_str(&args.to_string()),
-                    _ => {}
-                }
+        };
+        let slot = &mut self.calls[at].1;
+        if let Some(id) = call["id"].as_str().filter(|s| !s.is_empty()) {
+            slot.id = Some(id.to_owned());
+        }
+        if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+            slot.name.push_str(name);
+        }
+        if let Some(args) = call.pointer("/function/arguments") {
+            match args {
+                Value::String(s) => slot.arguments.push_str(s),
+                // Some servers send the arguments as an object, already parsed.
+                Value::Object(_) => slot.arguments.push_str(&args.to_string()),
+                _ => {}
             }
         }
     }
-    if !saw_chunk {
-        return Err(no_events());
-    }
-    calls.sort_by_key(|(index, _)| *index);
-    let tool_calls = calls
-        .into_iter()
-        .filter(|(_, c)| !c.name.is_empty())
-        .map(|(_, c)| {
-            // Ids must be unique across the session, not just the step: clients track tool
-            // calls by id, and history pairs each call with its result by id.
-            let id =
-                c.id.unwrap_or_else(|| format!("call_{}", uuid::Uuid::new_v4().simple()));
-            ToolCall::new(id, c.name, c.arguments)
-        })
-        .collect();
-    Ok(StepResult {
-        tool_calls,
-        usage,
-        finish_reason,
-    })
 }

@@ -95,7 +95,7 @@ impl SseReader {
                     }
                 }
                 // With its causes: reqwest's own text is only "error decoding response body".
-                Ok(Some(Err(e))) => return Err(SseError::Body(super::error_chain(&e))),
+                Ok(Some(Err(e))) => return Err(SseError::Body(super::error::error_chain(&e))),
                 Ok(Some(Ok(chunk))) => {
                     if self.buf.len() + self.data.len() + chunk.len() > MAX_EVENT_BYTES {
                         return Err(SseError::TooLarge);

@@ -1,0 +1,208 @@
+//! What can go wrong with a model call, in words a user can act on. Plain domain data: how
+//! an error is told on the wire is the methods' business (`methods::errors`).
+
+use super::sse::SseError;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Unreachable,
+    MissingKey,
+    Auth,
+    ModelNotFound,
+    RateLimited,
+    Http,
+    Timeout,
+    Stream,
+    Provider,
+}
+
+/// What failed, and how to fix it, in words a user can act on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// The HTTP status of a refused request.
+    pub status: Option<u16>,
+}
+
+impl ProviderError {
+    pub(super) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            status: None,
+        }
+    }
+}
+
+/// The configured variable that should hold the key is not set.
+pub(super) fn missing_key(var: &str) -> ProviderError {
+    ProviderError::new(
+        ErrorKind::MissingKey,
+        format!(
+            "the API key variable {var} (provider.api_key_env) is not set in the daemon's environment; export it and restart the daemon"
+        ),
+    )
+}
+
+/// The server accepted the connection but sent no response head within `idle_secs`.
+pub(super) fn no_answer(base: &str, idle_secs: u64) -> ProviderError {
+    ProviderError::new(
+        ErrorKind::Timeout,
+        format!(
+            "the provider at {base} accepted the request but sent no answer for {idle_secs}s (provider.idle_timeout_secs)"
+        ),
+    )
+}
+
+/// The request did not reach the server, or its answer did not come back in time.
+pub(super) fn transport(base: &str, e: &reqwest::Error) -> ProviderError {
+    if e.is_timeout() {
+        return ProviderError::new(
+            ErrorKind::Timeout,
+            format!("the provider at {base} did not answer in time: {e}"),
+        );
+    }
+    ProviderError::new(
+        ErrorKind::Unreachable,
+        format!(
+            "cannot reach the provider at {base} ({}); is the server running? For Ollama run `ollama serve`, or set provider.base_url in config.toml",
+            error_chain(e)
+        ),
+    )
+}
+
+/// The server refused the request with `status`; `detail` is what its body said.
+pub(super) fn status(
+    status: u16,
+    detail: &str,
+    base: &str,
+    api_key_env: Option<&str>,
+    model: &str,
+) -> ProviderError {
+    let (kind, message) = match status {
+        401 | 403 => (
+            ErrorKind::Auth,
+            match api_key_env {
+                Some(var) => format!(
+                    "the provider at {base} rejected the API key (HTTP {status}: {detail}); check the key in {var}"
+                ),
+                None => format!(
+                    "the provider at {base} needs an API key (HTTP {status}: {detail}); set provider.api_key_env to the variable that holds it"
+                ),
+            },
+        ),
+        404 => (
+            ErrorKind::ModelNotFound,
+            format!(
+                "the provider at {base} does not know model {model:?} (HTTP 404: {detail}); check the model (provider.model, or the one given to session/new) and provider.base_url (for Ollama: `ollama pull {model}`)"
+            ),
+        ),
+        429 => (
+            ErrorKind::RateLimited,
+            format!(
+                "the provider at {base} is rate limiting requests (HTTP 429: {detail}); wait and try again"
+            ),
+        ),
+        _ => (
+            ErrorKind::Http,
+            format!("the provider at {base} answered HTTP {status}: {detail}"),
+        ),
+    };
+    ProviderError {
+        kind,
+        message,
+        status: Some(status),
+    }
+}
+
+/// The provider said, inside its stream, that the call failed: `message`, of the type
+/// `kind` when it names one.
+pub(super) fn mid_stream(kind: Option<&str>, message: &str) -> ProviderError {
+    let message = match kind {
+        Some(kind) => format!("the provider reported an error mid-stream ({kind}): {message}"),
+        None => format!("the provider reported an error mid-stream: {message}"),
+    };
+    ProviderError::new(ErrorKind::Provider, message)
+}
+
+/// A successful answer whose body held no streaming event at all.
+pub(super) fn no_events() -> ProviderError {
+    ProviderError::new(
+        ErrorKind::Stream,
+        "the provider answered, but its body held no streaming events; check that provider.base_url is the API's base (for OpenAI-compatible servers it usually ends in /v1) and that provider.kind matches the server",
+    )
+}
+
+/// Maps an SSE read failure to a provider error.
+pub(super) fn stream(e: SseError) -> ProviderError {
+    match e {
+        SseError::Idle(d) => ProviderError::new(
+            ErrorKind::Timeout,
+            format!(
+                "the provider stopped sending for {}s in the middle of its answer (provider.idle_timeout_secs)",
+                d.as_secs()
+            ),
+        ),
+        SseError::Body(e) => ProviderError::new(
+            ErrorKind::Stream,
+            format!("the provider's stream broke off: {e}"),
+        ),
+        SseError::TooLarge => ProviderError::new(
+            ErrorKind::Stream,
+            "the provider sent one event larger than 16 MiB",
+        ),
+    }
+}
+
+/// An error with its causes: reqwest's own text is often only "error sending request".
+pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// The start of an error body, enough to tell what went wrong without flooding a message:
+/// its `error.message` (OpenAI, Anthropic), `error` (Ollama) or `message` when it has one.
+pub(super) fn excerpt(body: &str) -> String {
+    let body = body.trim();
+    let message = serde_json::from_str::<Value>(body).ok().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("error"))
+            .or_else(|| v.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    let text = message.unwrap_or_else(|| body.to_owned());
+    match text.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None if text.is_empty() => "no details".into(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_bodies_are_excerpted_from_their_message() {
+        assert_eq!(
+            excerpt(r#"{"error":{"message":"nope","type":"x"}}"#),
+            "nope"
+        );
+        assert_eq!(
+            excerpt(r#"{"error":"model \"x\" not found"}"#),
+            "model \"x\" not found"
+        );
+        assert_eq!(excerpt(""), "no details");
+        assert!(excerpt(&"x".repeat(1000)).ends_with('…'));
+    }
+}
