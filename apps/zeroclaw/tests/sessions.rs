@@ -548,6 +548,7 @@ fn a_streamed_answer_arrives_as_ordered_chunks_then_turn_complete_then_the_resul
             "write_file",
             "edit_file",
             "list_dir",
+            "grep",
             "ask_user"
         ]
     );

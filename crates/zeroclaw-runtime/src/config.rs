@@ -101,6 +101,7 @@ pub struct ApprovalsConfig {
     pub edit_file: Policy,
     pub read_file: Policy,
     pub list_dir: Policy,
+    pub grep: Policy,
     pub ask_user: Policy,
 }
 
@@ -113,6 +114,7 @@ impl Default for ApprovalsConfig {
             edit_file: Policy::Ask,
             read_file: Policy::Allow,
             list_dir: Policy::Allow,
+            grep: Policy::Allow,
             ask_user: Policy::Allow,
         }
     }
@@ -126,6 +128,7 @@ impl ApprovalsConfig {
             "edit_file" => self.edit_file,
             "read_file" => self.read_file,
             "list_dir" => self.list_dir,
+            "grep" => self.grep,
             "ask_user" => self.ask_user,
             // A tool this table does not know changes nothing it can vouch for.
             _ => Policy::Ask,
@@ -305,6 +308,7 @@ mod tests {
         assert_eq!(config.approvals.policy("bash"), Policy::Allow);
         assert_eq!(config.approvals.policy("write_file"), Policy::Ask);
         assert_eq!(config.approvals.policy("read_file"), Policy::Allow);
+        assert_eq!(config.approvals.policy("grep"), Policy::Allow);
         std::fs::write(&path, "[provider]\nkind = \"gemini\"\n").unwrap();
         assert!(
             Config::load(&path)

@@ -4,6 +4,7 @@ use crate::clients::ClientCounter;
 use crate::config::Config;
 use crate::provider::Provider;
 use crate::session::Sessions;
+use crate::tools::Tools;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -27,6 +28,8 @@ pub struct DaemonState {
     pub clients: ClientCounter,
     pub sessions: Sessions,
     pub provider: Provider,
+    /// The tools turns offer the model; built once, changeable at run time.
+    pub tools: Tools,
     /// Running turns, so shutdown can cancel them and wait for their history to be stored.
     pub turns: TaskTracker,
     /// One permit per running turn (`agent.max_running_turns`).
@@ -58,6 +61,7 @@ impl DaemonState {
             clients: ClientCounter::default(),
             sessions,
             provider,
+            tools: Tools::builtin(),
             turns: TaskTracker::new(),
             turn_slots,
             shutdown: CancellationToken::new(),

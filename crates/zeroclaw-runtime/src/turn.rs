@@ -12,8 +12,10 @@ use crate::provider::{ChatMessage, ChatRequest, Delta, ToolCall};
 use crate::session::{ActiveTurn, Session};
 use crate::state::DaemonState;
 use crate::store::{MessageKind, NewMessage, StoreError, Usage};
-use crate::tools::{self, ToolContext, ToolLimits, ToolOutput};
+use crate::tools::{Answer, AskUser, ToolContext, ToolLimits, ToolOutput, ToolSet};
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::Duration;
 use zeroclaw_protocol::{
     Decision, ElicitationCreate, ElicitationRequest, Method, PromptResult, StopReason, Update,
@@ -87,7 +89,6 @@ impl Turn<'_> {
         conversation.push(ChatMessage::User {
             text: self.prompt.to_owned(),
         });
-        let tools = tools::definitions();
         let system = self
             .daemon
             .config
@@ -97,11 +98,13 @@ impl Turn<'_> {
             .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
         let cancel = self.active.cancel.clone();
         for step in 1..=i64::from(self.daemon.config.agent.max_steps) {
+            // The step's calls run against the tools this model call was offered.
+            let tools = self.daemon.tools.snapshot();
             let request = ChatRequest {
                 model: &self.session.model,
                 system: Some(&system),
                 messages: &conversation,
-                tools: &tools,
+                tools: tools.definitions(),
             };
             let opened = tokio::select! {
                 biased;
@@ -210,7 +213,7 @@ impl Turn<'_> {
                         },
                     )
                     .map_err(|e| self.storage_failure(e))?;
-                let output = self.execute(call).await;
+                let output = self.execute(call, &tools).await;
                 let cancelled = cancel.is_cancelled();
                 self.session
                     .record(
@@ -363,24 +366,20 @@ impl Turn<'_> {
 
     /// Runs one tool call, asking for approval when its policy says so. Never fails: every
     /// problem becomes an error result the model can read.
-    async fn execute(&self, call: &ToolCall) -> ToolOutput {
+    async fn execute(&self, call: &ToolCall, tools: &ToolSet) -> ToolOutput {
         let args = match &call.arguments {
             Ok(args) => args,
             Err(why) => return error_output(why.clone()),
         };
-        if tools::find(&call.name).is_none() {
-            let names: Vec<&str> = tools::definitions().iter().map(|t| t.name).collect();
+        let Some(tool) = tools.get(&call.name) else {
             return error_output(format!(
                 "there is no tool named {:?}; the tools are: {}",
                 call.name,
-                names.join(", ")
+                tools.names().join(", ")
             ));
-        }
+        };
         if let Err(refusal) = self.permission(call).await {
             return error_output(refusal);
-        }
-        if call.name == "ask_user" {
-            return self.ask_user(args).await;
         }
         let tools_config = &self.daemon.config.tools;
         let context = ToolContext {
@@ -392,8 +391,16 @@ impl Turn<'_> {
                 bash_default_timeout: Duration::from_secs(tools_config.bash_timeout_secs.max(1)),
                 ..ToolLimits::default()
             },
+            ask_user: self.origin.elicitation.then(|| {
+                Arc::new(Elicitation {
+                    peer: self.origin.peer.clone(),
+                    session_id: self.session.id.clone(),
+                    turn_id: self.id().to_owned(),
+                    timeout: Duration::from_secs(self.daemon.config.agent.ask_user_timeout_secs),
+                }) as Arc<dyn AskUser>
+            }),
         };
-        tools::run(&call.name, args, &context).await
+        tool.run(args, &context).await
     }
 
     async fn permission(&self, call: &ToolCall) -> Result<(), String> {
@@ -460,78 +467,60 @@ impl Turn<'_> {
             None => Err("the approval request was dropped; the call did not run".into()),
         }
     }
+}
 
-    /// `ask_user`: an `elicitation/create` request to the client that sent the prompt.
-    async fn ask_user(&self, args: &Value) -> ToolOutput {
-        let Some(question) = args.get("question").and_then(Value::as_str) else {
-            return error_output("ask_user needs a `question` string".into());
-        };
-        if !self.origin.elicitation {
-            return error_output(
-                "the client that sent this prompt cannot show questions (it did not declare the elicitation capability); continue without asking, and state the assumption you make".into(),
-            );
-        }
-        let mut answer_schema = json!({"type": "string", "description": question});
-        if let Some(choices) = args
-            .get("choices")
-            .and_then(Value::as_array)
-            .filter(|c| !c.is_empty())
-        {
-            answer_schema["enum"] = Value::Array(choices.clone());
-        }
-        let request = ElicitationRequest {
-            session_id: Some(self.session.id.clone()),
-            turn_id: Some(self.id().to_owned()),
-            message: question.to_owned(),
-            requested_schema: Some(json!({
-                "type": "object",
-                "properties": {"answer": answer_schema},
-                "required": ["answer"],
-            })),
-        };
-        let params = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let timeout = Duration::from_secs(self.daemon.config.agent.ask_user_timeout_secs);
-        let answer = tokio::select! {
-            answer = self.origin.peer.request(ElicitationCreate::NAME, params, timeout) => answer,
-            () = self.active.cancel.cancelled() => {
-                return error_output("the turn was cancelled before the user answered".into());
+/// `ask_user`'s way to the person: an `elicitation/create` request to the client that sent
+/// the prompt.
+#[derive(Debug)]
+struct Elicitation {
+    peer: PeerHandle,
+    session_id: String,
+    turn_id: String,
+    timeout: Duration,
+}
+
+impl AskUser for Elicitation {
+    fn ask<'a>(&'a self, question: &'a str, choices: &'a [String]) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let mut answer_schema = json!({"type": "string", "description": question});
+            if !choices.is_empty() {
+                answer_schema["enum"] = json!(choices);
             }
-        };
-        match answer {
-            Ok(result) => match result.get("action").and_then(Value::as_str) {
+            let request = ElicitationRequest {
+                session_id: Some(self.session_id.clone()),
+                turn_id: Some(self.turn_id.clone()),
+                message: question.to_owned(),
+                requested_schema: Some(json!({
+                    "type": "object",
+                    "properties": {"answer": answer_schema},
+                    "required": ["answer"],
+                })),
+            };
+            let params = serde_json::to_value(&request).unwrap_or(Value::Null);
+            let result = match self
+                .peer
+                .request(ElicitationCreate::NAME, params, self.timeout)
+                .await
+            {
+                Ok(result) => result,
+                Err(CallError::Timeout(d)) => return Answer::TimedOut(d),
+                Err(CallError::Closed) => return Answer::Disconnected,
+                Err(CallError::Rpc(e)) => return Answer::Failed(e.message),
+            };
+            match result.get("action").and_then(Value::as_str) {
                 Some("accept") => {
                     let content = result.get("content").cloned().unwrap_or(Value::Null);
-                    let text = match content.get("answer") {
+                    Answer::Given(match content.get("answer") {
                         Some(Value::String(s)) => s.clone(),
                         Some(other) => other.to_string(),
                         None => content.to_string(),
-                    };
-                    ToolOutput {
-                        text,
-                        is_error: false,
-                    }
+                    })
                 }
-                Some("decline") => error_output("the user declined to answer".into()),
-                Some("cancel") => {
-                    error_output("the user dismissed the question without answering".into())
-                }
-                other => error_output(format!(
-                    "the client answered with an unknown action {other:?}; treat the question as unanswered"
-                )),
-            },
-            Err(CallError::Timeout(d)) => error_output(format!(
-                "the user did not answer within {} s; continue without the answer",
-                d.as_secs()
-            )),
-            Err(CallError::Closed) => error_output(
-                "the client disconnected before the user answered; continue without the answer"
-                    .into(),
-            ),
-            Err(CallError::Rpc(e)) => error_output(format!(
-                "the client could not ask the question: {}",
-                e.message
-            )),
-        }
+                Some("decline") => Answer::Declined,
+                Some("cancel") => Answer::Dismissed,
+                other => Answer::Unknown(other.map(str::to_owned)),
+            }
+        })
     }
 }
 

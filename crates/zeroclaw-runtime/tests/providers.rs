@@ -12,7 +12,7 @@ use zeroclaw_runtime::provider::{
     ToolCall, Unpaced,
 };
 use zeroclaw_runtime::store::Usage;
-use zeroclaw_runtime::tools::definitions;
+use zeroclaw_runtime::tools::{ToolDef, Tools};
 use zeroclaw_testkit::{FakeProvider, Gate, HANG_GUARD, Reply, anthropic, openai};
 
 const MODEL: &str = "test-model";
@@ -79,6 +79,11 @@ impl Run {
             Err(e) => e,
         }
     }
+}
+
+/// The built-in tools' definitions, as a turn offers them.
+fn definitions() -> Vec<ToolDef> {
+    Tools::builtin().snapshot().definitions().to_vec()
 }
 
 /// One model call with the real tool list: open, then read to the end.

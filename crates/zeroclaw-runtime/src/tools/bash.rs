@@ -11,46 +11,78 @@ use std::collections::VecDeque;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
-use super::{Args, ToolContext, ToolOutput, orphans, utf8_head, utf8_tail};
+use super::text::{utf8_head, utf8_tail};
+use super::{Tool, ToolContext, ToolDef, ToolOutput, orphans};
 
 /// How long to keep reading after the shell exited while a pipe is still open.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
 const READ_CHUNK: usize = 16 * 1024;
 
-pub(super) async fn run(args: &Value, ctx: &ToolContext) -> ToolOutput {
-    let (command, timeout) = match parse(args, ctx) {
-        Ok(v) => v,
-        Err(out) => return out,
-    };
-    match execute(command, timeout, ctx).await {
-        Ok(out) => out,
-        Err(e) => ToolOutput::error(format!("bash: {e}")),
-    }
+pub(super) struct Bash;
+
+#[derive(Deserialize)]
+pub(super) struct Args {
+    command: String,
+    /// At least 1: the schema's `minimum` is checked before decoding.
+    timeout_secs: Option<u64>,
 }
 
-fn parse<'a>(args: &'a Value, ctx: &ToolContext) -> Result<(&'a str, Duration), ToolOutput> {
-    let a = Args::new("bash", args, &["command", "timeout_secs"])?;
-    let command = a.string("command")?;
-    if command.trim().is_empty() {
-        return Err(ToolOutput::error(
-            "invalid arguments for bash: `command` must not be empty",
-        ));
-    }
-    let timeout = match a.opt_u64("timeout_secs")? {
-        None => ctx.limits.bash_default_timeout,
-        Some(0) => {
-            return Err(ToolOutput::error(
-                "invalid arguments for bash: `timeout_secs` must be at least 1",
-            ));
+impl Tool for Bash {
+    type Args = Args;
+
+    fn definition(&self) -> ToolDef {
+        ToolDef {
+            name: "bash".into(),
+            description:
+                "Run a shell command with `bash -c` in the session's working directory and \
+                return its output. stdin is empty (/dev/null), so interactive programs will not \
+                work; pass flags such as `--yes` or `--no-pager` instead. stdout and stderr are \
+                both captured; the result ends with `[exit code N]`. Long output keeps only its \
+                beginning and end. The command and everything it starts are killed when the time \
+                limit expires. Background processes (`cmd &`) may keep running after the command \
+                exits, but their later output is not captured."
+                    .into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "command": {
+                        "type": "string",
+                        "description": "The command line to run, e.g. `cargo test 2>&1 | tail -50`. \
+                            Runs in the working directory; use `cd dir && ...` to run elsewhere."
+                    },
+                    "timeout_secs": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "Time limit in seconds (default 120, at most 600). The whole \
+                            process group is killed when it expires."
+                    }
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+            read_only: false,
         }
-        Some(secs) => Duration::from_secs(secs),
-    };
-    Ok((command, timeout.min(ctx.limits.bash_max_timeout)))
+    }
+
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+        if args.command.trim().is_empty() {
+            return ToolOutput::error("invalid arguments for bash: `command` must not be empty");
+        }
+        let timeout = args
+            .timeout_secs
+            .map_or(ctx.limits.bash_default_timeout, Duration::from_secs)
+            .min(ctx.limits.bash_max_timeout);
+        match execute(&args.command, timeout, ctx).await {
+            Ok(out) => out,
+            Err(e) => ToolOutput::error(format!("bash: {e}")),
+        }
+    }
 }
 
 /// Why the wait ended before the shell exited on its own.
@@ -416,20 +448,10 @@ fn split_budget(limit: usize, a: usize, b: usize) -> (usize, usize) {
 
 #[cfg(all(test, unix))]
 mod tests {
-    use super::super::{ToolLimits, run as run_tool};
+    use super::super::testing::{ctx, run as run_tool};
     use super::*;
-    use serde_json::json;
+    use serde_json::Value;
     use std::path::Path;
-    use tokio_util::sync::CancellationToken;
-
-    fn ctx(dir: &Path) -> ToolContext {
-        ToolContext {
-            cwd: dir.to_path_buf(),
-            cancel: CancellationToken::new(),
-            limits: ToolLimits::default(),
-            process_records: None,
-        }
-    }
 
     async fn bash(ctx: &ToolContext, args: Value) -> ToolOutput {
         match tokio::time::timeout(Duration::from_secs(20), run_tool("bash", &args, ctx)).await {

@@ -1,0 +1,305 @@
+//! `edit_file`: replace one exact occurrence of a text in a file, atomically.
+
+use std::fs;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::write_file::write_atomic;
+use super::{Tool, ToolContext, ToolDef, ToolOutput, io_error, on_path};
+
+pub(super) struct EditFile;
+
+#[derive(Deserialize)]
+pub(super) struct Args {
+    path: String,
+    old_text: String,
+    new_text: String,
+}
+
+impl Tool for EditFile {
+    type Args = Args;
+
+    fn definition(&self) -> ToolDef {
+        ToolDef {
+            name: "edit_file".into(),
+            description: "Replace one exact occurrence of `old_text` in a text file with \
+                `new_text`. `old_text` must match the file byte for byte (including whitespace \
+                and indentation) and must occur exactly once; include enough surrounding lines \
+                to make it unique. To delete text, pass an empty `new_text`. The write is atomic."
+                .into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "File path, relative to the working directory unless absolute."
+                    },
+                    "old_text": {
+                        "type": "string",
+                        "description": "The exact text to replace; must be non-empty and occur exactly once."
+                    },
+                    "new_text": {
+                        "type": "string",
+                        "description": "The replacement text."
+                    }
+                },
+                "required": ["path", "old_text", "new_text"],
+                "additionalProperties": false
+            }),
+            read_only: false,
+        }
+    }
+
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+        let Args {
+            path,
+            old_text,
+            new_text,
+        } = args;
+        on_path("edit_file", &path, ctx, move |path| {
+            edit_file(path, &old_text, &new_text)
+        })
+        .await
+    }
+}
+
+/// Replaces the one occurrence of `old` with `new` in the file at `path`.
+fn edit_file(path: &Path, old: &str, new: &str) -> ToolOutput {
+    const TOOL: &str = "edit_file";
+    if old.is_empty() {
+        return ToolOutput::error(
+            "invalid arguments for edit_file: `old_text` must not be empty \
+             (use write_file to create or replace a whole file)",
+        );
+    }
+    if old == new {
+        return ToolOutput::error(
+            "invalid arguments for edit_file: `old_text` and `new_text` are identical; nothing to change",
+        );
+    }
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => return io_error(TOOL, path, "cannot read", &e),
+    };
+    if meta.is_dir() {
+        return ToolOutput::error(format!("{TOOL}: {} is a directory", path.display()));
+    }
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return io_error(TOOL, path, "cannot read", &e),
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return ToolOutput::error(format!(
+            "{TOOL}: {} is not valid UTF-8 text; edit_file can only edit text files",
+            path.display()
+        ));
+    };
+    let (count, first) = occurrences(&text, old);
+    let Some(pos) = first else {
+        let mut msg = format!(
+            "old_text not found in {}; it must match the file exactly, including whitespace and \
+             indentation (read the file again to see its current content)",
+            path.display()
+        );
+        if text.contains("\r\n") && old.contains('\n') && !old.contains('\r') {
+            msg.push_str("; note: the file uses CRLF (\\r\\n) line endings");
+        }
+        return ToolOutput::error(msg);
+    };
+    if count > 1 {
+        return ToolOutput::error(format!(
+            "old_text appears {count} times in {}; include more surrounding text to make it unique",
+            path.display()
+        ));
+    }
+    let mut updated = String::with_capacity(text.len() - old.len() + new.len());
+    updated.push_str(&text[..pos]);
+    updated.push_str(new);
+    updated.push_str(&text[pos + old.len()..]);
+    if let Err(out) = write_atomic(TOOL, path, updated.as_bytes()) {
+        return out;
+    }
+    let line = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..pos]).count();
+    ToolOutput::ok(format!(
+        "edited {}: replaced {} with {} starting at line {line}",
+        path.display(),
+        lines(old),
+        lines(new)
+    ))
+}
+
+/// How many (possibly overlapping) times `needle` occurs in `hay`, and the first offset.
+fn occurrences(hay: &str, needle: &str) -> (usize, Option<usize>) {
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let hay = hay.as_bytes();
+    let (mut count, mut first, mut start) = (0, None, 0);
+    while let Some(i) = finder.find(&hay[start..]) {
+        let pos = start + i;
+        first.get_or_insert(pos);
+        count += 1;
+        start = pos + 1;
+    }
+    (count, first)
+}
+
+fn lines(s: &str) -> String {
+    match s.lines().count() {
+        0 => "nothing".to_string(),
+        1 => "1 line".to_string(),
+        n => format!("{n} lines"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{ctx, names, run};
+    use super::*;
+
+    #[tokio::test]
+    async fn edit_file_replaces_and_reports_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(dir.path());
+        let p = dir.path().join("f.rs");
+        fs::write(&p, "fn a() {}\nfn b() {\n    1\n}\n").unwrap();
+        let out = run(
+            "edit_file",
+            &json!({"path": "f.rs", "old_text": "    1\n", "new_text": "    2\n    3\n"}),
+            &c,
+        )
+        .await;
+        assert!(!out.is_error, "{}", out.text);
+        assert!(out.text.contains("line 3"), "{}", out.text);
+        assert!(out.text.contains(&p.display().to_string()), "{}", out.text);
+        assert_eq!(
+            fs::read_to_string(&p).unwrap(),
+            "fn a() {}\nfn b() {\n    2\n    3\n}\n"
+        );
+        // Deleting text.
+        let out = run(
+            "edit_file",
+            &json!({"path": "f.rs", "old_text": "fn a() {}\n", "new_text": ""}),
+            &c,
+        )
+        .await;
+        assert!(!out.is_error);
+        assert!(out.text.contains("line 1"), "{}", out.text);
+        assert_eq!(
+            fs::read_to_string(&p).unwrap(),
+            "fn b() {\n    2\n    3\n}\n"
+        );
+        assert_eq!(names(dir.path()), ["f.rs"]);
+    }
+
+    #[tokio::test]
+    async fn edit_file_errors_leave_the_file_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(dir.path());
+        let p = dir.path().join("f.txt");
+        let original = "one two one\naaa\n";
+        fs::write(&p, original).unwrap();
+        let shown = p.display().to_string();
+        let edit =
+            |old: &str, new: &str| json!({"path": "f.txt", "old_text": old, "new_text": new});
+
+        let out = run("edit_file", &edit("", "x"), &c).await;
+        assert!(out.is_error);
+        assert!(
+            out.text.contains("`old_text` must not be empty"),
+            "{}",
+            out.text
+        );
+
+        let out = run("edit_file", &edit("three", "x"), &c).await;
+        assert!(out.is_error);
+        assert!(
+            out.text
+                .starts_with(&format!("old_text not found in {shown}")),
+            "{}",
+            out.text
+        );
+
+        let out = run("edit_file", &edit("one", "1"), &c).await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.text,
+            format!(
+                "old_text appears 2 times in {shown}; include more surrounding text to make it unique"
+            )
+        );
+        // Overlapping occurrences count too.
+        let out = run("edit_file", &edit("aa", "b"), &c).await;
+        assert!(
+            out.text.starts_with("old_text appears 2 times"),
+            "{}",
+            out.text
+        );
+
+        let out = run("edit_file", &edit("two", "two"), &c).await;
+        assert!(out.is_error);
+        assert!(out.text.contains("identical"), "{}", out.text);
+
+        assert_eq!(fs::read_to_string(&p).unwrap(), original);
+        assert_eq!(names(dir.path()), ["f.txt"]);
+
+        let out = run(
+            "edit_file",
+            &json!({"path": "nope.txt", "old_text": "a", "new_text": "b"}),
+            &c,
+        )
+        .await;
+        assert!(out.is_error);
+        assert!(
+            out.text.contains("nope.txt") && out.text.contains("no such file"),
+            "{}",
+            out.text
+        );
+
+        fs::write(dir.path().join("bin"), b"a\xffb").unwrap();
+        let out = run(
+            "edit_file",
+            &json!({"path": "bin", "old_text": "a", "new_text": "b"}),
+            &c,
+        )
+        .await;
+        assert!(out.is_error);
+        assert!(out.text.contains("not valid UTF-8"), "{}", out.text);
+        assert_eq!(fs::read(dir.path().join("bin")).unwrap(), b"a\xffb");
+
+        let out = run(
+            "edit_file",
+            &json!({"path": "f.txt", "old_text": "one"}),
+            &c,
+        )
+        .await;
+        assert!(out.is_error);
+        assert!(
+            out.text
+                .contains("missing required string argument `new_text`")
+        );
+    }
+
+    #[tokio::test]
+    async fn edit_file_hints_at_crlf() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(dir.path());
+        fs::write(dir.path().join("w.txt"), "a\r\nb\r\n").unwrap();
+        let out = run(
+            "edit_file",
+            &json!({"path": "w.txt", "old_text": "a\nb", "new_text": "c"}),
+            &c,
+        )
+        .await;
+        assert!(out.is_error);
+        assert!(out.text.contains("CRLF"), "{}", out.text);
+    }
+
+    #[test]
+    fn overlapping_occurrences() {
+        assert_eq!(occurrences("aaa", "aa"), (2, Some(0)));
+        assert_eq!(occurrences("xaby", "ab"), (1, Some(1)));
+        assert_eq!(occurrences("x", "ab"), (0, None));
+        assert_eq!(occurrences("é€é", "é"), (2, Some(0)));
+    }
+}

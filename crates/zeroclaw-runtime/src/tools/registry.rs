@@ -1,0 +1,300 @@
+//! The registry: which tools a daemon offers, changeable while turns read it.
+//!
+//! [`Tools`] holds the current [`ToolSet`] behind `RwLock<Arc<ToolSet>>`, copy on write:
+//! a reader takes the read lock only to clone the `Arc` (never across an `.await`), a
+//! writer builds a new set from the current one and swaps it in under the write lock, so
+//! two writers (two MCP servers changing their lists) cannot lose each other's change. A
+//! turn takes one snapshot per model call: the tools it offers in that call are the ones
+//! its calls then run against, whatever is registered meanwhile. The set changes rarely
+//! and is read once per model call, so an `arc-swap` dependency would buy nothing.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use super::{Tool, ToolContext, ToolDef, ToolOutput, args};
+
+/// A registered tool, type-erased so tools of every kind live in one list. Implemented
+/// for every [`Tool`] by [`Tools::register`]; implement [`Tool`], not this.
+pub trait DynTool: Send + Sync {
+    /// What the model is shown, built once at registration.
+    fn definition(&self) -> &ToolDef;
+
+    /// Runs one call: refused if the call is already cancelled, then the arguments are
+    /// checked and decoded, then the tool runs. Never fails; errors are results.
+    fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// A [`Tool`] with its definition, built once.
+struct Registered<T> {
+    definition: ToolDef,
+    tool: T,
+}
+
+impl<T: Tool> DynTool for Registered<T> {
+    fn definition(&self) -> &ToolDef {
+        &self.definition
+    }
+
+    fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            if ctx.cancel.is_cancelled() {
+                return ToolOutput::error(format!(
+                    "{}: cancelled before it started",
+                    self.definition.name
+                ));
+            }
+            match args::decode::<T::Args>(&self.definition, args) {
+                Ok(args) => self.tool.run(args, ctx).await,
+                Err(out) => out,
+            }
+        })
+    }
+}
+
+pub(super) fn erase<T: Tool>(tool: T) -> Arc<dyn DynTool> {
+    Arc::new(Registered {
+        definition: tool.definition(),
+        tool,
+    })
+}
+
+/// One immutable list of tools: their definitions in offering order, and lookup by name.
+pub struct ToolSet {
+    tools: Vec<Arc<dyn DynTool>>,
+    /// The tools' definitions, in the same order, ready to send with every model call.
+    definitions: Vec<ToolDef>,
+    by_name: HashMap<String, usize>,
+}
+
+impl ToolSet {
+    fn new(tools: Vec<Arc<dyn DynTool>>) -> Self {
+        let definitions: Vec<ToolDef> = tools.iter().map(|t| t.definition().clone()).collect();
+        let by_name = definitions
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.name.clone(), i))
+            .collect();
+        Self {
+            tools,
+            definitions,
+            by_name,
+        }
+    }
+
+    /// What the model is offered, in order.
+    pub fn definitions(&self) -> &[ToolDef] {
+        &self.definitions
+    }
+
+    /// The tool called `name`, if there is one.
+    pub fn get(&self, name: &str) -> Option<&dyn DynTool> {
+        self.by_name.get(name).map(|&i| &*self.tools[i])
+    }
+
+    /// The tools' names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.definitions.iter().map(|d| d.name.as_str()).collect()
+    }
+}
+
+impl fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// [`Tools::register`] refused a tool: its name is taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a tool named `{0}` is already registered")]
+pub struct NameTaken(pub String);
+
+/// The tools of one daemon: built once at start, read by every turn, changed at run time.
+#[derive(Debug)]
+pub struct Tools {
+    current: RwLock<Arc<ToolSet>>,
+}
+
+impl Tools {
+    /// The built-in tools.
+    pub fn builtin() -> Self {
+        Self {
+            current: RwLock::new(Arc::new(ToolSet::new(super::builtin()))),
+        }
+    }
+
+    /// The tools as they are now; later changes do not affect it.
+    pub fn snapshot(&self) -> Arc<ToolSet> {
+        // A poisoned lock still holds a whole `Arc`: writers only ever swap one in.
+        Arc::clone(&self.current.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Adds `tool` after the others. A name already taken is refused, so a tool from
+    /// elsewhere cannot replace a built-in one.
+    pub fn register<T: Tool>(&self, tool: T) -> Result<(), NameTaken> {
+        let tool = erase(tool);
+        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        let name = &tool.definition().name;
+        if current.by_name.contains_key(name) {
+            return Err(NameTaken(name.clone()));
+        }
+        let mut tools = current.tools.clone();
+        tools.push(tool);
+        *current = Arc::new(ToolSet::new(tools));
+        Ok(())
+    }
+
+    /// Removes the tool called `name`; false if there was none. A call already running
+    /// finishes (its snapshot keeps the tool alive).
+    pub fn unregister(&self, name: &str) -> bool {
+        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        let Some(&index) = current.by_name.get(name) else {
+            return false;
+        };
+        let mut tools = current.tools.clone();
+        tools.remove(index);
+        *current = Arc::new(ToolSet::new(tools));
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::ctx;
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    /// A tool whose name is chosen at run time, as an MCP server's would be.
+    struct Echo(String);
+
+    #[derive(Deserialize)]
+    struct EchoArgs {
+        text: String,
+        times: Option<u64>,
+    }
+
+    impl Tool for Echo {
+        type Args = EchoArgs;
+
+        fn definition(&self) -> ToolDef {
+            ToolDef {
+                name: self.0.clone(),
+                description: "Echoes its text.".into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "text": {"type": "string"},
+                        "times": {"type": "integer", "minimum": 1}
+                    },
+                    "required": ["text"],
+                    "additionalProperties": false
+                }),
+                read_only: true,
+            }
+        }
+
+        async fn run(&self, args: EchoArgs, _ctx: &ToolContext) -> ToolOutput {
+            let times = usize::try_from(args.times.unwrap_or(1)).unwrap_or(1);
+            ToolOutput::ok(args.text.repeat(times))
+        }
+    }
+
+    fn names(set: &ToolSet) -> Vec<String> {
+        set.names().into_iter().map(str::to_owned).collect()
+    }
+
+    #[tokio::test]
+    async fn a_tool_registered_at_run_time_is_offered_and_runs_with_checked_arguments() {
+        let tools = Tools::builtin();
+        let before = tools.snapshot();
+        tools.register(Echo("echo".into())).unwrap();
+        let after = tools.snapshot();
+        assert_eq!(names(&after).last().map(String::as_str), Some("echo"));
+        assert_eq!(after.definitions().len(), before.definitions().len() + 1);
+        // The snapshot taken before is unchanged.
+        assert!(before.get("echo").is_none());
+
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(dir.path());
+        let echo = after.get("echo").unwrap();
+        let out = echo.run(&json!({"text": "ab", "times": 2}), &c).await;
+        assert_eq!(out, ToolOutput::ok("abab"));
+        let out = echo.run(&json!({"text": "ab", "times": 0}), &c).await;
+        assert_eq!(
+            out,
+            ToolOutput::error("invalid arguments for echo: `times` must be at least 1")
+        );
+    }
+
+    #[test]
+    fn a_taken_name_is_refused_and_unregistering_removes_only_that_tool() {
+        let tools = Tools::builtin();
+        assert_eq!(
+            tools.register(Echo("bash".into())),
+            Err(NameTaken("bash".into()))
+        );
+        tools.register(Echo("one".into())).unwrap();
+        tools.register(Echo("two".into())).unwrap();
+        let held = tools.snapshot();
+        assert!(tools.unregister("one"));
+        assert!(!tools.unregister("one"));
+        let now = tools.snapshot();
+        assert!(now.get("one").is_none());
+        assert_eq!(
+            now.get("two").map(|t| t.definition().name.as_str()),
+            Some("two")
+        );
+        assert_eq!(names(&now)[..2], ["bash", "read_file"]);
+        // A snapshot held across the change still has (and can run) the removed tool.
+        assert!(held.get("one").is_some());
+    }
+
+    #[test]
+    fn writers_racing_each_other_lose_no_change() {
+        let tools = Tools::builtin();
+        let start = std::sync::Barrier::new(2);
+        let names: [Vec<String>; 2] = [
+            (0..50).map(|i| format!("a{i}")).collect(),
+            (0..50).map(|i| format!("b{i}")).collect(),
+        ];
+        std::thread::scope(|s| {
+            for batch in &names {
+                let (tools, start) = (&tools, &start);
+                s.spawn(move || {
+                    start.wait();
+                    for name in batch {
+                        tools.register(Echo(name.clone())).unwrap();
+                        // A reader in between always sees a whole set.
+                        let set = tools.snapshot();
+                        assert_eq!(set.definitions().len(), set.names().len());
+                    }
+                });
+            }
+        });
+        let set = tools.snapshot();
+        for name in names.iter().flatten() {
+            assert!(set.get(name).is_some(), "{name} was lost");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_already_cancelled_does_not_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(dir.path());
+        c.cancel.cancel();
+        let set = Tools::builtin().snapshot();
+        let out = set
+            .get("list_dir")
+            .unwrap()
+            .run(&json!({"path": "."}), &c)
+            .await;
+        assert_eq!(
+            out,
+            ToolOutput::error("list_dir: cancelled before it started")
+        );
+    }
+}
