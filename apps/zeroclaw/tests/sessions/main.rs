@@ -1,6 +1,7 @@
 //! Sessions end to end: the real daemon, a scripted fake LLM provider on 127.0.0.1, and
-//! NDJSON clients. One file per behaviour; one test binary for all of them, so the
-//! dependencies are linked once (see the README's Layout).
+//! NDJSON clients. One file per behaviour, all in this one test binary: as a binary each,
+//! every file would link the whole dependency set again, which doubled the build of the
+//! tests.
 //!
 //! Steps are ordered by what the daemon reports (events, answers, its log) and by the
 //! requests the fake provider records, never by sleeping. The only timeouts are the
