@@ -1,10 +1,14 @@
 //! `classify` over arbitrary bytes: never panics, and agrees with an independent reading of
-//! the envelope table in `docs/protocol.md`. What it accepts survives a re-encode, and what
-//! it answers is itself a well-formed response.
+//! the envelope table in `docs/protocol.md` (the oracle the property tests use too). What it
+//! accepts survives a re-encode, and what it answers is itself a well-formed response.
 #![no_main]
 
+/// The envelope table's oracle, shared with `crates/zeroclaw-rpc/tests/properties.rs`.
+#[path = "../../crates/zeroclaw-rpc/tests/oracle/envelope.rs"]
+mod envelope;
+
 use libfuzzer_sys::fuzz_target;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use zeroclaw_rpc::codes;
 use zeroclaw_rpc::envelope::{Envelope, classify};
 use zeroclaw_rpc::message::{Answer, encode_request, encode_response};
@@ -15,77 +19,8 @@ fuzz_target!(|input: &[u8]| {
     check_round_trip(&got);
 });
 
-/// What the table says a frame gets, leaving out the human messages.
-#[derive(Debug, PartialEq)]
-enum Expected {
-    Reply(i64, Value),
-    Request,
-    Notification,
-    Response,
-    Drop,
-}
-
-fn valid_id(id: &Value) -> bool {
-    matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
-}
-
-fn expected(input: &[u8]) -> Expected {
-    let Ok(value) = serde_json::from_slice::<Value>(input) else {
-        return Expected::Reply(codes::PARSE_ERROR, Value::Null);
-    };
-    let Value::Object(map) = value else {
-        return Expected::Reply(codes::INVALID_REQUEST, Value::Null);
-    };
-    let method = map.contains_key("method");
-    let result = map.contains_key("result");
-    let error = map.contains_key("error");
-    match (method, result || error) {
-        (true, false) => request_shaped(&map),
-        (false, true) => response_shaped(&map, result, error),
-        _ => Expected::Reply(codes::INVALID_REQUEST, Value::Null),
-    }
-}
-
-fn version_ok(map: &Map<String, Value>) -> bool {
-    map.get("jsonrpc") == Some(&Value::String("2.0".into()))
-}
-
-fn request_shaped(map: &Map<String, Value>) -> Expected {
-    let valid = version_ok(map)
-        && map.get("method").is_some_and(Value::is_string)
-        && map
-            .get("params")
-            .is_none_or(|p| p.is_object() || p.is_array())
-        && map.get("id").is_none_or(valid_id);
-    match (valid, map.get("id")) {
-        (true, Some(_)) => Expected::Request,
-        (true, None) => Expected::Notification,
-        (false, None) => Expected::Drop,
-        (false, Some(id)) if valid_id(id) => Expected::Reply(codes::INVALID_REQUEST, id.clone()),
-        (false, Some(_)) => Expected::Reply(codes::INVALID_REQUEST, Value::Null),
-    }
-}
-
-fn response_shaped(map: &Map<String, Value>, result: bool, error: bool) -> Expected {
-    if result && error || !version_ok(map) || !map.get("id").is_some_and(valid_id) {
-        return Expected::Drop;
-    }
-    if error {
-        let Some(Value::Object(e)) = map.get("error") else {
-            return Expected::Drop;
-        };
-        let code_ok = e.get("code").is_some_and(|c| c.as_i64().is_some());
-        let message_ok = e.get("message").is_some_and(Value::is_string);
-        if !(code_ok && message_ok) {
-            return Expected::Drop;
-        }
-    }
-    Expected::Response
-}
-
 fn check_against_table(input: &[u8], got: &Envelope) {
-    let want = expected(input);
-    let seen = match got {
+    match got {
         Envelope::Reply { id, error } => {
             assert!(
                 error.code == codes::PARSE_ERROR || error.code == codes::INVALID_REQUEST,
@@ -93,21 +28,16 @@ fn check_against_table(input: &[u8], got: &Envelope) {
                 error.code
             );
             assert!(
-                valid_id(id),
+                envelope::valid_id(id),
                 "a reply's id must be string/number/null: {id}"
             );
-            Expected::Reply(error.code, id.clone())
         }
-        Envelope::Request { .. } => Expected::Request,
-        Envelope::Notification { .. } => Expected::Notification,
-        Envelope::Response { id, .. } => {
-            assert!(valid_id(id));
-            Expected::Response
-        }
-        Envelope::Drop { .. } => Expected::Drop,
-    };
+        Envelope::Response { id, .. } => assert!(envelope::valid_id(id)),
+        Envelope::Request { .. } | Envelope::Notification { .. } | Envelope::Drop { .. } => {}
+    }
     assert_eq!(
-        seen, want,
+        envelope::verdict(got),
+        envelope::expected(input),
         "classify disagrees with the envelope table: {got:?}"
     );
 }

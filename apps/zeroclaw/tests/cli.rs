@@ -7,36 +7,18 @@ mod common;
 use assert_cmd::Command;
 use common::*;
 use predicates::prelude::*;
-use serde_json::json;
+use serde_json::{Value, json};
 use zeroclaw_testkit::{FakeProvider, openai};
 
-/// A daemon whose provider is `fake`.
-fn setup(fake: &FakeProvider, extra: &str) -> (TestDir, Daemon) {
-    let dir = TestDir::new();
-    std::fs::create_dir_all(dir.config_dir()).unwrap();
-    std::fs::write(
-        dir.config_dir().join("config.toml"),
-        format!(
-            "[provider]\nbase_url = \"{}\"\nmodel = \"fake\"\nmax_retries = 0\n{extra}",
-            fake.base_url()
-        ),
-    )
-    .unwrap();
-    let daemon = dir.start(&[]);
-    (dir, daemon)
-}
-
+/// `zeroclaw --config-dir <dir>/cfg` for `assert_cmd`, without `RUST_LOG`: what the
+/// commands print is the subject.
 fn zeroclaw(dir: &TestDir) -> Command {
-    let mut cmd = Command::new(bin());
-    cmd.arg("--config-dir")
-        .arg(dir.config_dir())
-        .env_remove("ZEROCLAW_SOCKET")
-        .env_remove("ZEROCLAW_DATA_DIR")
-        .env_remove("ZEROCLAW_CONFIG_DIR")
-        .env_remove("RUST_LOG");
+    let mut cmd = Command::from_std(dir.command(&[]));
+    cmd.env_remove("RUST_LOG");
     cmd
 }
 
+/// The model says something, then calls bash.
 fn bash_call(command: &str) -> zeroclaw_testkit::Reply {
     let args = json!({ "command": command }).to_string();
     openai::Builder::new()
@@ -47,19 +29,20 @@ fn bash_call(command: &str) -> zeroclaw_testkit::Reply {
 
 #[test]
 fn call_prints_the_result_as_pretty_json() {
-    let fake = FakeProvider::start_blocking().unwrap();
-    let (dir, daemon) = setup(&fake, "");
-    let out = zeroclaw(&dir).args(["call", "status"]).assert().success();
-    let status: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(status["pid"], json!(daemon.pid()));
+    let env = Env::new("", "");
+    let out = zeroclaw(&env.dir)
+        .args(["call", "status"])
+        .assert()
+        .success();
+    let status: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(status["pid"], json!(env.daemon.pid()));
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("\n  \"pid\""));
 }
 
 #[test]
 fn call_errors_go_to_stderr_with_their_code_and_exit_nonzero() {
-    let fake = FakeProvider::start_blocking().unwrap();
-    let (dir, _daemon) = setup(&fake, "");
-    zeroclaw(&dir)
+    let env = Env::new("", "");
+    zeroclaw(&env.dir)
         .args(["call", "session/messages", r#"{"sessionId":"nope"}"#])
         .assert()
         .code(1)
@@ -67,12 +50,12 @@ fn call_errors_go_to_stderr_with_their_code_and_exit_nonzero() {
         .stderr(predicate::str::contains(
             "error -32000: no session \"nope\"",
         ));
-    zeroclaw(&dir)
+    zeroclaw(&env.dir)
         .args(["call", "no/such/method"])
         .assert()
         .code(1)
         .stderr(predicate::str::contains("error -32601"));
-    zeroclaw(&dir)
+    zeroclaw(&env.dir)
         .args(["call", "status", "{not json"])
         .assert()
         .failure()
@@ -81,41 +64,37 @@ fn call_errors_go_to_stderr_with_their_code_and_exit_nonzero() {
 
 #[test]
 fn call_with_events_prints_notifications_as_ndjson_on_stderr() {
-    let fake = FakeProvider::start_blocking().unwrap();
-    fake.push(openai::text(&["Hello", " there"]));
-    let (dir, daemon) = setup(&fake, "");
-    let mut conn = daemon.client();
-    let session = conn.call("session/new", json!({"cwd": dir.path()}))["sessionId"].clone();
-    conn.send(&json!({"jsonrpc": "2.0", "method": "session/prompt", "params": {"sessionId": session, "prompt": "hi"}, "id": "p"}));
-    // Events of the turn come first; the answer ends it.
-    while conn.recv()["id"] != json!("p") {}
-    let out = zeroclaw(&dir)
+    let env = Env::new("", "");
+    env.fake.push(openai::text(&["Hello", " there"]));
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    client.prompt(&session, "hi", no_questions).result();
+    let out = zeroclaw(&env.dir)
         .args(["call", "--events", "session/load"])
         .arg(json!({"sessionId": session, "replay": true}).to_string())
         .assert()
         .success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    let events: Vec<serde_json::Value> = stderr
+    // Each line a whole notification; their params, in order:
+    let events: Vec<Value> = stderr
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["params"].clone())
         .collect();
-    let kinds: Vec<&str> = events
-        .iter()
-        .map(|e| e["params"]["type"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["user_message_chunk", "agent_message_chunk"]);
-    assert_eq!(events[1]["params"]["text"], "Hello there");
+    assert_eq!(
+        types(&events),
+        ["user_message_chunk", "agent_message_chunk"]
+    );
+    assert_eq!(events[1]["text"], "Hello there");
 }
 
 #[test]
 fn prompt_streams_the_answer_to_stdout_and_runs_a_call_approved_by_approve_all() {
-    let fake = FakeProvider::start_blocking().unwrap();
-    fake.push(bash_call("echo from-the-tool"));
-    fake.push(openai::text(&["The tool ", "said hello."]));
-    let (dir, _daemon) = setup(&fake, "");
-    let out = zeroclaw(&dir)
+    let env = Env::new("", "");
+    env.fake.push(bash_call("echo from-the-tool"));
+    env.fake.push(openai::text(&["The tool ", "said hello."]));
+    let out = zeroclaw(&env.dir)
         .args(["prompt", "--approve", "all", "--cwd"])
-        .arg(dir.path())
+        .arg(&env.work)
         .arg("run the tool")
         .assert()
         .code(0);
@@ -125,7 +104,7 @@ fn prompt_streams_the_answer_to_stdout_and_runs_a_call_approved_by_approve_all()
     assert!(stderr.contains("→ bash echo from-the-tool"), "{stderr}");
     assert!(stderr.contains("from-the-tool\n[exit code 0]"), "{stderr}");
     // The tool's output went back to the model.
-    let second = &fake.wait_for_requests(2)[1].body;
+    let second = &env.fake.wait_for_requests(2)[1].body;
     let tool_message = second["messages"]
         .as_array()
         .unwrap()
@@ -142,13 +121,12 @@ fn prompt_streams_the_answer_to_stdout_and_runs_a_call_approved_by_approve_all()
 
 #[test]
 fn prompt_with_approve_none_refuses_the_call() {
-    let fake = FakeProvider::start_blocking().unwrap();
-    fake.push(bash_call("touch created-by-the-tool"));
-    fake.push(openai::text(&["Understood, I will not."]));
-    let (dir, _daemon) = setup(&fake, "");
-    let out = zeroclaw(&dir)
+    let env = Env::new("", "");
+    env.fake.push(bash_call("touch created-by-the-tool"));
+    env.fake.push(openai::text(&["Understood, I will not."]));
+    let out = zeroclaw(&env.dir)
         .args(["prompt", "--approve", "none", "--cwd"])
-        .arg(dir.path())
+        .arg(&env.work)
         .arg("make a file")
         .assert()
         .code(0);
@@ -158,7 +136,7 @@ fn prompt_with_approve_none_refuses_the_call() {
         stderr.contains("✗ the user rejected this bash call"),
         "{stderr}"
     );
-    assert!(!dir.path().join("created-by-the-tool").exists());
+    assert!(!env.work.join("created-by-the-tool").exists());
     assert!(
         String::from_utf8_lossy(&out.get_output().stdout).ends_with("Understood, I will not.\n")
     );
@@ -166,19 +144,18 @@ fn prompt_with_approve_none_refuses_the_call() {
 
 #[test]
 fn prompt_reads_the_prompt_from_stdin_and_defaults_to_refusing_without_a_terminal() {
-    let fake = FakeProvider::start_blocking().unwrap();
-    fake.push(bash_call("touch nope"));
-    fake.push(openai::text(&["ok"]));
-    let (dir, _daemon) = setup(&fake, "");
-    zeroclaw(&dir)
+    let env = Env::new("", "");
+    env.fake.push(bash_call("touch nope"));
+    env.fake.push(openai::text(&["ok"]));
+    zeroclaw(&env.dir)
         .args(["prompt", "--cwd"])
-        .arg(dir.path())
+        .arg(&env.work)
         .arg("-")
         .write_stdin("the prompt from stdin\n")
         .assert()
         .code(0)
         .stdout(predicate::str::contains("ok"));
-    let first = &fake.wait_for_requests(1)[0].body;
+    let first = &env.fake.wait_for_requests(1)[0].body;
     let user = first["messages"]
         .as_array()
         .unwrap()
@@ -186,28 +163,27 @@ fn prompt_reads_the_prompt_from_stdin_and_defaults_to_refusing_without_a_termina
         .find(|m| m["role"] == "user")
         .unwrap();
     assert_eq!(user["content"], "the prompt from stdin\n");
-    assert!(!dir.path().join("nope").exists());
+    assert!(!env.work.join("nope").exists());
 }
 
 #[test]
 fn prompt_exit_status_tells_max_turns_and_errors_apart() {
-    let fake = FakeProvider::start_blocking().unwrap();
-    fake.push(bash_call("true"));
-    let (dir, _daemon) = setup(
-        &fake,
+    let env = Env::new(
+        "",
         "[agent]\nmax_steps = 1\n[approvals]\nbash = \"allow\"\n",
     );
-    zeroclaw(&dir)
+    env.fake.push(bash_call("true"));
+    zeroclaw(&env.dir)
         .args(["prompt", "--cwd"])
-        .arg(dir.path())
+        .arg(&env.work)
         .arg("loop")
         .assert()
         .code(3)
         .stderr(predicate::str::contains("agent.max_steps"));
     // No scripted reply left: the fake answers 500, a provider error.
-    zeroclaw(&dir)
+    zeroclaw(&env.dir)
         .args(["prompt", "--cwd"])
-        .arg(dir.path())
+        .arg(&env.work)
         .arg("fail")
         .assert()
         .code(1)
@@ -216,13 +192,12 @@ fn prompt_exit_status_tells_max_turns_and_errors_apart() {
 
 #[test]
 fn prompt_continues_a_session_and_sessions_lists_and_shows_it() {
-    let fake = FakeProvider::start_blocking().unwrap();
-    fake.push(openai::text(&["first answer"]));
-    fake.push(openai::text(&["second answer"]));
-    let (dir, _daemon) = setup(&fake, "");
-    let out = zeroclaw(&dir)
+    let env = Env::new("", "");
+    env.fake.push(openai::text(&["first answer"]));
+    env.fake.push(openai::text(&["second answer"]));
+    let out = zeroclaw(&env.dir)
         .args(["prompt", "--cwd"])
-        .arg(dir.path())
+        .arg(&env.work)
         .arg("first question")
         .assert()
         .code(0);
@@ -232,12 +207,12 @@ fn prompt_continues_a_session_and_sessions_lists_and_shows_it() {
         .find_map(|l| l.strip_prefix("session "))
         .unwrap()
         .to_owned();
-    zeroclaw(&dir)
+    zeroclaw(&env.dir)
         .args(["prompt", "--session", &id, "second question"])
         .assert()
         .code(0)
         .stdout("second answer\n");
-    let second = &fake.wait_for_requests(2)[1].body;
+    let second = &env.fake.wait_for_requests(2)[1].body;
     let contents: Vec<&str> = second["messages"]
         .as_array()
         .unwrap()
@@ -246,29 +221,29 @@ fn prompt_continues_a_session_and_sessions_lists_and_shows_it() {
         .collect();
     assert!(contents.contains(&"first question") && contents.contains(&"first answer"));
 
-    zeroclaw(&dir)
+    zeroclaw(&env.dir)
         .arg("sessions")
         .assert()
         .success()
         .stdout(predicate::str::contains(&id).and(predicate::str::contains("first question")));
-    let out = zeroclaw(&dir)
+    let out = zeroclaw(&env.dir)
         .args(["sessions", "--json"])
         .assert()
         .success();
-    let list: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let list: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(list[0]["messageCount"], json!(4));
-    zeroclaw(&dir)
+    zeroclaw(&env.dir)
         .args(["sessions", "show", &id])
         .assert()
         .success()
         .stdout(predicate::str::contains(
             "> first question\nfirst answer\n\n> second question\nsecond answer\n",
         ));
-    zeroclaw(&dir)
+    zeroclaw(&env.dir)
         .args(["sessions", "delete", &id])
         .assert()
         .success();
-    zeroclaw(&dir)
+    zeroclaw(&env.dir)
         .args(["sessions", "show", &id])
         .assert()
         .failure()
@@ -280,15 +255,7 @@ fn prompt_starts_an_ephemeral_daemon_when_none_runs() {
     let fake = FakeProvider::start_blocking().unwrap();
     fake.push(openai::text(&["started for you"]));
     let dir = TestDir::new();
-    std::fs::create_dir_all(dir.config_dir()).unwrap();
-    std::fs::write(
-        dir.config_dir().join("config.toml"),
-        format!(
-            "[provider]\nbase_url = \"{}\"\nmodel = \"fake\"\n",
-            fake.base_url()
-        ),
-    )
-    .unwrap();
+    dir.write_config(&provider_config(&fake.base_url(), "", ""));
     zeroclaw(&dir)
         .args(["prompt", "--cwd"])
         .arg(dir.path())

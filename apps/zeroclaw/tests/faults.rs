@@ -11,102 +11,51 @@
 
 mod common;
 
-use common::hardening::*;
 use common::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
-use std::time::Duration;
-use zeroclaw_testkit::{FakeProvider, Gate, Recorded, Reply, Step, openai};
+use zeroclaw_testkit::{FakeProvider, Gate, Reply, Step, openai};
 
 const PROVIDER_ERROR: i64 = -32004;
 const INTERNAL_ERROR: i64 = -32603;
 const INTERRUPTED_LOG: &str = "marked turns left running by a previous daemon as interrupted";
 
-/// A daemon talking to a fake provider, and a working directory for sessions.
-struct Env {
-    // Field order is drop order: the daemon goes first, the temp dir last.
-    daemon: Daemon,
-    fake: FakeProvider,
-    work: PathBuf,
-    dir: TestDir,
-}
-
-impl Env {
-    /// A daemon with `idle_timeout_secs = idle` and the extra config tables `rest`.
-    fn new(idle: u64, rest: &str) -> Self {
-        Self::limited(idle, rest, &[], Limits::default())
-    }
-
-    fn limited(idle: u64, rest: &str, env: &[(&str, &str)], limits: Limits) -> Self {
-        let fake = FakeProvider::start_blocking().unwrap();
-        let dir = TestDir::new();
-        write_config(&dir, &config_for(&fake.base_url(), idle, rest));
-        let work = dir.path().join("work");
-        std::fs::create_dir_all(&work).unwrap();
-        let daemon = start_limited(&dir, &[], env, limits);
-        Self {
-            daemon,
-            fake,
-            work,
-            dir,
-        }
-    }
-
-    /// SIGKILLs the daemon and starts a new one (no limits) on the same directory.
-    fn kill_and_restart(&mut self) {
-        self.daemon.signal(rustix::process::Signal::KILL);
-        assert!(!self.daemon.wait_exit().success());
-        self.daemon = self.dir.start(&[]);
-    }
-}
-
 /// The daemon still answers `status` on a fresh connection, with no turn left running.
 fn assert_serving(daemon: &Daemon) {
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     let status = conn.call("status", json!({}));
     assert_eq!(status["pid"], json!(daemon.pid()), "{status}");
     assert_eq!(status["sessions"]["running"], json!(0), "{status}");
 }
 
-/// The `content` of the tool message answering `call_id` in a recorded provider request.
-fn tool_content(request: &Recorded, call_id: &str) -> String {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
-        .unwrap_or_else(|| panic!("no tool message for {call_id}: {}", request.body))["content"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
-fn bash_call(id: &str, command: &str) -> Reply {
-    openai::Builder::new()
-        .tool_call(0, id, "bash", &json!({ "command": command }).to_string(), 2)
-        .build()
-}
-
 /// Asserts a failed prompt: error `code`, the turn's id in `data`, and a `turn_complete`
-/// with `stopReason: "error"` among the frames before the answer when the turn was stored.
-fn assert_failed_turn(answer: &Value, frames: &[Value], code: i64) -> Value {
+/// with `stopReason: "error"` among the events before the answer when the turn was stored.
+fn assert_failed_turn(turn: &TurnLog, code: i64) -> Value {
+    let answer = &turn.answer;
     assert_eq!(error_code(answer), code, "{answer}");
-    let error = answer["error"].clone();
+    let error = turn.error().clone();
     assert!(error["data"]["turnId"].is_string(), "{answer}");
     if error["data"]["stored"] == json!(true) {
-        let complete = updates(frames, "turn_complete");
-        assert_eq!(complete.len(), 1, "{frames:#?}");
-        assert_eq!(complete[0]["stopReason"], "error", "{frames:#?}");
+        let complete = turn.of_type("turn_complete");
+        assert_eq!(complete.len(), 1, "{:#?}", turn.events);
+        assert_eq!(complete[0]["stopReason"], "error", "{:#?}", turn.events);
     }
     error
 }
 
-/// After a SIGKILL, a restart reports no turn left `running`: every turn that ended was
-/// marked as ended in the database. (Store::open logs before "listening".)
-fn assert_no_turn_left_running(env: &mut Env) {
+/// After a failed turn: the session takes the next prompt (its answer is `text`), a fresh
+/// connection is served, and after a SIGKILL the restart reports no turn left `running`:
+/// every turn that ended was marked as ended in the database. (Store::open logs before
+/// "listening".)
+fn assert_recovered(mut env: Env, mut client: Client, session: &str, text: &str) {
+    let turn = client.prompt(session, "again", no_questions);
+    assert_eq!(turn.result()["stopReason"], "end_turn");
+    assert_eq!(turn.result()["text"], text);
+    assert_serving(&env.daemon);
+    drop(client);
     env.kill_and_restart();
     assert!(
         !env.daemon.log_text().contains(INTERRUPTED_LOG),
@@ -121,15 +70,16 @@ fn assert_no_turn_left_running(env: &mut Env) {
 
 #[test]
 fn a_stalled_provider_fails_the_turn_as_a_timeout_and_the_daemon_keeps_serving() {
-    let mut env = Env::new(1, "");
+    let env = Env::new("idle_timeout_secs = 1", "");
     env.fake
         .push(openai::Builder::new().text("partial ").stall().build());
     env.fake.push(openai::text(&["recovered"]));
-    let mut conn = env.daemon.client();
-    let session = new_session(&mut conn, &env.work);
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
 
-    let (answer, frames) = prompt(&mut conn, &session, "stall please");
-    let error = assert_failed_turn(&answer, &frames, PROVIDER_ERROR);
+    let turn = client.prompt(&session, "stall please", no_questions);
+    let answer = &turn.answer;
+    let error = assert_failed_turn(&turn, PROVIDER_ERROR);
     assert_eq!(error["data"]["kind"], "timeout", "{answer}");
     assert!(
         error["message"]
@@ -141,26 +91,21 @@ fn a_stalled_provider_fails_the_turn_as_a_timeout_and_the_daemon_keeps_serving()
     assert_eq!(error["data"]["stored"], json!(true), "{answer}");
 
     // Status works on the same connection, and nothing is running any more.
-    let status = conn.call("status", json!({}));
+    let status = client.call("status", json!({}));
     assert_eq!(status["sessions"]["running"], json!(0), "{status}");
     // What arrived before the stall is kept.
-    let stored = messages(&mut conn, &session);
+    let stored = client.messages(&session);
     assert_eq!(kinds(&stored), ["user", "assistant"], "{stored:#?}");
     assert_eq!(stored[1]["text"], "partial ");
 
     // The same session takes the next prompt.
-    let result = prompt_ok(&mut conn, &session, "again");
-    assert_eq!(result["stopReason"], "end_turn");
-    assert_eq!(result["text"], "recovered");
-    assert_serving(&env.daemon);
-    drop(conn);
-    assert_no_turn_left_running(&mut env);
+    assert_recovered(env, client, &session, "recovered");
 }
 
 #[test]
 fn a_provider_that_resets_mid_stream_fails_the_turn_as_a_stream_error_and_the_daemon_keeps_serving()
 {
-    let mut env = Env::new(2, "");
+    let env = Env::new("idle_timeout_secs = 2", "");
     let gate = Gate::new();
     env.fake.push(
         openai::Builder::new()
@@ -170,38 +115,26 @@ fn a_provider_that_resets_mid_stream_fails_the_turn_as_a_stream_error_and_the_da
             .build(),
     );
     env.fake.push(openai::text(&["whole answer"]));
-    let mut conn = env.daemon.client();
-    let session = new_session(&mut conn, &env.work);
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
 
-    let id = send_request(
-        &mut conn,
-        "session/prompt",
-        json!({"sessionId": session, "prompt": "reset please"}),
-    );
+    let id = client.start_prompt(&session, "reset please");
     // The reset comes mid-stream: after the daemon relayed the first text.
-    let (chunk, mut frames) = read_until(&mut conn, |f| {
-        f["method"] == "session/update" && f["params"]["type"] == "agent_message_chunk"
-    });
-    assert_eq!(chunk["params"]["text"], "half an ans");
+    let chunk = client.wait_event("agent_message_chunk");
+    assert_eq!(chunk["text"], "half an ans");
     gate.open();
-    let (answer, rest) = answer_of(&mut conn, &id);
-    frames.push(chunk);
-    frames.extend(rest);
-    let error = assert_failed_turn(&answer, &frames, PROVIDER_ERROR);
-    assert_eq!(error["data"]["kind"], "stream", "{answer}");
+    let turn = client.drive(&id, no_questions);
+    let error = assert_failed_turn(&turn, PROVIDER_ERROR);
+    assert_eq!(error["data"]["kind"], "stream", "{}", turn.answer);
 
-    let stored = messages(&mut conn, &session);
+    let stored = client.messages(&session);
     assert_eq!(kinds(&stored), ["user", "assistant"], "{stored:#?}");
-    let result = prompt_ok(&mut conn, &session, "again");
-    assert_eq!(result["text"], "whole answer");
-    assert_serving(&env.daemon);
-    drop(conn);
-    assert_no_turn_left_running(&mut env);
+    assert_recovered(env, client, &session, "whole answer");
 }
 
 #[test]
 fn a_provider_that_answers_garbage_ends_the_turn_cleanly_and_the_daemon_keeps_serving() {
-    let mut env = Env::new(2, "");
+    let env = Env::new("idle_timeout_secs = 2", "");
     let garbage: Vec<(&str, Reply)> = vec![
         (
             "malformed SSE lines only",
@@ -236,15 +169,16 @@ fn a_provider_that_answers_garbage_ends_the_turn_cleanly_and_the_daemon_keeps_se
             )]),
         ),
     ];
-    let mut conn = env.daemon.client();
-    let session = new_session(&mut conn, &env.work);
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
     for (what, reply) in garbage {
         env.fake.push(reply);
-        let (answer, frames) = prompt(&mut conn, &session, what);
+        let turn = client.prompt(&session, what, no_questions);
+        let answer = &turn.answer;
         match answer.get("error") {
             // A clear error is acceptable...
             Some(_) => {
-                let error = assert_failed_turn(&answer, &frames, PROVIDER_ERROR);
+                let error = assert_failed_turn(&turn, PROVIDER_ERROR);
                 assert!(!error["message"].as_str().unwrap().is_empty(), "{answer}");
             }
             // ...and so is an empty answer.
@@ -257,21 +191,17 @@ fn a_provider_that_answers_garbage_ends_the_turn_cleanly_and_the_daemon_keeps_se
             }
         }
         assert_eq!(
-            conn.call("status", json!({}))["sessions"]["running"],
+            client.call("status", json!({}))["sessions"]["running"],
             json!(0)
         );
     }
     env.fake.push(openai::text(&["sane again"]));
-    let result = prompt_ok(&mut conn, &session, "and now?");
-    assert_eq!(result["text"], "sane again");
-    assert_serving(&env.daemon);
-    drop(conn);
-    assert_no_turn_left_running(&mut env);
+    assert_recovered(env, client, &session, "sane again");
 }
 
 #[test]
 fn a_provider_event_without_end_is_cut_off_at_its_size_cap_as_a_stream_error() {
-    let mut env = Env::new(5, "");
+    let env = Env::new("idle_timeout_secs = 5", "");
     // 17 MiB of one `data:` line that never ends: past the 16 MiB cap on one event.
     let mut endless = b"data: ".to_vec();
     endless.resize(17 * 1024 * 1024, b'a');
@@ -283,22 +213,17 @@ fn a_provider_event_without_end_is_cut_off_at_its_size_cap_as_a_stream_error() {
             .build(),
     );
     env.fake.push(openai::text(&["small again"]));
-    let mut conn = env.daemon.client();
-    let session = new_session(&mut conn, &env.work);
-    let (answer, frames) = prompt(&mut conn, &session, "flood");
-    let error = assert_failed_turn(&answer, &frames, PROVIDER_ERROR);
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let turn = client.prompt(&session, "flood", no_questions);
+    let answer = &turn.answer;
+    let error = assert_failed_turn(&turn, PROVIDER_ERROR);
     assert_eq!(error["data"]["kind"], "stream", "{answer}");
     assert!(
         error["message"].as_str().unwrap().contains("16 MiB"),
         "{answer}"
     );
-    assert_eq!(
-        prompt_ok(&mut conn, &session, "again")["text"],
-        "small again"
-    );
-    assert_serving(&env.daemon);
-    drop(conn);
-    assert_no_turn_left_running(&mut env);
+    assert_recovered(env, client, &session, "small again");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -319,15 +244,16 @@ fn store_failure_scenario(env: &mut Env) -> String {
     env.fake.push(openai::text(&["first answer"]));
     env.fake.push(big_answer());
     env.fake.push(openai::text(&["third answer"]));
-    let mut conn = env.daemon.client();
-    let session = new_session(&mut conn, &env.work);
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
     assert_eq!(
-        prompt_ok(&mut conn, &session, "first")["text"],
+        client.prompt(&session, "first", no_questions).result()["text"],
         "first answer"
     );
 
-    let (answer, frames) = prompt(&mut conn, &session, "second");
-    let error = assert_failed_turn(&answer, &frames, INTERNAL_ERROR);
+    let turn = client.prompt(&session, "second", no_questions);
+    let answer = &turn.answer;
+    let error = assert_failed_turn(&turn, INTERNAL_ERROR);
     eprintln!("the failed turn's answer: {answer}");
     let message = error["message"].as_str().unwrap();
     assert!(
@@ -339,13 +265,13 @@ fn store_failure_scenario(env: &mut Env) -> String {
 
     // The daemon keeps serving, reads still work, and a small turn is stored again.
     assert_eq!(
-        conn.call("status", json!({}))["sessions"]["running"],
+        client.call("status", json!({}))["sessions"]["running"],
         json!(0)
     );
-    let stored = messages(&mut conn, &session);
+    let stored = client.messages(&session);
     assert_eq!(kinds(&stored), ["user", "assistant", "user"], "{stored:#?}");
     assert_eq!(
-        prompt_ok(&mut conn, &session, "third")["text"],
+        client.prompt(&session, "third", no_questions).result()["text"],
         "third answer"
     );
     assert_serving(&env.daemon);
@@ -359,8 +285,8 @@ fn store_failure_scenario(env: &mut Env) -> String {
 
 /// After a restart without the fault: everything stored before (and after) is there.
 fn assert_history_survived(env: &mut Env, session: &str) {
-    let mut conn = env.daemon.client();
-    let stored = messages(&mut conn, session);
+    let mut client = env.daemon.client();
+    let stored = client.messages(session);
     assert_eq!(
         kinds(&stored),
         ["user", "assistant", "user", "user", "assistant"],
@@ -380,7 +306,7 @@ fn a_database_write_past_the_file_size_limit_fails_the_turn_and_keeps_what_was_s
         ignore_sigxfsz: true,
         ..Limits::default()
     };
-    let mut env = Env::limited(2, "", &[], limits);
+    let mut env = Env::limited("idle_timeout_secs = 2", "", limits);
     let session = store_failure_scenario(&mut env);
     // An orderly stop still works, then a daemon without the limit finds everything.
     env.daemon.signal(rustix::process::Signal::TERM);
@@ -402,18 +328,15 @@ fn a_file_size_limit_does_not_kill_the_daemon_even_when_sigxfsz_is_not_ignored_b
         ignore_sigxfsz: false,
         ..Limits::default()
     };
-    let mut env = Env::limited(2, "", &[], limits);
+    let mut env = Env::limited("idle_timeout_secs = 2", "", limits);
     env.fake.push(big_answer());
-    let mut conn = env.daemon.client();
-    let session = new_session(&mut conn, &env.work);
-    let id = send_request(
-        &mut conn,
-        "session/prompt",
-        json!({"sessionId": session, "prompt": "too big to store"}),
-    );
-    let answered = std::iter::from_fn(|| conn.recv_line()).any(|line| {
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let id = client.start_prompt(&session, "too big to store");
+    // Read on to the answer, or to the end of the stream if the daemon died.
+    let answered = std::iter::from_fn(|| client.conn.recv_line()).any(|line| {
         let frame: Value = serde_json::from_str(&line).unwrap();
-        is_answer_to(&frame, &id)
+        is_response(&frame) && frame["id"] == id
     });
     if !answered {
         let status = env.daemon.wait_exit();
@@ -490,7 +413,11 @@ fn a_full_disk_fails_the_turn_clearly_and_the_daemon_recovers_once_space_is_free
         return;
     };
     let fake = FakeProvider::start_blocking().unwrap();
-    write_config(&dir, &config_for(&fake.base_url(), 2, ""));
+    dir.write_config(&provider_config(
+        &fake.base_url(),
+        "idle_timeout_secs = 2",
+        "",
+    ));
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     let socket = data.join("daemon.sock");
@@ -503,16 +430,17 @@ fn a_full_disk_fails_the_turn_clearly_and_the_daemon_recovers_once_space_is_free
     fake.push(openai::text(&["first answer"]));
     fake.push(big_answer());
     fake.push(openai::text(&["third answer"]));
-    let mut conn = daemon.client();
-    let session = new_session(&mut conn, &work);
+    let mut client = daemon.client();
+    let session = client.new_session(&work);
     assert_eq!(
-        prompt_ok(&mut conn, &session, "first")["text"],
+        client.prompt(&session, "first", no_questions).result()["text"],
         "first answer"
     );
 
     let filler = fill(&data);
-    let (answer, frames) = prompt(&mut conn, &session, "second");
-    let error = assert_failed_turn(&answer, &frames, INTERNAL_ERROR);
+    let turn = client.prompt(&session, "second", no_questions);
+    let answer = &turn.answer;
+    let error = assert_failed_turn(&turn, INTERNAL_ERROR);
     eprintln!("the failed turn's answer: {answer}");
     let message = error["message"].as_str().unwrap();
     assert!(
@@ -521,23 +449,23 @@ fn a_full_disk_fails_the_turn_clearly_and_the_daemon_recovers_once_space_is_free
     );
     assert!(daemon.is_running());
     assert_eq!(
-        conn.call("status", json!({}))["sessions"]["running"],
+        client.call("status", json!({}))["sessions"]["running"],
         json!(0)
     );
 
     // Space comes back: the next turn is stored again.
     std::fs::remove_file(filler).unwrap();
     assert_eq!(
-        prompt_ok(&mut conn, &session, "third")["text"],
+        client.prompt(&session, "third", no_questions).result()["text"],
         "third answer"
     );
-    drop(conn);
+    drop(client);
     daemon.signal(rustix::process::Signal::TERM);
     assert!(daemon.wait_exit().success(), "{}", daemon.log_text());
 
     let daemon = dir.start_with(&[], &data_env);
-    let mut conn = daemon.client();
-    let stored = messages(&mut conn, &session);
+    let mut client = daemon.client();
+    let stored = client.messages(&session);
     let texts: Vec<&str> = stored.iter().map(|m| m["text"].as_str().unwrap()).collect();
     // Whether the failed turn's prompt was stored depends on where the disk ran out; the
     // first and third turns must be there in full.
@@ -556,11 +484,12 @@ fn a_full_disk_fails_the_turn_clearly_and_the_daemon_recovers_once_space_is_free
 #[test]
 fn sigkill_mid_turn_keeps_the_completed_steps_and_the_session_takes_new_prompts() {
     // A long idle timeout: the stalled second step is ended by the kill, not the timeout.
-    let mut env = Env::new(60, "");
+    let mut env = Env::new("idle_timeout_secs = 60", BASH_ALLOWED);
     let marker = env.work.join("step-one-ran");
     env.fake.push(bash_call(
         "call_one",
         &format!("echo step-one && touch {}", marker.display()),
+        2,
     ));
     env.fake.push(
         openai::Builder::new()
@@ -568,54 +497,43 @@ fn sigkill_mid_turn_keeps_the_completed_steps_and_the_session_takes_new_prompts(
             .stall()
             .build(),
     );
-    let mut conn = env.daemon.client();
-    let session = new_session(&mut conn, &env.work);
-    let id = send_request(
-        &mut conn,
-        "session/prompt",
-        json!({"sessionId": session, "prompt": "two steps"}),
-    );
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let id = client.start_prompt(&session, "two steps");
     // The second model call has started, so step one (call and result) is stored.
     env.fake.wait_for_requests(2);
-    read_until(&mut conn, |f| {
-        f["method"] == "session/update" && f["params"]["type"] == "agent_message_chunk"
-    });
+    client.wait_event("agent_message_chunk");
     assert!(marker.exists());
 
     env.kill_and_restart();
     // The prompt's connection died with the daemon, unanswered.
-    let rest = std::iter::from_fn(|| conn.recv_line()).collect::<Vec<_>>();
+    let rest = std::iter::from_fn(|| client.conn.recv_line()).collect::<Vec<_>>();
     assert!(
         rest.iter().all(|l| !l.contains(&format!("{id}"))),
         "{rest:?}"
     );
     env.daemon.wait_for_log(INTERRUPTED_LOG);
 
-    let mut conn = env.daemon.client();
-    let stored = messages(&mut conn, &session);
+    let mut client = env.daemon.client();
+    let stored = client.messages(&session);
     assert_eq!(
         kinds(&stored),
         ["user", "tool_call", "tool_result"],
         "{stored:#?}"
     );
-    assert!(
-        stored[2]["rawOutput"]
-            .as_str()
-            .unwrap()
-            .contains("step-one"),
-        "{stored:#?}"
-    );
-    let list = conn.call("session/list", json!({}));
+    assert!(output(&stored[2]).contains("step-one"), "{stored:#?}");
+    let list = client.call("session/list", json!({}));
     assert_eq!(list["sessions"][0]["running"], json!(false), "{list}");
 
     // Not left busy: a new prompt on the session runs (no -32002), with the history.
-    conn.call("session/load", json!({"sessionId": session}));
+    client.call("session/load", json!({"sessionId": session}));
     env.fake.push(openai::text(&["after the restart"]));
-    let result = prompt_ok(&mut conn, &session, "still there?");
+    let turn = client.prompt(&session, "still there?", no_questions);
+    let result = turn.result();
     assert_eq!(result["text"], "after the restart");
     let requests = env.fake.wait_for_requests(3);
     assert!(
-        tool_content(&requests[2], "call_one").contains("step-one"),
+        tool_content(&requests[2].body, "call_one").contains("step-one"),
         "{}",
         requests[2].body
     );
@@ -628,38 +546,33 @@ fn sigkill_mid_turn_keeps_the_completed_steps_and_the_session_takes_new_prompts(
 #[test]
 fn a_client_killed_while_an_approval_waits_lets_it_time_out_and_the_turn_completes() {
     let env = Env::new(
-        30,
+        "idle_timeout_secs = 30",
         "[approvals]\nbash = \"ask\"\ntimeout_secs = 1\n[agent]\nask_user_timeout_secs = 600\n",
     );
     let marker = env.work.join("must-not-exist");
     env.fake.push(bash_call(
         "call_ask",
         &format!("touch {}", marker.display()),
+        2,
     ));
     env.fake.push(openai::text(&["done without it"]));
-    let mut conn = env.daemon.client();
-    let session = new_session(&mut conn, &env.work);
-    send_request(
-        &mut conn,
-        "session/prompt",
-        json!({"sessionId": session, "prompt": "run it"}),
-    );
-    read_until(&mut conn, |f| {
-        f["method"] == "session/update" && f["params"]["type"] == "approval_request"
-    });
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    client.start_prompt(&session, "run it");
+    client.wait_event("approval_request");
     // The client dies without answering.
-    drop(conn);
+    drop(client);
 
     // The approval times out (timeout_secs = 1), the call is refused, the turn goes on.
     let requests = env.fake.wait_for_requests(2);
-    let refusal = tool_content(&requests[1], "call_ask");
+    let refusal = tool_content(&requests[1].body, "call_ask");
     assert!(refusal.contains("nobody answered"), "{refusal}");
     env.daemon.wait_for_log("turn ended");
     assert!(!marker.exists(), "the refused command ran");
 
     assert_serving(&env.daemon);
-    let mut conn = env.daemon.client();
-    let stored = messages(&mut conn, &session);
+    let mut client = env.daemon.client();
+    let stored = client.messages(&session);
     assert_eq!(
         kinds(&stored),
         ["user", "tool_call", "tool_result", "assistant"],
@@ -672,41 +585,27 @@ fn a_client_killed_while_an_approval_waits_lets_it_time_out_and_the_turn_complet
 #[test]
 fn a_client_killed_while_its_elicitation_waits_fails_the_question_at_once_and_the_turn_completes() {
     // A timeout far beyond the test's hang guard: only the disconnect can end the wait.
-    let env = Env::new(30, "[agent]\nask_user_timeout_secs = 600\n");
-    env.fake.push(
-        openai::Builder::new()
-            .tool_call(
-                0,
-                "call_q",
-                "ask_user",
-                &json!({"question": "which colour?"}).to_string(),
-                2,
-            )
-            .build(),
+    let env = Env::new(
+        "idle_timeout_secs = 30",
+        "[agent]\nask_user_timeout_secs = 600\n",
     );
+    env.fake.push(ask("call_q", "which colour?", None));
     env.fake.push(openai::text(&["I will assume blue"]));
-    let mut conn = env.daemon.connect();
-    initialize_with(&mut conn, json!({"elicitation": {}}));
-    let session = new_session(&mut conn, &env.work);
-    send_request(
-        &mut conn,
-        "session/prompt",
-        json!({"sessionId": session, "prompt": "ask me"}),
-    );
-    let (request, _) = read_until(&mut conn, |f| {
-        f["method"] == "elicitation/create" && f.get("id").is_some()
-    });
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    client.start_prompt(&session, "ask me");
+    let request = client.wait_for(|f| f["method"] == "elicitation/create" && f.get("id").is_some());
     assert_eq!(request["params"]["message"], "which colour?");
-    drop(conn);
+    drop(client);
 
     let requests = env.fake.wait_for_requests(2);
-    let failure = tool_content(&requests[1], "call_q");
+    let failure = tool_content(&requests[1].body, "call_q");
     assert!(failure.contains("disconnected"), "{failure}");
     env.daemon.wait_for_log("turn ended");
 
     assert_serving(&env.daemon);
-    let mut conn = env.daemon.client();
-    let stored = messages(&mut conn, &session);
+    let mut client = env.daemon.client();
+    let stored = client.messages(&session);
     assert_eq!(
         kinds(&stored),
         ["user", "tool_call", "tool_result", "assistant"],
@@ -726,8 +625,8 @@ fn running_out_of_file_descriptors_backs_off_and_accepts_again_once_they_are_fre
         nofile: Some(64),
         ..Limits::default()
     };
-    let daemon = start_limited(&dir, &[], &[], limits);
-    let mut keeper = daemon.client();
+    let daemon = dir.start_limited(&[], &[], limits);
+    let mut keeper = daemon.initialized();
     let work = dir.path().to_path_buf();
 
     // Connect until the daemon runs out of descriptors. A connect may block once the
@@ -787,40 +686,18 @@ fn running_out_of_file_descriptors_backs_off_and_accepts_again_once_they_are_fre
     assert!(extra > 0);
 
     // A new connection is accepted, initializes and gets its status.
-    let mut fresh = daemon.client();
+    let mut fresh = daemon.initialized();
     let status = fresh.call("status", json!({}));
     assert_eq!(status["pid"], json!(daemon.pid()));
     assert_eq!(status["clients"], json!(2), "{status}");
     assert_eq!(keeper.call("status", json!({}))["clients"], json!(2));
 }
 
-/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
-fn process_ended(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rfind(')')
-            .is_some_and(|at| stat[at + 1..].trim_start().starts_with('Z')),
-    }
-}
-
-/// Polls `done` until it holds; a hang guard, not a timing assertion.
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !done() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{what}: not within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// A bash command still running when the daemon is SIGKILLed is killed, with its process
 /// group, by the next daemon as it starts: the group was recorded in the data dir.
 #[test]
 fn bash_commands_left_running_by_a_sigkilled_daemon_are_killed_by_the_next_one() {
-    let mut env = Env::new(60, "");
+    let mut env = Env::new("idle_timeout_secs = 60", BASH_ALLOWED);
     let pid_file = env.work.join("shell.pid");
     env.fake.push(bash_call(
         "call_long",
@@ -828,28 +705,20 @@ fn bash_commands_left_running_by_a_sigkilled_daemon_are_killed_by_the_next_one()
             "echo $$ > {}.tmp && mv {0}.tmp {0}; sleep 300",
             pid_file.display()
         ),
+        2,
     ));
-    let mut conn = env.daemon.client();
-    let session = new_session(&mut conn, &env.work);
-    send_request(
-        &mut conn,
-        "session/prompt",
-        json!({"sessionId": session, "prompt": "run something long"}),
-    );
-    wait_until("the command writes its pid", || pid_file.exists());
-    let pid: u32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(!process_ended(pid));
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    client.start_prompt(&session, "run something long");
+    let pid = wait_for_pid_file(&pid_file);
+    assert!(!process_gone(pid));
 
     env.kill_and_restart();
     let line = env
         .daemon
         .wait_for_log("killed bash commands left running by a previous daemon");
     assert!(line.contains("groups=1"), "{line}");
-    wait_until("the orphaned shell is killed", || process_ended(pid));
+    poll_until("the orphaned shell is killed", || process_gone(pid));
     let records = env.dir.config_dir().join("data").join("tool-processes");
     assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
 }

@@ -17,7 +17,7 @@ fn socket_is_0600_and_data_dir_is_0700() {
     assert_eq!(socket.permissions().mode() & 0o777, 0o600);
     let data = std::fs::metadata(daemon.endpoint.parent().unwrap()).unwrap();
     assert_eq!(data.permissions().mode() & 0o777, 0o700);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     assert_eq!(conn.call("status", json!({}))["clients"], json!(1));
 }
 
@@ -56,7 +56,7 @@ fn a_second_daemon_is_refused_with_the_holders_pid_while_the_first_keeps_serving
         stderr.contains(&first.endpoint.display().to_string()),
         "{stderr}"
     );
-    let mut conn = first.client();
+    let mut conn = first.initialized();
     assert_eq!(conn.call("status", json!({}))["pid"], json!(first.pid()));
 }
 
@@ -69,7 +69,7 @@ fn a_stale_socket_left_by_sigkill_is_recovered() {
     assert!(first.endpoint.exists(), "SIGKILL leaves the socket behind");
     let second = dir.start(&[]);
     second.wait_for_log("removing a stale socket");
-    let mut conn = second.client();
+    let mut conn = second.initialized();
     assert_eq!(conn.call("status", json!({}))["pid"], json!(second.pid()));
 }
 
@@ -127,7 +127,7 @@ fn sigterm_and_sigint_exit_zero_and_remove_the_socket() {
     for signal in [rustix::process::Signal::TERM, rustix::process::Signal::INT] {
         let dir = TestDir::new();
         let mut daemon = dir.start(&[]);
-        let _idle = daemon.client();
+        let _idle = daemon.initialized();
         daemon.signal(signal);
         assert!(daemon.wait_exit().success(), "{}", daemon.log_text());
         assert!(!daemon.endpoint.exists(), "socket removed after {signal:?}");
@@ -142,7 +142,7 @@ fn sigterm_and_sigint_exit_zero_and_remove_the_socket() {
 fn shutdown_answers_then_stops_and_removes_the_socket() {
     let dir = TestDir::new();
     let mut daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     assert_eq!(conn.call("shutdown", json!({})), json!({}));
     assert!(conn.at_eof());
     assert!(daemon.wait_exit().success());
@@ -176,12 +176,7 @@ fn an_overlong_socket_path_is_a_clear_error_naming_zeroclaw_socket() {
 #[test]
 fn a_malformed_config_is_a_clear_error_at_start() {
     let dir = TestDir::new();
-    std::fs::create_dir_all(dir.config_dir()).unwrap();
-    std::fs::write(
-        dir.config_dir().join("config.toml"),
-        "[daemon]\nmax_frame_bytes = \"big\"\n",
-    )
-    .unwrap();
+    dir.write_config("[daemon]\nmax_frame_bytes = \"big\"\n");
     let mut daemon = dir.spawn_with(&[], &[]);
     assert!(!daemon.wait_exit().success());
     let stderr = daemon.log_text();
@@ -205,7 +200,7 @@ mod ephemeral {
         assert!(daemon.is_running(), "exited before any client connected");
         // A connection that never initializes is not a client.
         drop(daemon.connect());
-        let mut client = daemon.client();
+        let mut client = daemon.initialized();
         client.call("status", json!({}));
         drop(client);
         let left = Instant::now();
@@ -221,7 +216,7 @@ mod ephemeral {
     fn a_client_initializing_within_the_grace_cancels_the_exit() {
         let dir = TestDir::new();
         let mut daemon = dir.start(&["--ephemeral"]);
-        let first = daemon.client();
+        let first = daemon.initialized();
         // Connected but not yet a client: it will initialize inside the grace period.
         let mut second = daemon.connect();
         let mark = daemon.log_len();
@@ -238,8 +233,8 @@ mod ephemeral {
     fn one_of_two_clients_leaving_does_not_end_it() {
         let dir = TestDir::new();
         let mut daemon = dir.start(&["--ephemeral"]);
-        let first = daemon.client();
-        let mut second = daemon.client();
+        let first = daemon.initialized();
+        let mut second = daemon.initialized();
         let mark = daemon.log_len();
         drop(first);
         daemon.wait_for_log_after(mark, "connection closed");
@@ -256,11 +251,11 @@ mod ephemeral {
     fn without_ephemeral_the_daemon_ignores_client_count() {
         let dir = TestDir::new();
         let mut daemon = dir.start(&[]);
-        drop(daemon.client());
+        drop(daemon.initialized());
         daemon.wait_for_log("connection closed");
         std::thread::sleep(Duration::from_millis(1500));
         assert!(daemon.is_running());
-        assert!(daemon.client().call("status", json!({}))["ephemeral"] == json!(false));
+        assert!(daemon.initialized().call("status", json!({}))["ephemeral"] == json!(false));
     }
 }
 

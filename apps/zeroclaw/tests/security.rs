@@ -9,12 +9,11 @@
 
 mod common;
 
-use common::hardening::*;
 use common::*;
 use serde_json::json;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use zeroclaw_testkit::{FakeProvider, Reply, openai};
+use zeroclaw_testkit::{Reply, openai};
 
 const NOBODY_UID: u32 = 65534;
 
@@ -144,7 +143,7 @@ fn another_user_who_gets_past_the_file_modes_is_refused_by_the_daemon_and_logged
     assert!(!daemon.log_text().contains("connection accepted"));
 
     // Its own user is still served.
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     assert_eq!(conn.call("status", json!({}))["clients"], json!(1));
 }
 
@@ -272,91 +271,38 @@ fn a_data_dir_that_is_a_symlink_to_another_users_dir_is_refused() {
 // The API key
 // ---------------------------------------------------------------------------------------
 
-/// Every file under `root`, read whole, with its path.
-fn all_files(root: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let entry = entry.unwrap();
-            let kind = entry.file_type().unwrap();
-            if kind.is_dir() {
-                stack.push(entry.path());
-            } else if kind.is_file() {
-                out.push((entry.path(), std::fs::read(entry.path()).unwrap()));
-            }
-        }
-    }
-    out
-}
-
-fn contains(haystack: &[u8], needle: &str) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w == needle.as_bytes())
-}
-
-/// Asserts no file under `root` holds `secret`; returns the database files seen.
-fn assert_no_file_holds(root: &Path, secret: &str) -> Vec<String> {
-    let mut db = Vec::new();
-    for (path, bytes) in all_files(root) {
-        assert!(
-            !contains(&bytes, secret),
-            "the API key is in {}",
-            path.display()
-        );
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if name.starts_with("zeroclaw.db") {
-            db.push(name);
-        }
-    }
-    db
-}
-
 #[test]
 fn the_api_key_never_appears_in_logs_database_files_or_answers() {
-    let fake = FakeProvider::start_blocking().unwrap();
-    let dir = TestDir::new();
-    write_config(
-        &dir,
-        &config_for(&fake.base_url(), 5, "")
-            .replace("[approvals]", "api_key_env = \"ZC_TEST_KEY\"\n[approvals]"),
-    );
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
     let secret = format!("sk-zc-{}-{nanos}-DoNotLeak", std::process::id());
-    let mut daemon = dir.start_with(
-        &[],
+    let mut env = Env::with_env(
+        "idle_timeout_secs = 5\napi_key_env = \"ZC_TEST_KEY\"",
+        BASH_ALLOWED,
         &[("ZC_TEST_KEY", secret.as_str()), ("RUST_LOG", "debug")],
     );
 
     // One good turn, with a tool call so more of the daemon runs, then a rejected key.
-    fake.push(
-        openai::Builder::new()
-            .tool_call(
-                0,
-                "call_env",
-                "bash",
-                &json!({"command": "echo tool ran"}).to_string(),
-                2,
-            )
-            .build(),
+    env.fake.push(bash_call("call_env", "echo tool ran", 2));
+    env.fake.push(openai::text(&["hello"]));
+    env.fake.push(Reply::unauthorized());
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let turn = client.prompt(&session, "hi", no_questions);
+    assert_eq!(turn.result()["text"], "hello");
+    let rejected = client.prompt(&session, "again", no_questions);
+    assert_eq!(error_code(&rejected.answer), -32004, "{}", rejected.answer);
+    assert_eq!(
+        rejected.error()["data"]["kind"],
+        "auth",
+        "{}",
+        rejected.answer
     );
-    fake.push(openai::text(&["hello"]));
-    fake.push(Reply::unauthorized());
-    let mut conn = daemon.client();
-    let session = new_session(&mut conn, &work);
-    assert_eq!(prompt_ok(&mut conn, &session, "hi")["text"], "hello");
-    let (rejected, frames) = prompt(&mut conn, &session, "again");
-    assert_eq!(error_code(&rejected), -32004, "{rejected}");
-    assert_eq!(rejected["error"]["data"]["kind"], "auth", "{rejected}");
 
     // The key was really used: the provider received it.
-    let requests = fake.wait_for_requests(3);
+    let requests = env.fake.wait_for_requests(3);
     for request in &requests {
         assert_eq!(
             request.header("authorization"),
@@ -366,13 +312,13 @@ fn the_api_key_never_appears_in_logs_database_files_or_answers() {
 
     // Answers: status, list, messages, the failed prompt and its events, the CLI.
     let mut answers = vec![
-        rejected.to_string(),
-        conn.call("status", json!({})).to_string(),
-        conn.call("session/list", json!({})).to_string(),
-        json!(messages(&mut conn, &session)).to_string(),
+        rejected.answer.to_string(),
+        client.call("status", json!({})).to_string(),
+        client.call("session/list", json!({})).to_string(),
+        json!(client.messages(&session)).to_string(),
     ];
-    answers.extend(frames.iter().map(|f| f.to_string()));
-    let cli = dir.command(&["status", "--json"]).output().unwrap();
+    answers.extend(rejected.events.iter().map(|f| f.to_string()));
+    let cli = env.dir.command(&["status", "--json"]).output().unwrap();
     assert!(cli.status.success());
     answers.push(String::from_utf8_lossy(&cli.stdout).into_owned());
     answers.push(String::from_utf8_lossy(&cli.stderr).into_owned());
@@ -381,18 +327,18 @@ fn the_api_key_never_appears_in_logs_database_files_or_answers() {
     }
 
     // The database files while the daemon runs (WAL included) ...
-    let data = dir.config_dir().join("data");
+    let data = env.dir.config_dir().join("data");
     let seen = assert_no_file_holds(&data, &secret);
     assert!(
         seen.iter().any(|n| n == "zeroclaw.db") && seen.iter().any(|n| n == "zeroclaw.db-wal"),
         "{seen:?}"
     );
     // ... and after it stopped (checkpointed), and the whole debug log.
-    drop(conn);
-    daemon.signal(rustix::process::Signal::TERM);
-    assert!(daemon.wait_exit().success());
-    assert_no_file_holds(dir.path(), &secret);
-    let log = daemon.log_text();
+    drop(client);
+    env.daemon.signal(rustix::process::Signal::TERM);
+    assert!(env.daemon.wait_exit().success());
+    assert_no_file_holds(env.dir.path(), &secret);
+    let log = env.daemon.log_text();
     assert!(
         log.contains("DEBUG"),
         "RUST_LOG=debug took no effect:\n{log}"

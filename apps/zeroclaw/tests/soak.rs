@@ -19,7 +19,6 @@
 
 mod common;
 
-use common::hardening::*;
 use common::*;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -28,7 +27,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use zeroclaw_testkit::{FakeProvider, openai};
+use zeroclaw_testkit::openai;
 
 /// Requests one client keeps in flight (the daemon allows 256 per connection).
 const WINDOW: usize = 8;
@@ -380,33 +379,30 @@ impl Client {
     }
 }
 
-/// A daemon with a seeded session (one finished turn), and the fake that answered it.
+/// A daemon with a seeded session (one finished turn).
 struct Target {
-    daemon: Daemon,
-    _fake: FakeProvider,
+    env: Env,
     session: String,
     seeded: usize,
-    _dir: TestDir,
 }
 
 fn target() -> Target {
-    let fake = FakeProvider::start_blocking().unwrap();
-    let dir = TestDir::new();
-    write_config(&dir, &config_for(&fake.base_url(), 5, ""));
     // The memory figures wait for the daemon's trim after the clients leave (its debug line).
-    let daemon = dir.start_with(&[], &[("RUST_LOG", "info,zeroclaw_runtime::daemon=debug")]);
-    fake.push(openai::text(&["seeded ", "answer"]));
-    let mut conn = daemon.client();
-    let session = new_session(&mut conn, Path::new("/"));
-    prompt_ok(&mut conn, &session, "seed");
-    let seeded = messages(&mut conn, &session).len();
+    let env = Env::with_env(
+        "idle_timeout_secs = 5",
+        "",
+        &[("RUST_LOG", "info,zeroclaw_runtime::daemon=debug")],
+    );
+    env.fake.push(openai::text(&["seeded ", "answer"]));
+    let mut client = env.daemon.client();
+    let session = client.new_session(Path::new("/"));
+    client.prompt(&session, "seed", no_questions).result();
+    let seeded = client.messages(&session).len();
     assert_eq!(seeded, 2);
     Target {
-        daemon,
-        _fake: fake,
+        env,
         session,
         seeded,
-        _dir: dir,
     }
 }
 
@@ -473,9 +469,9 @@ struct Round {
 
 /// `clients` clients, `requests` frames each, against `target`; checks every answer.
 fn round(target: &Target, probe: &mut Conn, clients: usize, requests: u64) -> Round {
-    let daemon = &target.daemon;
+    let daemon = &target.env.daemon;
     // Every connection but the probe is to be closed once the load is over.
-    let closed_before = log_count(daemon, "connection closed");
+    let closed_before = daemon.log_count("connection closed");
     let shared = std::sync::Arc::new(Shared {
         endpoint: daemon.endpoint.clone(),
         session: target.session.clone(),
@@ -533,11 +529,7 @@ fn round(target: &Target, probe: &mut Conn, clients: usize, requests: u64) -> Ro
     );
     let connections = sum(|r| r.connections);
     // The clients are gone once the daemon has closed each of their connections.
-    wait_for_log_count(
-        daemon,
-        "connection closed",
-        closed_before + connections as usize,
-    );
+    daemon.wait_for_log_count("connection closed", closed_before + connections as usize);
     let status = probe.call("status", json!({}));
     // Sessions whose `session/new` answer was abandoned are left over: delete them too.
     let listed = probe.call("session/list", json!({}));
@@ -600,8 +592,8 @@ fn load(clients: usize, requests: u64) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
     let target = target();
-    let daemon = &target.daemon;
-    let mut probe = daemon.client();
+    let daemon = &target.env.daemon;
+    let mut probe = daemon.initialized();
     probe.call("status", json!({}));
     let (_, baseline) = daemon.memory_kib();
     eprintln!(

@@ -30,13 +30,6 @@ const MIB: usize = 1024 * 1024;
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-/// Sends `frame` followed by a newline.
-fn send_frame(conn: &mut Conn, frame: &[u8]) {
-    let mut line = frame.to_vec();
-    line.push(b'\n');
-    conn.send_raw(&line);
-}
-
 /// Asserts `answer` is a JSON-RPC error with exactly this code and exactly this id.
 fn assert_error(answer: &Value, code: i64, id: &Value) {
     assert_eq!(answer["jsonrpc"], json!("2.0"), "{answer}");
@@ -65,7 +58,7 @@ fn probe_uninitialized(conn: &mut Conn) {
 
 /// Sends `frame` and asserts it gets exactly one answer: an error with `code` and `id`.
 fn answered_with(conn: &mut Conn, frame: &[u8], code: i64, id: &Value) -> Value {
-    send_frame(conn, frame);
+    conn.send_line(frame);
     let answer = conn.recv();
     assert_error(&answer, code, id);
     probe(conn);
@@ -74,7 +67,7 @@ fn answered_with(conn: &mut Conn, frame: &[u8], code: i64, id: &Value) -> Value 
 
 /// Sends `frame` and asserts nothing at all is sent back for it.
 fn unanswered(conn: &mut Conn, frame: &[u8]) {
-    send_frame(conn, frame);
+    conn.send_line(frame);
     probe(conn);
 }
 
@@ -93,12 +86,7 @@ fn status_frame_of_len(len: usize, id: u64) -> Vec<u8> {
 
 /// Starts a daemon whose config sets `daemon.max_frame_bytes`.
 fn start_with_frame_cap(dir: &TestDir, cap: usize) -> Daemon {
-    std::fs::create_dir_all(dir.config_dir()).unwrap();
-    std::fs::write(
-        dir.config_dir().join("config.toml"),
-        format!("[daemon]\nmax_frame_bytes = {cap}\n"),
-    )
-    .unwrap();
+    dir.write_config(&format!("[daemon]\nmax_frame_bytes = {cap}\n"));
     dir.start(&[])
 }
 
@@ -119,7 +107,7 @@ fn assert_oversized(answer: &Value, limit: usize) {
 fn not_json_is_a_parse_error_with_null_id() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     for frame in [
         "{nope",
         "not json at all",
@@ -137,7 +125,7 @@ fn not_json_is_a_parse_error_with_null_id() {
 fn json_that_is_not_an_object_is_an_invalid_request_with_null_id() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     for frame in [
         "1",
         "-2.5",
@@ -157,7 +145,7 @@ fn json_that_is_not_an_object_is_an_invalid_request_with_null_id() {
 fn valid_requests_are_dispatched_and_valid_notifications_get_no_answer() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
 
     // Requests: with params object, params array, no params; string, number and null ids.
     for (frame, id) in [
@@ -176,7 +164,7 @@ fn valid_requests_are_dispatched_and_valid_notifications_get_no_answer() {
             Value::Null,
         ),
     ] {
-        send_frame(&mut conn, frame.as_bytes());
+        conn.send_line(frame.as_bytes());
         let answer = conn.recv();
         assert_eq!(answer.get("id"), Some(&id), "{answer}");
         assert!(answer.get("error").is_none(), "{answer}");
@@ -198,7 +186,7 @@ fn valid_requests_are_dispatched_and_valid_notifications_get_no_answer() {
 fn invalid_request_shaped_frames_are_answered_with_their_id_when_it_is_valid() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     for (frame, id) in [
         (r#"{"jsonrpc":"1.0","method":"status","id":7}"#, json!(7)),
         (r#"{"method":"status","id":7}"#, json!(7)),
@@ -258,7 +246,7 @@ fn invalid_request_shaped_frames_are_answered_with_their_id_when_it_is_valid() {
 fn invalid_notifications_are_dropped_without_an_answer() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     for frame in [
         r#"{"jsonrpc":"1.0","method":"status"}"#,
         r#"{"method":"status"}"#,
@@ -276,7 +264,7 @@ fn invalid_notifications_are_dropped_without_an_answer() {
 fn invalid_response_shaped_frames_are_dropped_without_an_answer() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     for frame in [
         // No id.
         r#"{"jsonrpc":"2.0","result":1}"#,
@@ -310,7 +298,7 @@ fn invalid_response_shaped_frames_are_dropped_without_an_answer() {
 fn valid_responses_to_ids_not_pending_are_ignored() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     for frame in [
         r#"{"jsonrpc":"2.0","result":1,"id":"zc-out-0"}"#,
         r#"{"jsonrpc":"2.0","result":null,"id":"zc-out-0"}"#,
@@ -329,7 +317,7 @@ fn valid_responses_to_ids_not_pending_are_ignored() {
 fn frames_of_neither_or_both_shapes_are_invalid_requests_with_null_id() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     for frame in [
         r#"{"jsonrpc":"2.0","id":3}"#,
         r#"{}"#,
@@ -348,19 +336,13 @@ fn envelope_errors_are_answered_before_the_handshake_gate() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
     let mut conn = daemon.connect();
-    send_frame(&mut conn, b"{nope");
+    conn.send_line(b"{nope");
     assert_error(&conn.recv(), PARSE_ERROR, &Value::Null);
-    send_frame(&mut conn, b"[1]");
+    conn.send_line(b"[1]");
     assert_error(&conn.recv(), INVALID_REQUEST, &Value::Null);
-    send_frame(
-        &mut conn,
-        br#"{"jsonrpc":"1.0","method":"status","id":"e"}"#,
-    );
+    conn.send_line(br#"{"jsonrpc":"1.0","method":"status","id":"e"}"#);
     assert_error(&conn.recv(), INVALID_REQUEST, &json!("e"));
-    send_frame(
-        &mut conn,
-        br#"{"jsonrpc":"2.0","result":1,"id":"zc-out-0"}"#,
-    );
+    conn.send_line(br#"{"jsonrpc":"2.0","result":1,"id":"zc-out-0"}"#);
     probe_uninitialized(&mut conn);
     conn.initialize();
     probe(&mut conn);
@@ -374,7 +356,7 @@ fn envelope_errors_are_answered_before_the_handshake_gate() {
 fn unknown_method_after_initialize_is_method_not_found_with_its_id() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     for (frame, id, method) in [
         (
             r#"{"jsonrpc":"2.0","method":"no/such","id":41}"#,
@@ -397,10 +379,7 @@ fn unknown_method_after_initialize_is_method_not_found_with_its_id() {
     }
     // Before `initialize`, the gate answers first.
     let mut fresh = daemon.connect();
-    send_frame(
-        &mut fresh,
-        br#"{"jsonrpc":"2.0","method":"no/such","id":42}"#,
-    );
+    fresh.send_line(br#"{"jsonrpc":"2.0","method":"no/such","id":42}"#);
     assert_error(&fresh.recv(), NOT_INITIALIZED, &json!(42));
 }
 
@@ -443,7 +422,7 @@ fn initialize_rejects_missing_or_non_integer_protocol_version_with_invalid_param
             json!(7),
         ),
     ] {
-        send_frame(&mut conn, frame.as_bytes());
+        conn.send_line(frame.as_bytes());
         assert_error(&conn.recv(), INVALID_PARAMS, &id);
         // A failed handshake leaves the connection uninitialized.
         probe_uninitialized(&mut conn);
@@ -480,22 +459,13 @@ fn before_initialize_requests_get_not_initialized_and_notifications_are_dropped(
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
     let mut conn = daemon.connect();
-    send_frame(
-        &mut conn,
-        br#"{"jsonrpc":"2.0","method":"status","params":{},"id":"early"}"#,
-    );
+    conn.send_line(br#"{"jsonrpc":"2.0","method":"status","params":{},"id":"early"}"#);
     assert_error(&conn.recv(), NOT_INITIALIZED, &json!("early"));
-    send_frame(
-        &mut conn,
-        br#"{"jsonrpc":"2.0","method":"shutdown","id":0}"#,
-    );
+    conn.send_line(br#"{"jsonrpc":"2.0","method":"shutdown","id":0}"#);
     assert_error(&conn.recv(), NOT_INITIALIZED, &json!(0));
     // Notifications before initialize: dropped, and the next answer is the next request's.
-    send_frame(
-        &mut conn,
-        br#"{"jsonrpc":"2.0","method":"status","params":{}}"#,
-    );
-    send_frame(&mut conn, br#"{"jsonrpc":"2.0","method":"shutdown"}"#);
+    conn.send_line(br#"{"jsonrpc":"2.0","method":"status","params":{}}"#);
+    conn.send_line(br#"{"jsonrpc":"2.0","method":"shutdown"}"#);
     probe_uninitialized(&mut conn);
     // The daemon did not act on that `shutdown` notification.
     conn.initialize();
@@ -541,7 +511,7 @@ fn initialize_result_has_version_pid_and_methods_and_repeating_it_answers_the_sa
 fn the_handshake_gate_is_per_connection() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut a = daemon.client();
+    let mut a = daemon.initialized();
     let mut b = daemon.connect();
     probe_uninitialized(&mut b);
     probe(&mut a);
@@ -563,7 +533,7 @@ fn the_handshake_gate_is_per_connection() {
 fn a_thousand_pipelined_requests_are_each_answered_exactly_once() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     const N: u64 = 1000;
     let mut burst = Vec::new();
     for i in 0..N {
@@ -643,7 +613,7 @@ fn crlf_lines_are_answered_and_blank_lines_are_skipped() {
 fn a_final_frame_without_newline_is_answered_at_end_of_stream() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     conn.send_raw(br#"{"jsonrpc":"2.0","method":"status","id":"last"}"#);
     conn.stream.shutdown(Shutdown::Write).unwrap();
     let answer = conn.recv();
@@ -670,7 +640,7 @@ fn an_80_mib_line_gets_one_error_and_is_discarded_without_buffering() {
     const DEFAULT_CAP: usize = 16 * MIB;
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut big = daemon.client();
+    let mut big = daemon.initialized();
     probe(&mut big);
     let peak_before = daemon.memory_kib().0;
 
@@ -712,7 +682,7 @@ fn an_80_mib_line_gets_one_error_and_is_discarded_without_buffering() {
     assert_eq!(answer["error"]["data"]["limit"], json!(16_777_216));
 
     // Mid-line on `big`, another connection is served.
-    let mut during = daemon.client();
+    let mut during = daemon.initialized();
     probe(&mut during);
 
     resume_tx.send(()).unwrap();
@@ -724,7 +694,7 @@ fn an_80_mib_line_gets_one_error_and_is_discarded_without_buffering() {
     // Exactly one error for the line, nothing for its tail, and the connection still works.
     probe(&mut big);
     probe(&mut during);
-    let mut after = daemon.client();
+    let mut after = daemon.initialized();
     probe(&mut after);
 
     let peak_after = daemon.memory_kib().0;
@@ -740,26 +710,26 @@ fn an_80_mib_line_gets_one_error_and_is_discarded_without_buffering() {
 fn a_configured_frame_cap_is_enforced_and_frames_within_it_work() {
     let dir = TestDir::new();
     let daemon = start_with_frame_cap(&dir, 1024);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
 
     // 2,000 bytes: one error naming the limit, with id null (never the frame's own id).
     let long = status_frame_of_len(2000, 77);
-    send_frame(&mut conn, &long);
+    conn.send_line(&long);
     assert_oversized(&conn.recv(), 1024);
     probe(&mut conn);
 
     // 1,000 bytes: a normal frame.
-    send_frame(&mut conn, &status_frame_of_len(1000, 78));
+    conn.send_line(status_frame_of_len(1000, 78));
     let answer = conn.recv();
     assert_eq!(answer["id"], json!(78), "{answer}");
     assert!(answer.get("result").is_some(), "{answer}");
 
     // The boundary: exactly the cap is accepted, one byte more is not.
-    send_frame(&mut conn, &status_frame_of_len(1024, 79));
+    conn.send_line(status_frame_of_len(1024, 79));
     let answer = conn.recv();
     assert_eq!(answer["id"], json!(79), "{answer}");
     assert!(answer.get("result").is_some(), "{answer}");
-    send_frame(&mut conn, &status_frame_of_len(1025, 80));
+    conn.send_line(status_frame_of_len(1025, 80));
     assert_oversized(&conn.recv(), 1024);
     probe(&mut conn);
 
@@ -800,7 +770,7 @@ fn unread_by_peer(stream: &std::os::unix::net::UnixStream) -> std::ffi::c_int {
 fn a_cap_sized_crlf_frame_is_accepted_however_it_is_split() {
     let dir = TestDir::new();
     let daemon = start_with_frame_cap(&dir, 1024);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
 
     // In one write: accepted (the `\r` is stripped before the length check).
     let mut whole = status_frame_of_len(1024, 1);
@@ -836,7 +806,7 @@ fn a_cap_sized_crlf_frame_is_accepted_however_it_is_split() {
 fn invalid_utf8_is_a_parse_error_and_the_connection_stays_usable() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     for frame in [
         &b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\xfe\",\"id\":1}"[..],
         b"{\"jsonrpc\":\"2.0\",\"method\":\"status\",\"id\":\"\xc3\x28\"}",
@@ -854,7 +824,7 @@ fn invalid_utf8_is_a_parse_error_and_the_connection_stays_usable() {
 fn nesting_100000_deep_is_a_parse_error_and_the_connection_stays_usable() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     let arrays = "[".repeat(100_000) + &"]".repeat(100_000);
     answered_with(&mut conn, arrays.as_bytes(), PARSE_ERROR, &Value::Null);
     let objects = r#"{"a":"#.repeat(100_000);
@@ -877,8 +847,8 @@ fn a_client_that_never_reads_does_not_stall_another() {
     const FLOOD: usize = 200_000;
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let a = daemon.client();
-    let mut b = daemon.client();
+    let a = daemon.initialized();
+    let mut b = daemon.initialized();
 
     let mut flood = Vec::new();
     for i in 0..FLOOD {
@@ -944,7 +914,7 @@ fn a_client_that_never_reads_does_not_stall_another() {
     drop(a);
 
     probe(&mut b);
-    let mut c = daemon.client();
+    let mut c = daemon.initialized();
     probe(&mut c);
     assert_eq!(c.call("status", json!({}))["clients"], json!(2));
 }
@@ -957,7 +927,7 @@ fn a_client_that_never_reads_does_not_stall_another() {
 fn answers_are_single_lines_and_echo_ids_verbatim() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
-    let mut conn = daemon.client();
+    let mut conn = daemon.initialized();
     // Each id as sent; the answer must carry the same text, not just an equal value.
     for raw in [
         r#""abc""#,
@@ -973,7 +943,7 @@ fn answers_are_single_lines_and_echo_ids_verbatim() {
         "-0.25",
         "null",
     ] {
-        conn.send_line(&format!(
+        conn.send_line(format!(
             r#"{{"jsonrpc":"2.0","method":"status","params":{{}},"id":{raw}}}"#
         ));
         let line = conn.recv_line().expect("connection closed");

@@ -1,0 +1,66 @@
+//! Resource limits set on the daemon process between fork and exec, to make it run out of
+//! file descriptors or disk (file size) on purpose.
+
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Limits {
+    /// RLIMIT_NOFILE (soft and hard).
+    pub nofile: Option<u64>,
+    /// RLIMIT_FSIZE in bytes (soft and hard): writes past it fail.
+    pub fsize: Option<u64>,
+    /// Sets SIGXFSZ to SIG_IGN (an ignored disposition survives exec), so a write past
+    /// `fsize` fails with EFBIG instead of killing the process.
+    pub ignore_sigxfsz: bool,
+}
+
+unsafe extern "C" {
+    /// libc's `signal(2)`; std links libc, and it is async-signal-safe.
+    fn signal(signum: i32, handler: usize) -> usize;
+}
+const SIG_IGN: usize = 1;
+const SIG_ERR: usize = usize::MAX;
+
+impl Limits {
+    /// Makes `cmd` apply these limits in the child; no limits leave `cmd` as it is.
+    pub fn set_on(self, cmd: &mut Command) {
+        if self == Self::default() {
+            return;
+        }
+        // SAFETY: the closure only makes raw syscalls (setrlimit, signal); it allocates
+        // nothing and takes no locks.
+        unsafe {
+            cmd.pre_exec(move || self.apply());
+        }
+    }
+
+    fn apply(self) -> std::io::Result<()> {
+        use rustix::process::{Resource, Rlimit, setrlimit};
+        let set = |resource, n| {
+            setrlimit(
+                resource,
+                Rlimit {
+                    current: Some(n),
+                    maximum: Some(n),
+                },
+            )
+            .map_err(std::io::Error::from)
+        };
+        if let Some(n) = self.nofile {
+            set(Resource::Nofile, n)?;
+        }
+        if let Some(n) = self.fsize {
+            set(Resource::Fsize, n)?;
+        }
+        if self.ignore_sigxfsz {
+            // SAFETY: called in the child between fork and exec; signal() is
+            // async-signal-safe and SIG_IGN installs no handler code.
+            let previous = unsafe { signal(rustix::process::Signal::XFSZ.as_raw(), SIG_IGN) };
+            if previous == SIG_ERR {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,25 @@
+//! Sessions end to end: the real daemon, a scripted fake LLM provider on 127.0.0.1, and
+//! NDJSON clients. One file per behaviour, all in this one test binary: as a binary each,
+//! every file would link the whole dependency set again, which doubled the build of the
+//! tests.
+//!
+//! Steps are ordered by what the daemon reports (events, answers, its log) and by the
+//! requests the fake provider records, never by sleeping. The only timeouts are the
+//! configured ones a test is about (approval, ask_user, idle), and hang guards.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod anthropic;
+mod approvals;
+mod ask_user;
+mod backpressure;
+mod cancel;
+mod disconnects;
+mod provider_errors;
+mod replay;
+mod restart;
+mod session_methods;
+mod streaming;
+mod tools;

@@ -1,0 +1,88 @@
+//! Tool calls the model gets wrong (arguments that are not JSON, a tool that does not
+//! exist) get error results; a model that never stops calling tools is stopped by
+//! `agent.max_steps`.
+
+use crate::common::*;
+use serde_json::json;
+use zeroclaw_testkit::openai;
+
+#[test]
+fn a_tool_call_with_unparsable_arguments_or_an_unknown_tool_gets_an_error_result() {
+    let env = Env::new("", "");
+    env.fake.push(
+        openai::Builder::new()
+            .tool_call(0, "call_1", "read_file", "{\"path\": ", 2)
+            .tool_call(1, "call_2", "frobnicate", "{}", 1)
+            .build(),
+    );
+    env.fake.push(openai::text(&["ok"]));
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let turn = client.prompt(&session, "go", no_questions);
+    assert_eq!(turn.result()["stopReason"], "end_turn");
+    let calls = turn.of_type("tool_call");
+    assert_eq!(calls[0]["rawInput"], "{\"path\": ");
+    let results = turn.of_type("tool_result");
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["isError"], true);
+    assert!(output(results[0]).contains("not valid JSON"));
+    assert_eq!(results[1]["isError"], true);
+    assert!(output(results[1]).contains("frobnicate"));
+    let body = &env.fake.wait_for_requests(2)[1].body;
+    tool_message(body, "call_1");
+    tool_message(body, "call_2");
+
+    // The next turn's conversation, rebuilt from the store: one assistant message with both
+    // calls, then both results, in order.
+    env.fake.push(openai::text(&["next"]));
+    client.prompt(&session, "next", no_questions).result();
+    let body = &env.fake.wait_for_requests(3)[2].body;
+    assert_eq!(
+        roles(body),
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+            "user"
+        ]
+    );
+    let messages = body["messages"].as_array().unwrap();
+    let ids: Vec<&str> = messages[2]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["call_1", "call_2"]);
+    assert_eq!(
+        messages[2]["tool_calls"][0]["function"]["arguments"],
+        "{\"path\": "
+    );
+    assert_eq!(messages[3]["tool_call_id"], "call_1");
+    assert_eq!(messages[4]["tool_call_id"], "call_2");
+    assert_eq!(messages[5]["content"], "ok");
+}
+
+#[test]
+fn max_steps_stops_a_model_that_keeps_calling_tools_with_max_turns() {
+    let env = Env::new("", "[agent]\nmax_steps = 2");
+    for i in 0..3 {
+        env.fake.push(tool_call(
+            &format!("call_{i}"),
+            "list_dir",
+            json!({"path": "."}),
+            1,
+        ));
+    }
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let turn = client.prompt(&session, "loop forever", no_questions);
+    assert_eq!(turn.result()["stopReason"], "max_turns");
+    assert_eq!(turn.of_type("tool_result").len(), 2);
+    assert_eq!(turn.events.last().unwrap()["stopReason"], "max_turns");
+    assert_eq!(env.fake.request_count(), 2);
+    assert_eq!(env.fake.pending_replies(), 1);
+}
