@@ -132,6 +132,13 @@ enum SessionsAction {
         /// The session id.
         id: String,
     },
+    /// Set a session's title (an empty title clears it).
+    Rename {
+        /// The session id.
+        id: String,
+        /// The new title.
+        title: String,
+    },
     /// Delete a session and its history (cancelling its turn if one runs).
     Delete {
         /// The session id.
@@ -191,6 +198,9 @@ fn main() -> ExitCode {
                 None => commands::sessions::list(&paths, json).await,
                 Some(SessionsAction::Show { id }) => {
                     commands::sessions::show(&paths, &id, json).await
+                }
+                Some(SessionsAction::Rename { id, title }) => {
+                    commands::sessions::rename(&paths, &id, &title).await
                 }
                 Some(SessionsAction::Delete { id }) => {
                     commands::sessions::delete(&paths, &id).await

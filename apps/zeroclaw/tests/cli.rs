@@ -240,6 +240,16 @@ fn prompt_continues_a_session_and_sessions_lists_and_shows_it() {
             "> first question\nfirst answer\n\n> second question\nsecond answer\n",
         ));
     zeroclaw(&env.dir)
+        .args(["sessions", "rename", &id, "the two questions"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("renamed session"));
+    zeroclaw(&env.dir)
+        .arg("sessions")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("the two questions"));
+    zeroclaw(&env.dir)
         .args(["sessions", "delete", &id])
         .assert()
         .success();

@@ -352,7 +352,10 @@ impl Decision {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RenameParams {
     pub session_id: String,
-    /// The new title; `null` or blank clears it.
+    /// The new title; `null` or blank clears it. Required (`deserialize_with` turns off
+    /// serde's reading of a missing `Option` as `None`), so a forgotten member never
+    /// clears a title by accident.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub title: Option<String>,
 }
 

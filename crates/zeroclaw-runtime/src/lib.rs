@@ -15,15 +15,12 @@ mod connection;
 mod daemon;
 mod history;
 mod methods;
-#[doc(hidden)] // for tests/providers.rs, until it moves into the crate
-pub mod provider;
+mod provider;
 mod session;
 mod state;
-#[doc(hidden)] // likewise
-pub mod store;
+mod store;
 pub mod testing;
-#[doc(hidden)] // likewise
-pub mod tools;
+mod tools;
 mod turn;
 
 pub use daemon::{DaemonError, DaemonOptions, run};

@@ -1,4 +1,4 @@
-//! `zeroclaw sessions [show ID | delete ID]`.
+//! `zeroclaw sessions [show ID | rename ID TITLE | delete ID]`.
 
 use super::{connect, describe_call_error, pretty};
 use crate::terminal::dim;
@@ -142,6 +142,20 @@ pub fn fold(text: &str, lines: usize) -> String {
         all[..lines].join("\n"),
         all.len() - lines
     )
+}
+
+pub async fn rename(paths: &Paths, id: &str, title: &str) -> Result<(), String> {
+    let client = connect(paths).await?;
+    let title = Some(title).filter(|t| !t.trim().is_empty());
+    client
+        .session_rename(id, title)
+        .await
+        .map_err(|e| describe_call_error(&e))?;
+    match title {
+        Some(title) => println!("renamed session {id} to {:?}", title.trim()),
+        None => println!("cleared the title of session {id}"),
+    }
+    Ok(())
 }
 
 pub async fn delete(paths: &Paths, id: &str) -> Result<(), String> {

@@ -248,3 +248,43 @@ fn with_one_turn_slot_a_busy_session_is_still_busy_and_another_session_hits_the_
     let turn = client.prompt(&second, "four", no_questions);
     assert_eq!(turn.result()["text"], "free");
 }
+
+#[test]
+fn session_rename_sets_and_clears_a_title_without_an_attachment() {
+    let env = Env::new("", "");
+    let mut owner = env.daemon.client();
+    let session = owner.new_session(&env.work);
+    let title = |client: &mut Client| {
+        let list = client.call("session/list", json!({}));
+        let updated = list["sessions"][0]["updatedAt"].clone();
+        (list["sessions"][0]["title"].clone(), updated)
+    };
+    let (_, updated_before) = title(&mut owner);
+
+    // Another connection, never attached, renames it; the title is trimmed.
+    let mut other = env.daemon.client();
+    let renamed = other.call(
+        "session/rename",
+        json!({"sessionId": session, "title": "  release notes  "}),
+    );
+    assert_eq!(renamed, json!({}));
+    let (renamed_title, updated_after) = title(&mut owner);
+    assert_eq!(renamed_title, "release notes");
+    assert_eq!(updated_after, updated_before, "renaming is not activity");
+
+    for cleared in [json!(null), json!("   ")] {
+        other.call(
+            "session/rename",
+            json!({"sessionId": session, "title": cleared}),
+        );
+        assert_eq!(title(&mut owner).0, Value::Null, "{cleared}");
+    }
+
+    let error = other.fail(
+        "session/rename",
+        json!({"sessionId": "no-such-session", "title": "x"}),
+    );
+    assert_eq!(error["code"], -32000, "{error}");
+    let error = other.fail("session/rename", json!({"sessionId": session}));
+    assert_eq!(error["code"], -32602, "the title is required: {error}");
+}

@@ -86,3 +86,40 @@ fn max_steps_stops_a_model_that_keeps_calling_tools_with_max_turns() {
     assert_eq!(env.fake.request_count(), 2);
     assert_eq!(env.fake.pending_replies(), 1);
 }
+
+#[test]
+fn grep_runs_without_approval_and_finds_lines_under_the_session_cwd() {
+    let env = Env::new("", "");
+    std::fs::create_dir_all(env.work.join("src")).unwrap();
+    std::fs::write(env.work.join("src/lib.rs"), "fn main() {}\n// TODO: tidy\n").unwrap();
+    std::fs::write(env.work.join("notes.txt"), "nothing here\n").unwrap();
+    env.fake.push(tool_call(
+        "call_1",
+        "grep",
+        json!({"pattern": "TODO", "glob": "*.rs"}),
+        1,
+    ));
+    env.fake.push(tool_call(
+        "call_2",
+        "grep",
+        json!({"pattern": "x", "path": "../"}),
+        1,
+    ));
+    env.fake.push(openai::text(&["found it"]));
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    // `no_questions` fails the test on any approval request: grep only reads.
+    let turn = client.prompt(&session, "find the todos", no_questions);
+    assert_eq!(turn.result()["stopReason"], "end_turn");
+    let results = turn.of_type("tool_result");
+    assert_eq!(results[0]["isError"], false, "{}", results[0]);
+    assert!(
+        output(results[0]).contains("src/lib.rs:2: // TODO: tidy"),
+        "{}",
+        output(results[0])
+    );
+    assert_eq!(
+        results[1]["isError"], true,
+        "a path outside the cwd is refused"
+    );
+}

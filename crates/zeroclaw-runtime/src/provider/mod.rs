@@ -5,11 +5,14 @@
 mod anthropic;
 mod client;
 mod error;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod http_tests;
 mod openai;
 pub mod sse;
 mod wire;
 
-pub use client::{OpenStep, Provider};
+pub use client::Provider;
 pub use error::{ErrorKind, ProviderError};
 
 use crate::store::Usage;
@@ -84,8 +87,10 @@ pub trait Pace: Sync {
 }
 
 /// Reads as fast as the provider sends.
+#[cfg(test)]
 pub struct Unpaced;
 
+#[cfg(test)]
 impl Pace for Unpaced {
     fn pace(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> {
         None

@@ -61,6 +61,7 @@ impl SseReader {
     }
 
     /// The next event, `Ok(None)` at the end of the body.
+    #[cfg(test)]
     pub async fn next(&mut self) -> Result<Option<Event>, SseError> {
         self.next_paced(&super::Unpaced).await
     }

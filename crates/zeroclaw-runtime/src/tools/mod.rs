@@ -40,7 +40,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use ask_user::{Answer, AskUser};
-pub use registry::{DynTool, NameTaken, ToolSet, Tools};
+pub use registry::{DynTool, ToolSet, Tools};
 
 /// The built-in tools, in the order the model is shown them.
 fn builtin() -> Vec<Arc<dyn DynTool>> {

@@ -108,6 +108,7 @@ impl fmt::Debug for ToolSet {
 }
 
 /// [`Tools::register`] refused a tool: its name is taken.
+#[cfg_attr(not(test), allow(dead_code))] // the run-time path MCP servers' tools will take
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("a tool named `{0}` is already registered")]
 pub struct NameTaken(pub String);
@@ -118,6 +119,9 @@ pub struct Tools {
     current: RwLock<Arc<ToolSet>>,
 }
 
+// `register` and `unregister` are the run-time path for tools from elsewhere (MCP
+// servers, issue 17); until that lands only the registry's tests call them.
+#[cfg_attr(not(test), allow(dead_code))]
 impl Tools {
     /// The built-in tools.
     pub fn builtin() -> Self {

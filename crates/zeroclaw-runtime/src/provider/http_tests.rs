@@ -1,18 +1,17 @@
-//! Provider-level integration tests: the real reqwest client against the real fake HTTP
+//! Provider-level tests over real HTTP: the real reqwest client against the real fake HTTP
 //! server of `zeroclaw-testkit`, one model call at a time (`Provider::open` then
 //! `OpenStep::read`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
+use super::client::OpenStep;
+use crate::config::{ProviderConfig, ProviderKind};
+use crate::provider::{
+    ChatMessage, ChatRequest, Delta, ErrorKind, Provider, ProviderError, StepResult, ToolCall,
+    Unpaced,
+};
+use crate::store::Usage;
+use crate::tools::{ToolDef, Tools};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use zeroclaw_runtime::config::{ProviderConfig, ProviderKind};
-use zeroclaw_runtime::provider::{
-    ChatMessage, ChatRequest, Delta, ErrorKind, OpenStep, Provider, ProviderError, StepResult,
-    ToolCall, Unpaced,
-};
-use zeroclaw_runtime::store::Usage;
-use zeroclaw_runtime::tools::{ToolDef, Tools};
 use zeroclaw_testkit::{FakeProvider, Gate, HANG_GUARD, Reply, anthropic, openai};
 
 const MODEL: &str = "test-model";
