@@ -6,15 +6,13 @@ use crate::interrupts::Interrupts;
 use crate::render::{self, Screen, summarize};
 use crate::term::{self, bold, dim, red};
 use serde_json::Value;
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::broadcast;
 use tokio::sync::mpsc;
 use zeroclaw_client::{
-    CallResult, Client, ClientOptions, Decision, ElicitationResponse, NewSession, PromptResult,
-    SessionSummary, SessionUpdate, Update,
+    Client, ClientOptions, Decision, ElicitationResponse, NewSession, SessionSummary, Turn,
+    TurnEvent, Update,
 };
 use zeroclaw_ipc::Paths;
 use zeroclaw_rpc::CallError;
@@ -71,7 +69,7 @@ struct Current {
 }
 
 struct App {
-    client: Arc<Client>,
+    client: Client,
     input: Input,
     screen: Arc<Mutex<Screen>>,
     forms: TerminalForms,
@@ -84,8 +82,8 @@ struct App {
     /// The last numbered list shown (`/sessions`, `--resume`), for `/load N`.
     listed: Vec<SessionSummary>,
     /// Set by [`App::attach`] when the loaded session has a turn running (started by
-    /// another client): its events so far, and the approval requests it waits on.
-    running: Option<(broadcast::Receiver<SessionUpdate>, Vec<SessionUpdate>)>,
+    /// another client), to follow it.
+    running: Option<Turn>,
 }
 
 /// Runs zerocode to its end; returns the exit status. Every exit path leaves the terminal
@@ -138,7 +136,7 @@ async fn start(paths: Paths, options: Options) -> Result<Stop, String> {
         .map_err(|e| e.to_string())?;
     let interrupts = Interrupts::new().map_err(|e| format!("cannot listen for Ctrl-C: {e}"))?;
     let mut app = App {
-        client: Arc::new(client),
+        client,
         input,
         screen,
         forms,
@@ -193,8 +191,6 @@ pub fn describe(e: &CallError) -> String {
 fn short(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
 }
-
-type TurnFuture = Pin<Box<dyn Future<Output = CallResult<PromptResult>> + Send>>;
 
 impl App {
     fn screen(&self) -> MutexGuard<'_, Screen> {
@@ -503,50 +499,34 @@ impl App {
             id: summary.session_id.clone(),
             cwd: summary.cwd.clone(),
         };
-        self.running = (summary.running || summary.turn_id.is_some()).then_some((events, pending));
+        self.running = (summary.running || summary.turn_id.is_some())
+            .then(|| self.client.follow(&summary.session_id, events, pending));
         Ok(true)
     }
 
     /// Sends a line to the agent and streams the turn until it ends.
     async fn prompt(&mut self, text: &str) -> Step {
-        let events = self.client.subscribe(&self.session.id);
-        let client = self.client.clone();
-        let id = self.session.id.clone();
-        let text = text.to_owned();
-        let turn: TurnFuture = Box::pin(async move { client.session_prompt(&id, &text).await });
-        self.stream(Some(turn), events, Vec::new()).await
+        let turn = self.client.turn(&self.session.id, text);
+        self.stream(turn, false).await
     }
 
     /// Streams a turn that was already running when the session was loaded.
     async fn follow_running(&mut self) -> Step {
-        let Some((events, pending)) = self.running.take() else {
+        let Some(turn) = self.running.take() else {
             return Ok(());
         };
         self.line(&dim(
             "a turn is running in this session; following it (Ctrl-C cancels it)",
         ));
-        self.stream(None, events, pending).await
+        self.stream(turn, true).await
     }
 
-    /// The turn loop: events as they arrive, approvals, Ctrl-C. With `turn` it ends when
-    /// the `session/prompt` answer arrives; without, at the turn's `turn_complete` event.
-    async fn stream(
-        &mut self,
-        turn: Option<TurnFuture>,
-        mut events: broadcast::Receiver<SessionUpdate>,
-        pending: Vec<SessionUpdate>,
-    ) -> Step {
+    /// The turn loop: events as they arrive, approvals, questions, Ctrl-C. A turn of ours
+    /// ends with its answer; a `following` one at its `turn_complete`.
+    async fn stream(&mut self, mut turn: Turn, following: bool) -> Step {
         let _quiet = term::QuietInput::new();
         self.interrupts.clear();
-        let following = turn.is_none();
-        let mut turn = turn.unwrap_or_else(|| Box::pin(std::future::pending()));
         let mut cancelling = false;
-        for event in pending {
-            if self.event(event.update, following, &mut cancelling).await? {
-                return Ok(());
-            }
-        }
-        let mut subscribed = true;
         loop {
             tokio::select! {
                 biased;
@@ -555,23 +535,17 @@ impl App {
                         self.line(&dim("quitting; the turn may still be winding down in the daemon"));
                         return Err(Stop::Interrupted);
                     }
-                    self.cancel(&mut cancelling).await?;
+                    self.cancel(&turn, &mut cancelling).await?;
                 }
-                event = events.recv(), if subscribed => match event {
-                    Ok(event) => {
-                        if self.event(event.update, following, &mut cancelling).await? {
-                            return Ok(());
-                        }
+                Some(event) = turn.next() => {
+                    if self.event(&turn, event, following, &mut cancelling).await? {
+                        return Ok(());
                     }
-                    Err(RecvError::Lagged(n)) => {
-                        self.line(&dim(&format!("… {n} events were missed (the terminal fell behind)")));
-                    }
-                    Err(RecvError::Closed) => subscribed = false,
-                },
+                }
                 Some((request, answer)) = self.questions.recv() => {
                     // Everything the daemon sent before the question is queued: show it first.
-                    while let Ok(event) = events.try_recv() {
-                        if self.event(event.update, following, &mut cancelling).await? {
+                    while let Some(event) = turn.try_next() {
+                        if self.event(&turn, event, following, &mut cancelling).await? {
                             return Ok(());
                         }
                     }
@@ -582,42 +556,66 @@ impl App {
                     };
                     let _ = answer.send(response);
                 }
-                result = &mut turn => {
-                    // Events sent before the answer are already queued: show them first.
-                    while let Ok(event) = events.try_recv() {
-                        self.event(event.update, following, &mut cancelling).await?;
-                    }
-                    self.screen().end_line();
-                    return match result {
-                        Ok(result) => {
-                            let line = render::status_line(result.stop_reason, result.usage);
-                            self.line(&dim(&line));
-                            Ok(())
-                        }
-                        Err(e) => self.failed("the turn failed", &e),
-                    };
-                }
                 () = self.client.closed() => return Err(Stop::DaemonGone),
             }
         }
     }
 
-    async fn cancel(&mut self, cancelling: &mut bool) -> Step {
+    async fn cancel(&mut self, turn: &Turn, cancelling: &mut bool) -> Step {
         *cancelling = true;
         self.line(&dim("cancelling… (Ctrl-C again to quit)"));
-        match self.client.session_cancel(&self.session.id).await {
+        match turn.cancel().await {
             Ok(_) => Ok(()),
             Err(e) => self.failed("cancel failed", &e),
         }
     }
 
-    /// Shows one event (answering approval requests). `true` when a followed turn ended.
+    /// Shows one event of the turn (asking about approval requests). `true` when the
+    /// turn is over.
     async fn event(
         &mut self,
-        update: Update,
+        turn: &Turn,
+        event: TurnEvent,
         following: bool,
         cancelling: &mut bool,
     ) -> Result<bool, Stop> {
+        match event {
+            TurnEvent::Update(update) => return Ok(self.update(update, following)),
+            TurnEvent::Approval(request) => {
+                let decision = tokio::select! {
+                    decision = self.ask_approval(&request.name, &request.raw_input) => decision,
+                    () = self.client.closed() => return Err(Stop::DaemonGone),
+                };
+                // `None` is Ctrl-C at the question: reject the call and cancel the turn.
+                if let Err(e) = request.answer(decision.unwrap_or(Decision::Reject)).await {
+                    self.failed("could not answer the approval", &e)?;
+                }
+                if decision.is_none() && !*cancelling {
+                    self.cancel(turn, cancelling).await?;
+                }
+            }
+            TurnEvent::Lagged(n) => {
+                self.line(&dim(&format!(
+                    "… {n} events were missed (the terminal fell behind)"
+                )));
+            }
+            TurnEvent::Done(result) => {
+                self.screen().end_line();
+                match result {
+                    Ok(result) => {
+                        let line = render::status_line(result.stop_reason, result.usage);
+                        self.line(&dim(&line));
+                    }
+                    Err(e) => self.failed("the turn failed", &e)?,
+                }
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Shows one update. `true` when it ends a followed turn.
+    fn update(&mut self, update: Update, following: bool) -> bool {
         match update {
             Update::AgentMessageChunk { text } => self.screen().answer(&text),
             Update::AgentThoughtChunk { text } => self.screen().thought(&text),
@@ -629,52 +627,17 @@ impl App {
                 is_error,
                 ..
             } => self.screen().tool_result(&raw_output, is_error),
-            Update::ApprovalRequest {
-                request_id,
-                name,
-                raw_input,
-                ..
-            } => {
-                let decision = tokio::select! {
-                    decision = self.ask_approval(&name, &raw_input) => decision,
-                    () = self.client.closed() => return Err(Stop::DaemonGone),
-                };
-                let decision = match decision {
-                    Some(decision) => decision,
-                    None => {
-                        // Ctrl-C at the question: reject the call and cancel the turn.
-                        if let Err(e) = self
-                            .client
-                            .session_approve(&self.session.id, &request_id, Decision::Reject)
-                            .await
-                        {
-                            self.failed("could not answer the approval", &e)?;
-                        }
-                        if !*cancelling {
-                            self.cancel(cancelling).await?;
-                        }
-                        return Ok(false);
-                    }
-                };
-                if let Err(e) = self
-                    .client
-                    .session_approve(&self.session.id, &request_id, decision)
-                    .await
-                {
-                    self.failed("could not answer the approval", &e)?;
-                }
-            }
             Update::TurnComplete { stop_reason, error } if following => {
                 self.screen().end_line();
                 if let Some(error) = error {
                     self.line(&red(&format!("the turn failed: {error}")));
                 }
                 self.line(&dim(&render::status_line(stop_reason, None)));
-                return Ok(true);
+                return true;
             }
             _ => {}
         }
-        Ok(false)
+        false
     }
 
     /// `Allow bash `ls`? [y]es / [n]o / [a]lways`: `None` for Ctrl-C.

@@ -1,23 +1,22 @@
 //! The client library for the zeroclaw daemon: connect to the resolved endpoint (or start
-//! an ephemeral daemon), `initialize`, call every method with typed parameters, receive a
+//! an ephemeral daemon, or run over any other transport), `initialize`, call every method
+//! with typed parameters, run a turn as a stream of its events ([`Turn`]), receive a
 //! session's `session/update` events, and answer the daemon's `elicitation/create`
 //! requests with a handler of your own.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use zeroclaw_client::{Client, ClientOptions, Update};
+//! use zeroclaw_client::{ClientOptions, Decision, TurnEvent, Update};
 //! let paths = zeroclaw_ipc::resolve(None)?;
 //! let client = zeroclaw_client::connect_or_start(&paths, ClientOptions::default()).await?;
 //! let session = client.session_new(Default::default()).await?;
-//! let mut events = client.subscribe(&session.session_id);
-//! let turn = client.session_prompt(&session.session_id, "What is in this directory?");
-//! tokio::pin!(turn);
-//! loop {
-//!     tokio::select! {
-//!         result = &mut turn => { println!("\n{:?}", result?.stop_reason); break; }
-//!         Ok(event) = events.recv() => {
-//!             if let Update::AgentMessageChunk { text } = event.update { print!("{text}"); }
-//!         }
+//! let mut turn = client.turn(&session.session_id, "What is in this directory?");
+//! while let Some(event) = turn.next().await {
+//!     match event {
+//!         TurnEvent::Update(Update::AgentMessageChunk { text }) => print!("{text}"),
+//!         TurnEvent::Approval(request) => request.answer(Decision::Reject).await?,
+//!         TurnEvent::Done(result) => println!("\n{:?}", result?.stop_reason),
+//!         _ => {}
 //!     }
 //! }
 //! # Ok(()) }
@@ -27,29 +26,31 @@
 
 mod events;
 mod spawn;
+mod turn;
 mod types;
 
 pub use events::EVENT_BUFFER;
 pub use spawn::{connect_or_start, daemon_binary, ephemeral_log};
+pub use turn::{Approval, Turn, TurnEvent};
 pub use types::*;
 pub use zeroclaw_protocol::{self as protocol, Method};
 
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::broadcast;
 use zeroclaw_ipc::{ConnectError, Endpoint, LocalTransport};
 use zeroclaw_protocol::{
     ElicitationCreate, InitializeParams, NoParams, PROTOCOL_VERSION, methods as m,
 };
 use zeroclaw_rpc::{
-    Answer, BoxFuture, CallError, HandlerResult, Peer, PeerConfig, PeerHandle, RpcError, Service,
+    Answer, BoxFuture, CallError, HandlerResult, Peer, PeerConfig, PeerHandle, RpcError,
+    RpcTransport, Service, StreamTransport,
 };
 
 /// How long a call other than `session/prompt` waits for its answer.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
-/// `session/prompt` answers when the turn ends, which may take as long as the agent works.
-const PROMPT_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Answers the daemon's `elicitation/create` requests (the agent's `ask_user` tool).
 pub trait ElicitationHandler: Send + Sync + 'static {
@@ -95,9 +96,10 @@ impl Default for ClientOptions {
 pub enum ClientError {
     #[error(transparent)]
     Connect(#[from] ConnectError),
-    #[error("the daemon at {endpoint} refused the handshake: {source}")]
+    #[error("the daemon at {peer} refused the handshake: {source}")]
     Handshake {
-        endpoint: Endpoint,
+        /// The transport's peer label: the endpoint's path for a socket or pipe.
+        peer: String,
         source: Box<CallError>,
     },
     #[error("could not start a daemon: {0}")]
@@ -175,10 +177,31 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects and completes `initialize`.
+    /// Connects to the daemon's socket (or named pipe) and completes `initialize`.
     pub async fn connect(endpoint: &Endpoint, options: ClientOptions) -> Result<Self, ClientError> {
         let stream = zeroclaw_ipc::connect(endpoint).await?;
         let transport = LocalTransport::new(stream, endpoint.to_string(), options.max_frame_bytes);
+        Self::over(transport, options).await
+    }
+
+    /// Completes `initialize` over NDJSON on any byte stream (an in-memory duplex, a
+    /// tunnel); `label` names the other end in errors.
+    pub async fn from_stream<S: AsyncRead + AsyncWrite + Send + 'static>(
+        stream: S,
+        label: &str,
+        options: ClientOptions,
+    ) -> Result<Self, ClientError> {
+        let transport = StreamTransport::new(stream, label, options.max_frame_bytes);
+        Self::over(transport, options).await
+    }
+
+    /// Completes `initialize` over any transport (one that carries messages rather than
+    /// bytes, such as a WebSocket, implements [`RpcTransport`] itself).
+    pub async fn over<T: RpcTransport>(
+        transport: T,
+        options: ClientOptions,
+    ) -> Result<Self, ClientError> {
+        let peer_label = transport.peer_label().to_owned();
         let (peer, handle) = Peer::new(transport, PeerConfig::default());
         let router = Arc::new(events::Router::default());
         let (others_tx, others_rx) = tokio::sync::mpsc::channel(NOTIFICATION_QUEUE);
@@ -200,7 +223,7 @@ impl Client {
             }),
         };
         let handshake = |source| ClientError::Handshake {
-            endpoint: endpoint.clone(),
+            peer: peer_label,
             source: Box::new(source),
         };
         let server = request::<m::Initialize>(&handle, &params, DEFAULT_CALL_TIMEOUT)
@@ -281,18 +304,36 @@ impl Client {
         self.request::<m::SessionMessages>(&params).await
     }
 
-    /// Runs a turn; answers when it ends. Its events arrive through [`Client::subscribe`].
+    /// Sends `prompt` to the session and streams the turn: its events, the approvals it
+    /// waits on, then its answer. See [`Turn`].
+    pub fn turn(&self, session_id: &str, prompt: &str) -> Turn {
+        let events = self.subscribe(session_id);
+        Turn::prompt(self.handle.clone(), events, session_id, prompt)
+    }
+
+    /// Streams a turn that another client started, in a session this connection loaded.
+    /// `events` must be subscribed before the `session/load`; `queued` holds updates of
+    /// the turn already taken from it (such as its pending approval requests, which the
+    /// load re-sends), yielded first. The turn ends after its `turn_complete`; if a lag
+    /// ([`TurnEvent::Lagged`]) lost that event, it ends only when the connection closes,
+    /// so a caller should offer to stop following.
+    pub fn follow(
+        &self,
+        session_id: &str,
+        events: broadcast::Receiver<SessionUpdate>,
+        queued: Vec<SessionUpdate>,
+    ) -> Turn {
+        Turn::follow(self.handle.clone(), events, session_id, queued)
+    }
+
+    /// Runs a turn; answers when it ends. Its events arrive through [`Client::subscribe`]
+    /// ([`Client::turn`] does both).
     pub async fn session_prompt(&self, session_id: &str, prompt: &str) -> CallResult<PromptResult> {
-        let params = m::PromptParams {
-            session_id: session_id.to_owned(),
-            prompt: prompt.to_owned(),
-        };
-        request::<m::SessionPrompt>(&self.handle, &params, PROMPT_TIMEOUT).await
+        turn::prompt_call(&self.handle, session_id, prompt).await
     }
 
     pub async fn session_cancel(&self, session_id: &str) -> CallResult<bool> {
-        let params = session_id_params(session_id);
-        Ok(self.request::<m::SessionCancel>(&params).await?.cancelled)
+        turn::cancel(&self.handle, session_id).await
     }
 
     pub async fn session_approve(
@@ -301,12 +342,7 @@ impl Client {
         request_id: &str,
         decision: Decision,
     ) -> CallResult<()> {
-        let params = m::ApproveParams {
-            session_id: session_id.to_owned(),
-            request_id: request_id.to_owned(),
-            decision,
-        };
-        self.request::<m::SessionApprove>(&params).await.map(drop)
+        turn::approve(&self.handle, session_id, request_id, decision).await
     }
 
     /// Sets a session's title; `None` (or a blank title) clears it.

@@ -9,8 +9,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use zeroclaw_client::{
-    Client, ClientOptions, Decision, ElicitationHandler, ElicitationRequest, ElicitationResponse,
-    NewSession, StopReason, Update,
+    CallResult, Client, ClientOptions, Decision, ElicitationHandler, ElicitationRequest,
+    ElicitationResponse, NewSession, PromptResult, StopReason, TurnEvent, Update,
 };
 use zeroclaw_ipc::Paths;
 use zeroclaw_rpc::BoxFuture;
@@ -112,52 +112,27 @@ async fn stream_turn(
     prompt: &str,
     approve: ApproveMode,
 ) -> Result<u8, String> {
-    let mut events = client.subscribe(session_id);
-    let turn = client.session_prompt(session_id, prompt);
-    tokio::pin!(turn);
+    let mut turn = client.turn(session_id, prompt);
     let mut screen = Screen::default();
     let mut interrupts = 0;
     loop {
         tokio::select! {
-            result = &mut turn => {
-                // Events queued before the answer are already in the channel: drain them.
-                while let Ok(event) = events.try_recv() {
-                    screen.show(&event.update);
-                }
-                screen.end_lines();
-                return match result {
-                    Ok(result) => Ok(match result.stop_reason {
-                        StopReason::EndTurn => EXIT_END_TURN,
-                        StopReason::MaxTurns => {
-                            eprintln!("zeroclaw: the agent stopped at agent.max_steps; continue with --session {session_id}");
-                            EXIT_MAX_TURNS
-                        }
-                        StopReason::Cancelled => {
-                            eprintln!("zeroclaw: turn cancelled");
-                            EXIT_CANCELLED
-                        }
-                        // A failed turn answers an error, never this result; kept total.
-                        StopReason::Error => 1,
-                    }),
-                    Err(e) => Err(describe_call_error(&e)),
-                };
-            }
-            event = events.recv() => match event {
-                Ok(event) => {
-                    if let Update::ApprovalRequest { request_id, name, raw_input, .. } = &event.update {
-                        screen.end_lines();
-                        let decision = decide(approve, name, raw_input).await;
-                        if let Err(e) = client.session_approve(session_id, request_id, decision).await {
-                            eprintln!("zeroclaw: could not answer the approval: {}", describe_call_error(&e));
-                        }
-                    } else {
-                        screen.show(&event.update);
+            Some(event) = turn.next() => match event {
+                TurnEvent::Update(update) => screen.show(&update),
+                TurnEvent::Approval(request) => {
+                    screen.end_lines();
+                    let decision = decide(approve, &request.name, &request.raw_input).await;
+                    if let Err(e) = request.answer(decision).await {
+                        eprintln!("zeroclaw: could not answer the approval: {}", describe_call_error(&e));
                     }
                 }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                TurnEvent::Lagged(n) => {
                     eprintln!("zeroclaw: {n} events were missed (the terminal could not keep up)");
                 }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => {}
+                TurnEvent::Done(result) => {
+                    screen.end_lines();
+                    return exit_status(result, session_id);
+                }
             },
             _ = tokio::signal::ctrl_c() => {
                 interrupts += 1;
@@ -165,13 +140,33 @@ async fn stream_turn(
                     return Ok(EXIT_CANCELLED);
                 }
                 eprintln!("\n{}", dim("cancelling… (Ctrl-C again to quit now)"));
-                let _ = client.session_cancel(session_id).await;
+                let _ = turn.cancel().await;
             }
             () = client.closed() => {
                 return Err("the daemon went away during the turn; its history is kept, run `zeroclaw sessions` after restarting it".into());
             }
         }
     }
+}
+
+/// The exit status for how the turn ended.
+fn exit_status(result: CallResult<PromptResult>, session_id: &str) -> Result<u8, String> {
+    let result = result.map_err(|e| describe_call_error(&e))?;
+    Ok(match result.stop_reason {
+        StopReason::EndTurn => EXIT_END_TURN,
+        StopReason::MaxTurns => {
+            eprintln!(
+                "zeroclaw: the agent stopped at agent.max_steps; continue with --session {session_id}"
+            );
+            EXIT_MAX_TURNS
+        }
+        StopReason::Cancelled => {
+            eprintln!("zeroclaw: turn cancelled");
+            EXIT_CANCELLED
+        }
+        // A failed turn answers an error, never this result; kept total.
+        StopReason::Error => 1,
+    })
 }
 
 /// Where the last text went and whether its line is still open, so a tool line or an

@@ -1,0 +1,287 @@
+//! One turn of the agent as a client lives it: its events in order, the approval requests
+//! it waits on, and how it ended.
+//!
+//! The order this relies on is the protocol's: the daemon sends every `session/update` of
+//! a turn before that turn's `turn_complete`, and the `turn_complete` before the
+//! `session/prompt` answer, all on the one connection, which delivers them in that order.
+//! So a [`Turn`] subscribes to the session before it sends the prompt (no event can slip
+//! past), and when the answer arrives every event of the turn is already queued: it yields
+//! those first and [`TurnEvent::Done`] last.
+//!
+//! Questions from the agent (`ask_user`) are the daemon's requests to the connection, not
+//! events of a turn: they go to the connection's [`crate::ElicitationHandler`].
+
+use crate::{CallResult, Decision, PromptResult, SessionUpdate, Update};
+use serde_json::Value;
+use std::collections::VecDeque;
+use tokio::sync::broadcast::{
+    self,
+    error::{RecvError, TryRecvError},
+};
+use tokio::task::{JoinError, JoinHandle};
+use zeroclaw_protocol::methods as m;
+use zeroclaw_rpc::{CallError, PeerHandle};
+
+/// What a turn has to show or ask.
+#[derive(Debug)]
+pub enum TurnEvent {
+    /// Anything the turn reports except approval requests, `turn_complete` included.
+    Update(Update),
+    /// A tool call waits for the client's decision.
+    Approval(Approval),
+    /// This many events were lost because the caller fell [`crate::EVENT_BUFFER`] events
+    /// behind; the turn goes on.
+    Lagged(u64),
+    /// The `session/prompt` answer: the last event of a prompted turn. Also how any turn
+    /// ends when the connection closes (`Err(CallError::Closed)`).
+    Done(CallResult<PromptResult>),
+}
+
+/// A tool call waiting for `session/approve`. Until it is answered the turn waits (up to
+/// the daemon's approval timeout, or until the turn is cancelled).
+#[derive(Debug)]
+#[must_use = "the tool call waits until the request is answered"]
+pub struct Approval {
+    pub request_id: String,
+    pub tool_call_id: String,
+    pub name: String,
+    pub raw_input: Value,
+    /// The decisions the daemon offers.
+    pub options: Vec<Decision>,
+    session_id: String,
+    handle: PeerHandle,
+}
+
+impl Approval {
+    /// Sends the decision with `session/approve`.
+    pub async fn answer(self, decision: Decision) -> CallResult<()> {
+        approve(&self.handle, &self.session_id, &self.request_id, decision).await
+    }
+}
+
+/// A running turn. [`Turn::next`] yields its events; [`Turn::cancel`] asks the daemon to
+/// stop it. Dropping a `Turn` stops waiting for it, not the turn itself.
+#[derive(Debug)]
+pub struct Turn {
+    session_id: String,
+    handle: PeerHandle,
+    events: broadcast::Receiver<SessionUpdate>,
+    /// Whether `events` can still deliver (its sender lives as long as the connection).
+    subscribed: bool,
+    /// Updates taken from `events` before the turn was followed; yielded first.
+    queued: VecDeque<SessionUpdate>,
+    end: End,
+}
+
+/// How the turn ends, and how far it got.
+#[derive(Debug)]
+enum End {
+    /// Our `session/prompt`, on a task of its own so the turn runs whether or not
+    /// [`Turn::next`] is being awaited; aborted if the `Turn` is dropped.
+    Prompt(JoinHandle<CallResult<PromptResult>>),
+    /// A turn another client started: it ends at its `turn_complete`.
+    Follow,
+    /// The outcome is known; the events queued before it are still to be yielded.
+    Known(CallResult<PromptResult>),
+    /// Everything has been yielded.
+    Over,
+}
+
+/// What [`Turn::next`] woke up to.
+enum Woke {
+    Event(Result<SessionUpdate, RecvError>),
+    Outcome(CallResult<PromptResult>),
+}
+
+impl Turn {
+    /// Subscribes to the session, then sends the prompt.
+    pub(crate) fn prompt(
+        handle: PeerHandle,
+        events: broadcast::Receiver<SessionUpdate>,
+        session_id: &str,
+        prompt: &str,
+    ) -> Self {
+        let call = {
+            let (handle, session_id, prompt) =
+                (handle.clone(), session_id.to_owned(), prompt.to_owned());
+            tokio::spawn(async move { prompt_call(&handle, &session_id, &prompt).await })
+        };
+        Self::new(handle, events, session_id, Vec::new(), End::Prompt(call))
+    }
+
+    pub(crate) fn follow(
+        handle: PeerHandle,
+        events: broadcast::Receiver<SessionUpdate>,
+        session_id: &str,
+        queued: Vec<SessionUpdate>,
+    ) -> Self {
+        Self::new(handle, events, session_id, queued, End::Follow)
+    }
+
+    fn new(
+        handle: PeerHandle,
+        events: broadcast::Receiver<SessionUpdate>,
+        session_id: &str,
+        queued: Vec<SessionUpdate>,
+        end: End,
+    ) -> Self {
+        Self {
+            session_id: session_id.to_owned(),
+            handle,
+            events,
+            subscribed: true,
+            queued: queued.into(),
+            end,
+        }
+    }
+
+    /// The next event, waiting for it; `None` once the turn is over: after
+    /// [`TurnEvent::Done`], or for a followed turn after its `turn_complete`.
+    /// Cancel-safe, so it can race Ctrl-C or other input in `tokio::select!`.
+    pub async fn next(&mut self) -> Option<TurnEvent> {
+        loop {
+            if let Some(event) = self.try_next() {
+                return Some(event);
+            }
+            let events = &mut self.events;
+            let subscribed = self.subscribed;
+            // Events first: when an event and the outcome are both ready, the event came first.
+            let woke = match &mut self.end {
+                End::Over => return None,
+                // Unreachable: `try_next` yields a known outcome once nothing precedes it.
+                End::Known(_) => continue,
+                End::Prompt(call) => tokio::select! {
+                    biased;
+                    event = events.recv(), if subscribed => Woke::Event(event),
+                    joined = call => Woke::Outcome(joined_outcome(joined)),
+                },
+                End::Follow => tokio::select! {
+                    biased;
+                    event = events.recv(), if subscribed => Woke::Event(event),
+                    () = self.handle.closed() => Woke::Outcome(Err(CallError::Closed)),
+                },
+            };
+            match woke {
+                Woke::Outcome(outcome) => self.end = End::Known(outcome),
+                Woke::Event(Ok(update)) => return Some(self.event(update)),
+                Woke::Event(Err(RecvError::Lagged(n))) => return Some(TurnEvent::Lagged(n)),
+                Woke::Event(Err(RecvError::Closed)) => self.subscribed = false,
+            }
+        }
+    }
+
+    /// An event already received, if there is one; never waits. Use it to show everything
+    /// the daemon sent before something that arrived another way (an `ask_user` question).
+    pub fn try_next(&mut self) -> Option<TurnEvent> {
+        if matches!(self.end, End::Over) {
+            return None;
+        }
+        if let Some(update) = self.queued.pop_front() {
+            return Some(self.event(update));
+        }
+        if self.subscribed {
+            match self.events.try_recv() {
+                Ok(update) => return Some(self.event(update)),
+                Err(TryRecvError::Lagged(n)) => return Some(TurnEvent::Lagged(n)),
+                Err(TryRecvError::Closed) => self.subscribed = false,
+                Err(TryRecvError::Empty) => {}
+            }
+        }
+        match std::mem::replace(&mut self.end, End::Over) {
+            End::Known(outcome) => Some(TurnEvent::Done(outcome)),
+            unknown => {
+                self.end = unknown;
+                None
+            }
+        }
+    }
+
+    /// Asks the daemon to stop the turn (`session/cancel`); it then ends with stop reason
+    /// `cancelled`. `false` when nothing was running (also when the prompt, which its own
+    /// task sends, has not reached the daemon yet).
+    pub async fn cancel(&self) -> CallResult<bool> {
+        cancel(&self.handle, &self.session_id).await
+    }
+
+    fn event(&mut self, event: SessionUpdate) -> TurnEvent {
+        match event.update {
+            Update::ApprovalRequest {
+                request_id,
+                tool_call_id,
+                name,
+                raw_input,
+                options,
+            } => TurnEvent::Approval(Approval {
+                request_id,
+                tool_call_id,
+                name,
+                raw_input,
+                options,
+                session_id: self.session_id.clone(),
+                handle: self.handle.clone(),
+            }),
+            update => {
+                if matches!(update, Update::TurnComplete { .. }) && matches!(self.end, End::Follow)
+                {
+                    self.end = End::Over;
+                }
+                TurnEvent::Update(update)
+            }
+        }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if let End::Prompt(call) = &self.end {
+            call.abort();
+        }
+    }
+}
+
+/// The prompt task's outcome. It is aborted only when its `Turn` is dropped, so nobody
+/// sees that case; a panic in it is passed on.
+fn joined_outcome(joined: Result<CallResult<PromptResult>, JoinError>) -> CallResult<PromptResult> {
+    match joined {
+        Ok(outcome) => outcome,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(CallError::Closed),
+    }
+}
+
+/// `session/prompt` answers when the turn ends, which may take as long as the agent works.
+const PROMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+pub(crate) async fn prompt_call(
+    handle: &PeerHandle,
+    session_id: &str,
+    prompt: &str,
+) -> CallResult<PromptResult> {
+    let params = m::PromptParams {
+        session_id: session_id.to_owned(),
+        prompt: prompt.to_owned(),
+    };
+    crate::request::<m::SessionPrompt>(handle, &params, PROMPT_TIMEOUT).await
+}
+
+pub(crate) async fn cancel(handle: &PeerHandle, session_id: &str) -> CallResult<bool> {
+    let params = crate::session_id_params(session_id);
+    let result = crate::request::<m::SessionCancel>(handle, &params, crate::DEFAULT_CALL_TIMEOUT);
+    Ok(result.await?.cancelled)
+}
+
+pub(crate) async fn approve(
+    handle: &PeerHandle,
+    session_id: &str,
+    request_id: &str,
+    decision: Decision,
+) -> CallResult<()> {
+    let params = m::ApproveParams {
+        session_id: session_id.to_owned(),
+        request_id: request_id.to_owned(),
+        decision,
+    };
+    crate::request::<m::SessionApprove>(handle, &params, crate::DEFAULT_CALL_TIMEOUT)
+        .await
+        .map(drop)
+}
