@@ -263,22 +263,6 @@ mod tests {
         Notification::new("session/update", &json!({ "n": n })).unwrap()
     }
 
-    fn row(id: i64, kind: MessageKind, step: i64) -> MessageRow {
-        MessageRow {
-            id,
-            turn_id: Some("t".into()),
-            step,
-            kind,
-            text: None,
-            tool_call_id: None,
-            tool_name: None,
-            data: None,
-            is_error: false,
-            cancelled: false,
-            created_at: 0,
-        }
-    }
-
     fn text(step: i64, thought: bool) -> Tag {
         Tag::Text {
             turn_id: "t".into(),
@@ -349,9 +333,9 @@ mod tests {
         }
         // The history read saw rows up to 11, step 1's text among them.
         let rows = [
-            row(9, MessageKind::User, 0),
-            row(10, MessageKind::Assistant, 1),
-            row(11, MessageKind::ToolCall, 1),
+            MessageRow::bare(9, "t", 0, MessageKind::User),
+            MessageRow::bare(10, "t", 1, MessageKind::Assistant),
+            MessageRow::bare(11, "t", 1, MessageKind::ToolCall),
         ];
         audience.replayed(3, &Replayed::of(&rows));
         // A stored event at or below the last row read is dropped even when sent after.

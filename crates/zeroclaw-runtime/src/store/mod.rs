@@ -98,6 +98,26 @@ pub struct MessageRow {
     pub created_at: i64,
 }
 
+impl MessageRow {
+    /// A row of turn `turn` with nothing but its kind, for tests to fill in.
+    #[cfg(test)]
+    pub fn bare(id: i64, turn: &str, step: i64, kind: MessageKind) -> Self {
+        Self {
+            id,
+            turn_id: Some(turn.into()),
+            step,
+            kind,
+            text: None,
+            tool_call_id: None,
+            tool_name: None,
+            data: None,
+            is_error: false,
+            cancelled: false,
+            created_at: 0,
+        }
+    }
+}
+
 /// A message about to be written (owned: it travels to the writer thread).
 #[derive(Debug, Clone, Default)]
 pub struct NewMessage {

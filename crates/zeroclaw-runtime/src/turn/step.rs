@@ -8,10 +8,10 @@
 
 use super::{Env, Failure, Origin, TurnError};
 use crate::history;
-use crate::provider::{ChatMessage, ChatRequest, Delta};
+use crate::provider::{ChatMessage, ChatRequest, Delta, StepResult, ToolCall};
 use crate::session::{ActiveTurn, Session};
 use crate::store::{MessageKind, NewMessage, StoreError, Usage};
-use crate::tools;
+use crate::tools::{self, ToolOutput};
 use serde_json::Value;
 use zeroclaw_protocol::{PromptResult, StopReason, Update};
 
@@ -81,7 +81,6 @@ impl Turn<'_> {
             .system_prompt
             .clone()
             .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
-        let cancel = self.active.cancel.clone();
         for step in 1..=i64::from(self.env.config.agent.max_steps) {
             let request = ChatRequest {
                 model: &self.session.model,
@@ -89,65 +88,9 @@ impl Turn<'_> {
                 messages: &conversation,
                 tools: &tools,
             };
-            let opened = tokio::select! {
-                biased;
-                () = cancel.cancelled() => None,
-                opened = self.env.provider.open(&request) => Some(opened),
+            let Some((text, result)) = self.model_call(step, &request).await? else {
+                return self.finish(StopReason::Cancelled).await;
             };
-            let open = match opened {
-                None => return self.finish(StopReason::Cancelled).await,
-                Some(Err(e)) => return Err(self.provider_failure(e).await),
-                Some(Ok(open)) => open,
-            };
-            self.ensure_started().await?;
-
-            let mut text = String::new();
-            let mut thought = String::new();
-            let outcome = {
-                let session = self.session;
-                let turn_id = self.active.id.as_str();
-                let mut on_delta = |delta: Delta| match delta {
-                    Delta::Text(t) => {
-                        session.stream_chunk(turn_id, step, false, &t);
-                        text.push_str(&t);
-                    }
-                    Delta::Thought(t) => {
-                        session.stream_chunk(turn_id, step, true, &t);
-                        thought.push_str(&t);
-                    }
-                };
-                let read = open.read(&mut on_delta, session);
-                tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => None,
-                    outcome = read => Some(outcome),
-                }
-            };
-            let cancelled = outcome.is_none();
-            let stored = self.store_streamed(step, &thought, &text, cancelled).await;
-            // Stored (or not) whole: a connection joining from here on reads it in the
-            // history, not in the text in progress.
-            self.session.streamed_stored();
-            self.stored(stored).await?;
-            if !text.is_empty() {
-                if !self.text.is_empty() {
-                    self.text.push_str("\n\n");
-                }
-                self.text.push_str(&text);
-            }
-            let result = match outcome {
-                None => return self.finish(StopReason::Cancelled).await,
-                Some(Err(e)) => return Err(self.provider_failure(e).await),
-                Some(Ok(result)) => result,
-            };
-            if let Some(u) = result.usage {
-                let total = self.usage.get_or_insert(Usage {
-                    input_tokens: 0,
-                    output_tokens: 0,
-                });
-                total.input_tokens += u.input_tokens;
-                total.output_tokens += u.output_tokens;
-            }
             if result.tool_calls.is_empty() {
                 return self.finish(StopReason::EndTurn).await;
             }
@@ -156,49 +99,7 @@ impl Turn<'_> {
                 tool_calls: result.tool_calls.clone(),
             });
             for call in &result.tool_calls {
-                let raw_input = call.raw_input();
-                let call_message = NewMessage {
-                    step,
-                    tool_call_id: Some(call.id.clone()),
-                    tool_name: Some(call.name.clone()),
-                    data: Some(raw_input.clone()),
-                    ..NewMessage::default()
-                };
-                let row = self.store(MessageKind::ToolCall, call_message).await;
-                let row = self.stored(row).await?;
-                self.session.send_stored(
-                    self.id(),
-                    row,
-                    Update::ToolCall {
-                        tool_call_id: call.id.clone(),
-                        name: call.name.clone(),
-                        raw_input,
-                    },
-                );
-                let output = self.execute(call).await;
-                let cancelled = cancel.is_cancelled();
-                let raw_output = Value::String(output.text.clone());
-                let result_message = NewMessage {
-                    step,
-                    tool_call_id: Some(call.id.clone()),
-                    tool_name: Some(call.name.clone()),
-                    data: Some(raw_output.clone()),
-                    is_error: output.is_error,
-                    cancelled,
-                    ..NewMessage::default()
-                };
-                let row = self.store(MessageKind::ToolResult, result_message).await;
-                let row = self.stored(row).await?;
-                self.session.send_stored(
-                    self.id(),
-                    row,
-                    Update::ToolResult {
-                        tool_call_id: call.id.clone(),
-                        name: call.name.clone(),
-                        raw_output,
-                        is_error: output.is_error,
-                    },
-                );
+                let (output, cancelled) = self.call_tool(step, call).await?;
                 conversation.push(ChatMessage::ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -211,6 +112,124 @@ impl Turn<'_> {
             }
         }
         self.finish(StopReason::MaxTurns).await
+    }
+
+    /// One model call: streams its text to the session, stores it whole, and returns it
+    /// with the call's result; `None` if the turn was cancelled meanwhile.
+    async fn model_call(
+        &mut self,
+        step: i64,
+        request: &ChatRequest<'_>,
+    ) -> Result<Option<(String, StepResult)>, TurnError> {
+        let cancel = self.active.cancel.clone();
+        let opened = tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            opened = self.env.provider.open(request) => Some(opened),
+        };
+        let open = match opened {
+            None => return Ok(None),
+            Some(Err(e)) => return Err(self.provider_failure(e).await),
+            Some(Ok(open)) => open,
+        };
+        self.ensure_started().await?;
+
+        let mut text = String::new();
+        let mut thought = String::new();
+        let outcome = {
+            let session = self.session;
+            let turn_id = self.active.id.as_str();
+            let mut on_delta = |delta: Delta| match delta {
+                Delta::Text(t) => {
+                    session.stream_chunk(turn_id, step, false, &t);
+                    text.push_str(&t);
+                }
+                Delta::Thought(t) => {
+                    session.stream_chunk(turn_id, step, true, &t);
+                    thought.push_str(&t);
+                }
+            };
+            let read = open.read(&mut on_delta, session);
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                outcome = read => Some(outcome),
+            }
+        };
+        let cancelled = outcome.is_none();
+        let stored = self.store_streamed(step, &thought, &text, cancelled).await;
+        // Stored (or not) whole: a connection joining from here on reads it in the history,
+        // not in the text in progress.
+        self.session.streamed_stored();
+        self.stored(stored).await?;
+        if !text.is_empty() {
+            if !self.text.is_empty() {
+                self.text.push_str("\n\n");
+            }
+            self.text.push_str(&text);
+        }
+        let result = match outcome {
+            None => return Ok(None),
+            Some(Err(e)) => return Err(self.provider_failure(e).await),
+            Some(Ok(result)) => result,
+        };
+        if let Some(u) = result.usage {
+            let total = self.usage.get_or_insert(Usage {
+                input_tokens: 0,
+                output_tokens: 0,
+            });
+            total.input_tokens += u.input_tokens;
+            total.output_tokens += u.output_tokens;
+        }
+        Ok(Some((text, result)))
+    }
+
+    /// One tool call: recorded, run (see `tool_call.rs`), and its result recorded. Returns
+    /// the output, and whether the turn was cancelled by the time the call ended.
+    async fn call_tool(&self, step: i64, call: &ToolCall) -> Result<(ToolOutput, bool), TurnError> {
+        let raw_input = call.raw_input();
+        let message = NewMessage {
+            data: Some(raw_input.clone()),
+            ..tool_message(step, call)
+        };
+        let update = Update::ToolCall {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            raw_input,
+        };
+        self.record(MessageKind::ToolCall, message, update).await?;
+        let output = self.execute(call).await;
+        let cancelled = self.active.cancel.is_cancelled();
+        let raw_output = Value::String(output.text.clone());
+        let message = NewMessage {
+            data: Some(raw_output.clone()),
+            is_error: output.is_error,
+            cancelled,
+            ..tool_message(step, call)
+        };
+        let update = Update::ToolResult {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            raw_output,
+            is_error: output.is_error,
+        };
+        self.record(MessageKind::ToolResult, message, update)
+            .await?;
+        Ok((output, cancelled))
+    }
+
+    /// Stores an event's message, then sends the event tagged with its row: stored first,
+    /// so a connection joining meanwhile gets it exactly once (see `session/audience.rs`).
+    async fn record(
+        &self,
+        kind: MessageKind,
+        message: NewMessage,
+        update: Update<'_>,
+    ) -> Result<(), TurnError> {
+        let row = self.store(kind, message).await;
+        let row = self.stored(row).await?;
+        self.session.send_stored(self.id(), row, update);
+        Ok(())
     }
 
     /// Stores the turn and its prompt, once, when the first model call has started.
@@ -328,5 +347,15 @@ impl Turn<'_> {
                 Err(self.fail(Failure::Storage(e)).await)
             }
         }
+    }
+}
+
+/// The columns a tool call and its result share.
+fn tool_message(step: i64, call: &ToolCall) -> NewMessage {
+    NewMessage {
+        step,
+        tool_call_id: Some(call.id.clone()),
+        tool_name: Some(call.name.clone()),
+        ..NewMessage::default()
     }
 }
