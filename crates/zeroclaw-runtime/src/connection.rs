@@ -67,19 +67,21 @@ impl Connection {
         self.remember(session);
     }
 
-    /// Starts attaching this connection the way `session/load` does: its live events are
-    /// held until what the [`Joined`](crate::session::Joined) holds has been sent.
-    pub fn join(
+    /// Attaches this connection the way `session/load` does: returns the history to send
+    /// first (with `replay`), and its live events are held until that has been sent (see
+    /// [`Sessions::join`](crate::session::Sessions::join)).
+    pub async fn join(
         &self,
         session: &crate::session::Session,
         replay: bool,
-    ) -> Result<crate::session::Joined, crate::store::StoreError> {
-        let joined = self
+    ) -> Result<Vec<crate::store::MessageRow>, crate::store::StoreError> {
+        let rows = self
             .daemon
             .sessions
-            .join(session, self.id, &self.peer, replay)?;
+            .join(session, self.id, &self.peer, replay)
+            .await?;
         self.remember(session);
-        Ok(joined)
+        Ok(rows)
     }
 
     fn remember(&self, session: &crate::session::Session) {

@@ -184,19 +184,7 @@ mod tests {
     use serde_json::json;
 
     fn row(id: i64, turn: &str, step: i64, kind: MessageKind) -> MessageRow {
-        MessageRow {
-            id,
-            turn_id: Some(turn.into()),
-            step,
-            kind,
-            text: None,
-            tool_call_id: None,
-            tool_name: None,
-            data: None,
-            is_error: false,
-            cancelled: false,
-            created_at: 0,
-        }
+        MessageRow::bare(id, turn, step, kind)
     }
 
     #[test]

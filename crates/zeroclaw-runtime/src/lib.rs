@@ -8,7 +8,6 @@
 //! The public API is what a binary needs to run a daemon ([`run`], [`DaemonOptions`],
 //! [`config`]) and one entry for tests ([`testing`]).
 
-mod audience;
 mod clients;
 pub mod config;
 mod connection;

@@ -31,9 +31,9 @@ impl InMemoryDaemon {
             data_dir: dir.join("data"),
             endpoint: Endpoint::new(dir.join("data/daemon.sock")),
         };
-        let (store, _) = Store::open_in_memory().map_err(|e| e.to_string())?;
+        let opened = Store::open_in_memory().map_err(|e| e.to_string())?;
         let provider = Provider::new(config.provider.clone())?;
-        let sessions = Sessions::new(store).map_err(|e| e.to_string())?;
+        let sessions = Sessions::new(opened.store, opened.sessions);
         let state = Arc::new(DaemonState::new(paths, config, false, sessions, provider));
         let doors = Doors::new(&state);
         Ok(Self { state, doors })

@@ -57,13 +57,20 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     // Bind first: it takes the lock, so a second daemon never opens the database.
     let listener = LocalListener::bind(&options.paths)?;
     let db_path = options.paths.data_dir.join("zeroclaw.db");
-    let (store, interrupted) = Store::open(&db_path).map_err(|source| DaemonError::Store {
+    // Opening reads and migrates the file: off the reactor, like every later store call.
+    let opened = {
+        let path = db_path.clone();
+        tokio::task::spawn_blocking(move || Store::open(&path))
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+    };
+    let opened = opened.map_err(|source| DaemonError::Store {
         path: db_path.clone(),
         source,
     })?;
-    if interrupted > 0 {
+    if opened.interrupted > 0 {
         tracing::warn!(
-            turns = interrupted,
+            turns = opened.interrupted,
             "marked turns left running by a previous daemon as interrupted"
         );
     }
@@ -78,10 +85,7 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         options.paths.clone(),
         config,
         options.ephemeral,
-        Sessions::new(store).map_err(|source| DaemonError::Store {
-            path: db_path.clone(),
-            source,
-        })?,
+        Sessions::new(opened.store, opened.sessions),
         provider,
     ));
     let signals = signals::watch(state.shutdown.clone()).map_err(DaemonError::Signal)?;

@@ -6,28 +6,28 @@
 //! from its provider keeps to the pace of its clients: while an attached connection's queue
 //! is more than three quarters full, the turn stops reading the provider until that queue
 //! is back to half, so a client that reads as fast as it can loses nothing. A connection
-//! that does not get there within [`EVENT_STALL_GRACE`], or whose queue is full when an
+//! that does not get there within `EVENT_STALL_GRACE` (`pace.rs`), or whose queue is full when an
 //! event is sent, is detached and closed (logged), so one stalled client holds a turn up
 //! for seconds at most and never loses memory to it; it can reconnect and `session/load`
 //! with `replay` to catch up.
+//!
+//! No lock here is held across the store: a turn stores an event, then sends it; a
+//! `session/load` registers, reads the history, then settles what it holds. How that still
+//! gets a joining connection every event exactly once is in `audience.rs`.
 
-use crate::audience::{Audience, Stalled, Streaming};
-use crate::provider::Pace;
+mod audience;
+mod pace;
+
 use crate::store::{MessageRow, SessionRow, Store, StoreError};
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::future::Future;
-use std::pin::Pin;
+use audience::{Audience, Replayed, Stalled, Streaming, Tag};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use zeroclaw_protocol::{Decision, SessionUpdate, Update, events::SESSION_UPDATE};
 use zeroclaw_rpc::{Notification, PeerHandle};
 
-/// How long a turn waits for an attached client that is behind on its events.
-pub const EVENT_STALL_GRACE: Duration = Duration::from_secs(5);
-
-pub use crate::audience::ConnId;
+pub use audience::ConnId;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every critical section here is a few map operations that leave the data consistent
@@ -158,69 +158,92 @@ impl Session {
         list
     }
 
-    /// Sends a `session/update` to every attached connection. See the module docs for the
-    /// overflow rule.
+    /// Sends a `session/update` that is never stored to every attached connection. See the
+    /// module docs for the overflow rule.
     pub fn broadcast(&self, turn_id: &str, update: Update<'_>) {
-        let Some(frame) = self.frame(turn_id, update) else {
-            return;
-        };
-        let stalled = lock(&self.audience).send(&frame);
-        self.close_stalled(stalled);
+        self.send(&Tag::Live, self.frame(turn_id, update));
     }
 
-    /// Stores an event (`store`) and sends it as one step, so a connection joining with
-    /// `session/load` gets it exactly once (see `audience.rs`). Nothing is sent if the
-    /// store fails. `store` runs under the session's audience lock: it must only store,
-    /// never send on this session (the lock is not reentrant).
-    pub fn record<T, E>(
+    /// Sends the event of the message stored as row `row`. Store first, then send: see
+    /// `audience.rs` for why a joining connection then gets it exactly once.
+    pub fn send_stored(&self, turn_id: &str, row: i64, update: Update<'_>) {
+        self.send(&Tag::Row(row), self.frame(turn_id, update));
+    }
+
+    /// Registers what an event announces (`register` gets the frame as sent) and sends it,
+    /// as one step, so a connection joining meanwhile gets it once: an `approval_request`
+    /// registered before it joined is in what it is sent first. `register` runs under the
+    /// session's audience lock: it must never send on this session.
+    pub fn send_registered<T>(
         &self,
         turn_id: &str,
         update: Update<'_>,
-        store: impl FnOnce(Option<&Notification>) -> Result<T, E>,
-    ) -> Result<T, E> {
+        register: impl FnOnce(Option<&Notification>) -> T,
+    ) -> T {
         let frame = self.frame(turn_id, update);
         let mut audience = lock(&self.audience);
-        let stored = store(frame.as_ref())?;
-        let stalled = frame.map(|f| audience.send(&f)).unwrap_or_default();
+        let registered = register(frame.as_ref());
+        let stalled = frame
+            .map(|f| audience.send(&Tag::Live, &f))
+            .unwrap_or_default();
         drop(audience);
         self.close_stalled(stalled);
-        Ok(stored)
+        registered
     }
 
-    /// Sends a streamed chunk of the answer (or, with `thought`, of the reasoning) and adds
-    /// it to the text in progress a joining connection is sent.
-    pub fn stream_chunk(&self, turn_id: &str, thought: bool, text: &str) {
+    /// Sends a streamed chunk of step `step`'s answer (or, with `thought`, of its
+    /// reasoning) and adds it to the text in progress a joining connection is sent.
+    pub fn stream_chunk(&self, turn_id: &str, step: i64, thought: bool, text: &str) {
         let Some(frame) = self.frame(turn_id, Update::chunk(thought, text)) else {
             return;
         };
+        let tag = Tag::Text {
+            turn_id: turn_id.to_owned(),
+            step,
+            thought,
+        };
         let mut audience = lock(&self.audience);
+        let streaming = &mut audience.streaming;
+        if streaming.turn_id != turn_id || streaming.step != step {
+            *streaming = Streaming {
+                turn_id: turn_id.to_owned(),
+                step,
+                ..Streaming::default()
+            };
+        }
         let so_far = if thought {
-            &mut audience.streaming.thought
+            &mut streaming.thought
         } else {
-            &mut audience.streaming.text
+            &mut streaming.text
         };
         so_far.push_str(text);
-        let stalled = audience.send(&frame);
+        let stalled = audience.send(&tag, &frame);
         drop(audience);
         self.close_stalled(stalled);
     }
 
-    /// Stores the streamed text (`store`) and forgets it as in progress, as one step.
-    /// `store` runs under the audience lock, as in [`Session::record`].
-    pub fn store_streamed<E>(&self, store: impl FnOnce() -> Result<(), E>) -> Result<(), E> {
-        let mut audience = lock(&self.audience);
-        audience.streaming = Streaming::default();
-        store()
+    /// Forgets the text in progress once the model call's text has been stored (or failed
+    /// to be): a connection joining from now on reads it in the history.
+    pub fn streamed_stored(&self) {
+        lock(&self.audience).streaming = Streaming::default();
     }
 
     /// The events held for a connection joining with `session/load`, to send next; `None`
     /// once it is live.
-    pub fn go_live(&self, conn: ConnId) -> Option<VecDeque<Notification>> {
+    pub fn go_live(&self, conn: ConnId) -> Option<Vec<Notification>> {
         lock(&self.audience).go_live(conn)
     }
 
     fn frame(&self, turn_id: &str, update: Update<'_>) -> Option<Notification> {
         update_frame(&self.id, Some(turn_id), update)
+    }
+
+    fn send(&self, tag: &Tag, frame: Option<Notification>) {
+        let Some(frame) = frame else {
+            return;
+        };
+        let stalled = lock(&self.audience).send(tag, &frame);
+        self.close_stalled(stalled);
     }
 
     fn close_stalled(&self, stalled: Vec<Stalled>) {
@@ -233,48 +256,32 @@ impl Session {
         tracing::warn!(peer = %peer.label(), conn, session = %self.id, "client is not reading its events; detaching and closing it");
         peer.close();
     }
-}
 
-/// What a connection joining a session with `session/load` is sent before its live events.
-pub struct Joined {
-    /// The stored history (empty without `replay`).
-    pub rows: Vec<MessageRow>,
-    /// The running turn, and its model call's text streamed so far (empty without `replay`).
-    pub turn_id: Option<String>,
-    pub streaming: Streaming,
-    /// The running turn's unanswered `approval_request` events, as first sent.
-    pub approvals: Vec<Notification>,
-}
-
-/// Whether a connection's event queue is more than three quarters full.
-fn behind(peer: &PeerHandle) -> bool {
-    peer.queue_room() <= peer.queue_capacity() / 4
-}
-
-impl Pace for Session {
-    fn pace(&self) -> Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> {
-        let lagging: Vec<(ConnId, PeerHandle)> = {
-            let audience = lock(&self.audience);
-            let attached = audience.live();
-            if !attached.iter().any(|(_, peer)| behind(peer)) {
-                return None;
-            }
-            attached
-                .iter()
-                .filter(|(_, peer)| behind(peer))
-                .cloned()
-                .collect()
+    /// What a connection joining now is sent first, ahead of its live events: with
+    /// `replay`, the running model call's text so far; and the running turn's unanswered
+    /// `approval_request` events, as first sent.
+    fn first_frames(&self, audience: &Audience, replay: bool) -> Vec<(Tag, Notification)> {
+        let Some(turn) = self.active_turn() else {
+            return Vec::new();
         };
-        Some(Box::pin(async move {
-            let deadline = tokio::time::Instant::now() + EVENT_STALL_GRACE;
-            for (conn, peer) in lagging {
-                let half = peer.queue_capacity() / 2;
-                if !peer.wait_for_room(half.max(1), deadline).await && !peer.is_closed() {
-                    lock(&self.audience).remove(conn);
-                    self.stalled(conn, &peer);
+        let mut first = Vec::new();
+        let streaming = &audience.streaming;
+        if replay && streaming.turn_id == turn.id {
+            for (thought, text) in [(true, &streaming.thought), (false, &streaming.text)] {
+                if text.is_empty() {
+                    continue;
                 }
+                let tag = Tag::Text {
+                    turn_id: turn.id.clone(),
+                    step: streaming.step,
+                    thought,
+                };
+                let frame = self.frame(&turn.id, Update::chunk(thought, text.as_str()));
+                first.extend(frame.map(|f| (tag, f)));
             }
-        }))
+        }
+        first.extend(turn.pending_events().into_iter().map(|f| (Tag::Live, f)));
+        first
     }
 }
 
@@ -314,13 +321,13 @@ impl std::fmt::Debug for Sessions {
 }
 
 impl Sessions {
-    pub fn new(store: Store) -> Result<Self, StoreError> {
-        let total = store.count_sessions()?;
-        Ok(Self {
+    /// `total`: how many sessions `store` holds.
+    pub fn new(store: Store, total: i64) -> Self {
+        Self {
             store,
             live: Mutex::new(HashMap::new()),
             total: std::sync::atomic::AtomicI64::new(total),
-        })
+        }
     }
 
     /// How many sessions the store holds.
@@ -343,11 +350,11 @@ impl Sessions {
     /// The session, from memory or the store; `None` if it does not exist. A session read
     /// from the store stays in memory only until [`Sessions::evict_if_idle`] finds it idle,
     /// so call that if the caller does not attach.
-    pub fn get(&self, id: &str) -> Result<Option<Arc<Session>>, StoreError> {
-        if let Some(session) = lock(&self.live).get(id) {
-            return Ok(Some(session.clone()));
+    pub async fn get(&self, id: &str) -> Result<Option<Arc<Session>>, StoreError> {
+        if let Some(session) = self.live(id) {
+            return Ok(Some(session));
         }
-        let Some(row) = self.store.session(id)? else {
+        let Some(row) = self.store.session(id).await? else {
             return Ok(None);
         };
         let mut live = lock(&self.live);
@@ -369,42 +376,35 @@ impl Sessions {
         lock(&session.audience).add_live(conn, peer);
     }
 
-    /// Starts `conn`'s join of a running or idle session: reads what it must be sent first
-    /// (the history with `replay`) in the same step that starts holding its live events.
-    /// The caller sends the [`Joined`], then what [`Session::go_live`] returns, until it
-    /// returns `None`.
-    pub fn join(
+    /// Joins `conn` to a running or idle session: registers it (its live events are held
+    /// from here on), then, with `replay`, reads the history (no lock held) and drops the
+    /// held events the history has (see `audience.rs`). Returns the history to send first;
+    /// then send what [`Session::go_live`] returns, until it returns `None`.
+    pub async fn join(
         &self,
         session: &Session,
         conn: ConnId,
         peer: &PeerHandle,
         replay: bool,
-    ) -> Result<Joined, StoreError> {
-        let mut audience = lock(&session.audience);
-        let rows = if replay {
-            self.store.history(&session.id)?
-        } else {
-            Vec::new()
-        };
-        let turn = session.active_turn();
-        let streaming = match (&turn, replay) {
-            (Some(_), true) => Streaming {
-                thought: audience.streaming.thought.clone(),
-                text: audience.streaming.text.clone(),
-            },
-            _ => Streaming::default(),
-        };
-        let approvals = turn
-            .as_ref()
-            .map(|t| t.pending_events())
-            .unwrap_or_default();
-        audience.add_joining(conn, peer);
-        Ok(Joined {
-            rows,
-            turn_id: turn.map(|t| t.id.clone()),
-            streaming,
-            approvals,
-        })
+    ) -> Result<Vec<MessageRow>, StoreError> {
+        {
+            let mut audience = lock(&session.audience);
+            let first = session.first_frames(&audience, replay);
+            audience.add_joining(conn, peer, first);
+        }
+        if !replay {
+            return Ok(Vec::new());
+        }
+        match self.store.history(&session.id).await {
+            Ok(rows) => {
+                lock(&session.audience).replayed(conn, &Replayed::of(&rows));
+                Ok(rows)
+            }
+            Err(e) => {
+                lock(&session.audience).remove(conn);
+                Err(e)
+            }
+        }
     }
 
     pub fn detach(&self, session_id: &str, conn: ConnId) {

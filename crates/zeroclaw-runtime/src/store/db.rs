@@ -1,135 +1,40 @@
-//! Persistence: one SQLite file in the data dir (WAL, versioned migrations).
-//!
-//! Each message is written when it completes, in its own transaction, so a daemon killed
-//! mid-turn restarts with the history intact up to the last completed step; the turn that
-//! was running is marked `interrupted` when the store is next opened. API keys are never
-//! written here: nothing in the schema holds configuration.
+//! The SQL: one connection's synchronous statements. Only the store's threads call these
+//! (see `mod.rs`); each is one statement or one transaction.
 
+use super::schema;
+use super::{MessageKind, MessageRow, NewMessage, Result, SessionRow, StoreError, Usage};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
-pub use zeroclaw_protocol::{MessageKind, Usage};
 
-/// Schema migrations, applied in order; `PRAGMA user_version` records how many ran.
-const MIGRATIONS: &[&str] = &[r#"
-CREATE TABLE sessions (
-    id           TEXT PRIMARY KEY,
-    title        TEXT,
-    cwd          TEXT NOT NULL,
-    model        TEXT NOT NULL,
-    always_allow TEXT NOT NULL DEFAULT '[]',
-    created_at   INTEGER NOT NULL,
-    updated_at   INTEGER NOT NULL
-);
-CREATE TABLE turns (
-    id            TEXT PRIMARY KEY,
-    session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    status        TEXT NOT NULL,
-    error         TEXT,
-    input_tokens  INTEGER,
-    output_tokens INTEGER,
-    started_at    INTEGER NOT NULL,
-    ended_at      INTEGER
-);
-CREATE INDEX turns_by_session ON turns(session_id, started_at);
-CREATE TABLE messages (
-    id           INTEGER PRIMARY KEY AUTOINCREMENT,
-    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    turn_id      TEXT REFERENCES turns(id) ON DELETE CASCADE,
-    step         INTEGER NOT NULL DEFAULT 0,
-    kind         TEXT NOT NULL,
-    text         TEXT,
-    tool_call_id TEXT,
-    tool_name    TEXT,
-    data         TEXT,
-    is_error     INTEGER NOT NULL DEFAULT 0,
-    cancelled    INTEGER NOT NULL DEFAULT 0,
-    created_at   INTEGER NOT NULL
-);
-CREATE INDEX messages_by_session ON messages(session_id, id);
-"#];
-
-#[derive(Debug, thiserror::Error)]
-#[error("storage error while trying to {action}: {source}")]
-pub struct StoreError {
-    action: &'static str,
-    source: rusqlite::Error,
-}
-
-impl StoreError {
-    fn ctx(action: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
-        move |source| Self { action, source }
-    }
-}
-
-type Result<T> = std::result::Result<T, StoreError>;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionRow {
-    pub id: String,
-    pub title: Option<String>,
-    pub cwd: String,
-    pub model: String,
-    pub always_allow: Vec<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub message_count: i64,
-}
-
-/// One stored message. `data` is a tool call's input or a tool result's output.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MessageRow {
-    pub id: i64,
-    pub turn_id: Option<String>,
-    pub step: i64,
-    pub kind: MessageKind,
-    pub text: Option<String>,
-    pub tool_call_id: Option<String>,
-    pub tool_name: Option<String>,
-    pub data: Option<Value>,
-    pub is_error: bool,
-    pub cancelled: bool,
-    pub created_at: i64,
-}
-
-/// A message about to be written.
-#[derive(Debug, Clone, Default)]
-pub struct NewMessage<'a> {
-    pub turn_id: Option<&'a str>,
-    pub step: i64,
-    pub text: Option<&'a str>,
-    pub tool_call_id: Option<&'a str>,
-    pub tool_name: Option<&'a str>,
-    pub data: Option<&'a Value>,
-    pub is_error: bool,
-    pub cancelled: bool,
-}
-
-pub fn now_ms() -> i64 {
+fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
 }
 
-pub struct Store {
-    conn: Mutex<Connection>,
+pub struct Db {
+    conn: Connection,
 }
 
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Store")
-    }
-}
+const SESSION_COLUMNS: &str = "s.id, s.title, s.cwd, s.model, s.always_allow, s.created_at, s.updated_at, \
+     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)";
 
-impl Store {
-    /// Opens (creating if needed) the database, migrates it, and marks turns left running
-    /// by a previous daemon as `interrupted`. Returns how many were.
-    pub fn open(path: &Path) -> Result<(Self, usize)> {
+impl Db {
+    /// The writer's connection: opens (creating if needed) the database, migrates it, and
+    /// marks turns left running by a previous daemon as `interrupted`. Returns how many were.
+    pub fn open_writer(path: &Path) -> Result<(Self, usize)> {
         let conn = Connection::open(path).map_err(StoreError::ctx("open the database"))?;
         Self::init(conn)
+    }
+
+    /// A connection for reads only, beside the writer's (WAL lets them run side by side).
+    pub fn open_reader(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path).map_err(StoreError::ctx("open the database"))?;
+        schema::configure(&conn)?;
+        Ok(Self { conn })
     }
 
     pub fn open_in_memory() -> Result<(Self, usize)> {
@@ -138,49 +43,15 @@ impl Store {
     }
 
     fn init(mut conn: Connection) -> Result<(Self, usize)> {
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(StoreError::ctx("configure the database"))?;
-        // WAL: readers never block the writer; NORMAL sync is durable against process
-        // crashes (the case that matters for a daemon), and only loses the last commits on
-        // power loss.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(StoreError::ctx("enable WAL"))?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(StoreError::ctx("configure the database"))?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(StoreError::ctx("configure the database"))?;
-        let version: usize = conn
-            .pragma_query_value(None, "user_version", |row| row.get(0))
-            .map_err(StoreError::ctx("read the schema version"))?;
-        for (i, migration) in MIGRATIONS.iter().enumerate().skip(version) {
-            let tx = conn
-                .transaction()
-                .map_err(StoreError::ctx("migrate the database"))?;
-            tx.execute_batch(migration)
-                .map_err(StoreError::ctx("migrate the database"))?;
-            tx.pragma_update(None, "user_version", i + 1)
-                .map_err(StoreError::ctx("migrate the database"))?;
-            tx.commit()
-                .map_err(StoreError::ctx("migrate the database"))?;
-        }
+        schema::configure(&conn)?;
+        schema::migrate(&mut conn)?;
         let interrupted = conn
             .execute(
                 "UPDATE turns SET status = 'interrupted', ended_at = ?1 WHERE status = 'running'",
                 params![now_ms()],
             )
             .map_err(StoreError::ctx("mark interrupted turns"))?;
-        Ok((
-            Self {
-                conn: Mutex::new(conn),
-            },
-            interrupted,
-        ))
-    }
-
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        // Every use is one statement or one transaction, which SQLite rolls back if a
-        // panic interrupts it, so a poisoned lock still guards a consistent database.
-        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+        Ok((Self { conn }, interrupted))
     }
 
     pub fn create_session(
@@ -191,7 +62,7 @@ impl Store {
         model: &str,
     ) -> Result<SessionRow> {
         let now = now_ms();
-        self.conn()
+        self.conn
             .execute(
                 "INSERT INTO sessions (id, title, cwd, model, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                 params![id, title, cwd, model, now],
@@ -209,57 +80,35 @@ impl Store {
         })
     }
 
-    const SESSION_COLUMNS: &'static str = "s.id, s.title, s.cwd, s.model, s.always_allow, s.created_at, s.updated_at, \
-         (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)";
-
-    fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
-        let always: String = row.get(4)?;
-        Ok(SessionRow {
-            id: row.get(0)?,
-            title: row.get(1)?,
-            cwd: row.get(2)?,
-            model: row.get(3)?,
-            always_allow: serde_json::from_str(&always).unwrap_or_default(),
-            created_at: row.get(5)?,
-            updated_at: row.get(6)?,
-            message_count: row.get(7)?,
-        })
-    }
-
     pub fn session(&self, id: &str) -> Result<Option<SessionRow>> {
-        let sql = format!(
-            "SELECT {} FROM sessions s WHERE s.id = ?1",
-            Self::SESSION_COLUMNS
-        );
-        self.conn()
-            .query_row(&sql, params![id], Self::session_row)
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id = ?1");
+        self.conn
+            .query_row(&sql, params![id], session_row)
             .optional()
             .map_err(StoreError::ctx("read the session"))
     }
 
     /// Every session, most recently updated first.
     pub fn sessions(&self) -> Result<Vec<SessionRow>> {
-        let sql = format!(
-            "SELECT {} FROM sessions s ORDER BY s.updated_at DESC, s.id",
-            Self::SESSION_COLUMNS
-        );
-        let conn = self.conn();
-        let mut stmt = conn
+        let sql =
+            format!("SELECT {SESSION_COLUMNS} FROM sessions s ORDER BY s.updated_at DESC, s.id");
+        let mut stmt = self
+            .conn
             .prepare(&sql)
             .map_err(StoreError::ctx("list sessions"))?;
-        stmt.query_map([], Self::session_row)
+        stmt.query_map([], session_row)
             .and_then(|rows| rows.collect())
             .map_err(StoreError::ctx("list sessions"))
     }
 
     pub fn count_sessions(&self) -> Result<i64> {
-        self.conn()
+        self.conn
             .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
             .map_err(StoreError::ctx("count sessions"))
     }
 
     pub fn delete_session(&self, id: &str) -> Result<bool> {
-        self.conn()
+        self.conn
             .execute("DELETE FROM sessions WHERE id = ?1", params![id])
             .map(|n| n > 0)
             .map_err(StoreError::ctx("delete the session"))
@@ -268,7 +117,7 @@ impl Store {
     /// Sets (or with `None` clears) a session's title; `false` if there is no such session.
     /// `updated_at` stays: it is the time of the conversation's last message.
     pub fn rename_session(&self, id: &str, title: Option<&str>) -> Result<bool> {
-        self.conn()
+        self.conn
             .execute(
                 "UPDATE sessions SET title = ?2 WHERE id = ?1",
                 params![id, title],
@@ -279,7 +128,7 @@ impl Store {
 
     pub fn set_always_allow(&self, id: &str, tools: &[String]) -> Result<()> {
         let json = serde_json::to_string(tools).unwrap_or_else(|_| "[]".into());
-        self.conn()
+        self.conn
             .execute(
                 "UPDATE sessions SET always_allow = ?2 WHERE id = ?1",
                 params![id, json],
@@ -289,10 +138,10 @@ impl Store {
     }
 
     /// Starts a turn: the turn row and the user's prompt, in one transaction.
-    pub fn begin_turn(&self, session_id: &str, turn_id: &str, prompt: &str) -> Result<()> {
+    pub fn begin_turn(&mut self, session_id: &str, turn_id: &str, prompt: &str) -> Result<()> {
         let now = now_ms();
-        let mut conn = self.conn();
-        let tx = conn
+        let tx = self
+            .conn
             .transaction()
             .map_err(StoreError::ctx("start the turn"))?;
         tx.execute(
@@ -305,8 +154,8 @@ impl Store {
             session_id,
             MessageKind::User,
             &NewMessage {
-                turn_id: Some(turn_id),
-                text: Some(prompt),
+                turn_id: Some(turn_id.to_owned()),
+                text: Some(prompt.to_owned()),
                 ..NewMessage::default()
             },
             now,
@@ -315,14 +164,15 @@ impl Store {
         tx.commit().map_err(StoreError::ctx("start the turn"))
     }
 
+    /// Appends a message; returns its row id, which grows with every message stored.
     pub fn append(
-        &self,
+        &mut self,
         session_id: &str,
         kind: MessageKind,
-        message: &NewMessage<'_>,
+        message: &NewMessage,
     ) -> Result<i64> {
-        let mut conn = self.conn();
-        let tx = conn
+        let tx = self
+            .conn
             .transaction()
             .map_err(StoreError::ctx("store a message"))?;
         let id = insert_message(&tx, session_id, kind, message, now_ms())
@@ -342,7 +192,7 @@ impl Store {
             Some(u) => (Some(u.input_tokens as i64), Some(u.output_tokens as i64)),
             None => (None, None),
         };
-        self.conn()
+        self.conn
             .execute(
                 "UPDATE turns SET status = ?2, input_tokens = ?3, output_tokens = ?4, error = ?5, ended_at = ?6 WHERE id = ?1",
                 params![turn_id, status, input, output, error, now_ms()],
@@ -353,7 +203,7 @@ impl Store {
 
     #[cfg(test)]
     pub fn turn_status(&self, turn_id: &str) -> Result<Option<String>> {
-        self.conn()
+        self.conn
             .query_row(
                 "SELECT status FROM turns WHERE id = ?1",
                 params![turn_id],
@@ -371,15 +221,16 @@ impl Store {
         limit: usize,
         before: Option<i64>,
     ) -> Result<(Vec<MessageRow>, i64)> {
-        let conn = self.conn();
-        let total: i64 = conn
+        let total: i64 = self
+            .conn
             .query_row(
                 "SELECT COUNT(*) FROM messages WHERE session_id = ?1",
                 params![session_id],
                 |r| r.get(0),
             )
             .map_err(StoreError::ctx("count messages"))?;
-        let mut stmt = conn
+        let mut stmt = self
+            .conn
             .prepare(
                 "SELECT id, turn_id, step, kind, text, tool_call_id, tool_name, data, is_error, cancelled, created_at \
                  FROM messages WHERE session_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
@@ -402,16 +253,38 @@ impl Store {
         self.messages(session_id, usize::MAX, None)
             .map(|(rows, _)| rows)
     }
+
+    /// Runs `sql` as is; for tests of how the store's threads take a failing statement.
+    #[cfg(test)]
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        self.conn
+            .execute_batch(sql)
+            .map_err(StoreError::ctx("run a statement"))
+    }
+}
+
+fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
+    let always: String = row.get(4)?;
+    Ok(SessionRow {
+        id: row.get(0)?,
+        title: row.get(1)?,
+        cwd: row.get(2)?,
+        model: row.get(3)?,
+        always_allow: serde_json::from_str(&always).unwrap_or_default(),
+        created_at: row.get(5)?,
+        updated_at: row.get(6)?,
+        message_count: row.get(7)?,
+    })
 }
 
 fn insert_message(
     tx: &rusqlite::Transaction<'_>,
     session_id: &str,
     kind: MessageKind,
-    m: &NewMessage<'_>,
+    m: &NewMessage,
     now: i64,
 ) -> rusqlite::Result<i64> {
-    let data = m.data.map(Value::to_string);
+    let data = m.data.as_ref().map(Value::to_string);
     tx.execute(
         "INSERT INTO messages (session_id, turn_id, step, kind, text, tool_call_id, tool_name, data, is_error, cancelled, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -468,53 +341,48 @@ mod tests {
 
     #[test]
     fn sessions_messages_and_turns_round_trip() {
-        let (store, _) = Store::open_in_memory().unwrap();
-        store.create_session("s1", Some("t"), "/tmp", "m").unwrap();
-        store.begin_turn("s1", "t1", "hello").unwrap();
+        let (mut db, _) = Db::open_in_memory().unwrap();
+        db.create_session("s1", Some("t"), "/tmp", "m").unwrap();
+        db.begin_turn("s1", "t1", "hello").unwrap();
         let input = json!({"command": "ls"});
-        store
-            .append(
-                "s1",
-                MessageKind::ToolCall,
-                &NewMessage {
-                    turn_id: Some("t1"),
-                    step: 1,
-                    tool_call_id: Some("c1"),
-                    tool_name: Some("bash"),
-                    data: Some(&input),
-                    ..NewMessage::default()
-                },
-            )
-            .unwrap();
-        store
-            .finish_turn(
-                "t1",
-                "end_turn",
-                Some(Usage {
-                    input_tokens: 3,
-                    output_tokens: 4,
-                }),
-                None,
-            )
-            .unwrap();
-        let history = store.history("s1").unwrap();
+        db.append(
+            "s1",
+            MessageKind::ToolCall,
+            &NewMessage {
+                turn_id: Some("t1".into()),
+                step: 1,
+                tool_call_id: Some("c1".into()),
+                tool_name: Some("bash".into()),
+                data: Some(input.clone()),
+                ..NewMessage::default()
+            },
+        )
+        .unwrap();
+        db.finish_turn(
+            "t1",
+            "end_turn",
+            Some(Usage {
+                input_tokens: 3,
+                output_tokens: 4,
+            }),
+            None,
+        )
+        .unwrap();
+        let history = db.history("s1").unwrap();
         assert_eq!(history.len(), 2);
         assert_eq!(history[0].kind, MessageKind::User);
         assert_eq!(history[0].text.as_deref(), Some("hello"));
         assert_eq!(history[1].data, Some(input));
-        assert_eq!(store.session("s1").unwrap().unwrap().message_count, 2);
-        assert_eq!(
-            store.turn_status("t1").unwrap().as_deref(),
-            Some("end_turn")
-        );
-        let (page, total) = store.messages("s1", 1, None).unwrap();
+        assert_eq!(db.session("s1").unwrap().unwrap().message_count, 2);
+        assert_eq!(db.turn_status("t1").unwrap().as_deref(), Some("end_turn"));
+        let (page, total) = db.messages("s1", 1, None).unwrap();
         assert_eq!((page.len(), total), (1, 2));
         assert_eq!(page[0].kind, MessageKind::ToolCall);
-        let (page, _) = store.messages("s1", 10, Some(page[0].id)).unwrap();
+        let (page, _) = db.messages("s1", 10, Some(page[0].id)).unwrap();
         assert_eq!(page[0].kind, MessageKind::User);
-        assert!(store.delete_session("s1").unwrap());
-        assert!(store.history("s1").unwrap().is_empty());
-        assert!(!store.delete_session("s1").unwrap());
+        assert!(db.delete_session("s1").unwrap());
+        assert!(db.history("s1").unwrap().is_empty());
+        assert!(!db.delete_session("s1").unwrap());
     }
 
     #[test]
@@ -522,17 +390,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("z.db");
         {
-            let (store, interrupted) = Store::open(&path).unwrap();
+            let (mut db, interrupted) = Db::open_writer(&path).unwrap();
             assert_eq!(interrupted, 0);
-            store.create_session("s", None, "/", "m").unwrap();
-            store.begin_turn("s", "t", "hi").unwrap();
+            db.create_session("s", None, "/", "m").unwrap();
+            db.begin_turn("s", "t", "hi").unwrap();
         }
-        let (store, interrupted) = Store::open(&path).unwrap();
+        let (db, interrupted) = Db::open_writer(&path).unwrap();
         assert_eq!(interrupted, 1);
-        assert_eq!(
-            store.turn_status("t").unwrap().as_deref(),
-            Some("interrupted")
-        );
-        assert_eq!(store.history("s").unwrap().len(), 1);
+        assert_eq!(db.turn_status("t").unwrap().as_deref(), Some("interrupted"));
+        assert_eq!(db.history("s").unwrap().len(), 1);
     }
 }

@@ -1,0 +1,327 @@
+//! Persistence: one SQLite file in the data dir (WAL, versioned migrations), off the async
+//! reactor.
+//!
+//! Two threads own the database: the writer, with the connection every write goes
+//! through, and a reader with a second connection for the reads clients ask for (the session
+//! list, a replay, a page of messages), so a long read never waits behind a turn's writes
+//! and no reactor thread ever waits on the disk. [`Store`] is the async handle to both; each
+//! thread's queue is bounded (see `worker.rs` for the bound and the overflow rule). An
+//! in-memory database has one connection, so there the reader is the writer.
+//!
+//! One writer means message row ids grow in commit order: a read that does not see a
+//! message sees none stored after it. Joining a running session depends on that (see
+//! `session/audience.rs`).
+//!
+//! Each message is written when it completes, in its own transaction, so a daemon killed
+//! mid-turn restarts with the history intact up to the last completed step; the turn that
+//! was running is marked `interrupted` when the store is next opened. API keys are never
+//! written here: nothing in the schema holds configuration.
+
+mod db;
+mod schema;
+mod worker;
+
+use db::Db;
+use serde_json::Value;
+use std::path::Path;
+use worker::Worker;
+pub use zeroclaw_protocol::{MessageKind, Usage};
+
+#[derive(Debug, thiserror::Error)]
+#[error("storage error while trying to {action}: {cause}")]
+pub struct StoreError {
+    action: &'static str,
+    cause: Cause,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum Cause {
+    #[error(transparent)]
+    Sql(rusqlite::Error),
+    #[error("the store thread did not answer")]
+    NoAnswer,
+    #[error("cannot start the store thread: {0}")]
+    Thread(std::io::Error),
+}
+
+impl StoreError {
+    fn ctx(action: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
+        move |source| Self {
+            action,
+            cause: Cause::Sql(source),
+        }
+    }
+
+    fn no_answer() -> Self {
+        Self {
+            action: "use the database",
+            cause: Cause::NoAnswer,
+        }
+    }
+
+    fn thread(e: std::io::Error) -> Self {
+        Self {
+            action: "open the database",
+            cause: Cause::Thread(e),
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    pub id: String,
+    pub title: Option<String>,
+    pub cwd: String,
+    pub model: String,
+    pub always_allow: Vec<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub message_count: i64,
+}
+
+/// One stored message. `data` is a tool call's input or a tool result's output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageRow {
+    /// Grows with every message stored (see the module docs).
+    pub id: i64,
+    pub turn_id: Option<String>,
+    pub step: i64,
+    pub kind: MessageKind,
+    pub text: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub tool_name: Option<String>,
+    pub data: Option<Value>,
+    pub is_error: bool,
+    pub cancelled: bool,
+    pub created_at: i64,
+}
+
+impl MessageRow {
+    /// A row of turn `turn` with nothing but its kind, for tests to fill in.
+    #[cfg(test)]
+    pub fn bare(id: i64, turn: &str, step: i64, kind: MessageKind) -> Self {
+        Self {
+            id,
+            turn_id: Some(turn.into()),
+            step,
+            kind,
+            text: None,
+            tool_call_id: None,
+            tool_name: None,
+            data: None,
+            is_error: false,
+            cancelled: false,
+            created_at: 0,
+        }
+    }
+}
+
+/// A message about to be written (owned: it travels to the writer thread).
+#[derive(Debug, Clone, Default)]
+pub struct NewMessage {
+    pub turn_id: Option<String>,
+    pub step: i64,
+    pub text: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub tool_name: Option<String>,
+    pub data: Option<Value>,
+    pub is_error: bool,
+    pub cancelled: bool,
+}
+
+/// An opened store, and what opening it found.
+pub struct Opened {
+    pub store: Store,
+    /// Turns a previous daemon left running, now marked `interrupted`.
+    pub interrupted: usize,
+    /// How many sessions the store holds.
+    pub sessions: i64,
+}
+
+/// The async handle to the store's threads; clones share them. The threads end when the
+/// last handle is dropped.
+#[derive(Clone)]
+pub struct Store {
+    writer: Worker,
+    reader: Worker,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Store")
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`, migrates it, marks turns left
+    /// running as `interrupted`, and starts the threads. It blocks on the disk: call it
+    /// before serving, or from `spawn_blocking`. Both connections are opened here, so a
+    /// daemon that later runs out of file descriptors still reaches its database.
+    pub fn open(path: &Path) -> Result<Opened> {
+        let (writer, interrupted) = Db::open_writer(path)?;
+        let reader = Db::open_reader(path)?;
+        // The first read opens the reader's WAL files too.
+        let sessions = reader.count_sessions()?;
+        Ok(Opened {
+            store: Self {
+                writer: Worker::spawn("zeroclaw-store", writer)?,
+                reader: Worker::spawn("zeroclaw-store-read", reader)?,
+            },
+            interrupted,
+            sessions,
+        })
+    }
+
+    /// A fresh database in memory: one connection, so one thread for reads and writes.
+    pub fn open_in_memory() -> Result<Opened> {
+        let (db, interrupted) = Db::open_in_memory()?;
+        let sessions = db.count_sessions()?;
+        let worker = Worker::spawn("zeroclaw-store", db)?;
+        Ok(Opened {
+            store: Self {
+                writer: worker.clone(),
+                reader: worker,
+            },
+            interrupted,
+            sessions,
+        })
+    }
+
+    pub async fn create_session(
+        &self,
+        id: &str,
+        title: Option<&str>,
+        cwd: &str,
+        model: &str,
+    ) -> Result<SessionRow> {
+        let (id, title, cwd, model) = (
+            id.to_owned(),
+            title.map(str::to_owned),
+            cwd.to_owned(),
+            model.to_owned(),
+        );
+        self.writer
+            .run(move |db| db.create_session(&id, title.as_deref(), &cwd, &model))
+            .await
+    }
+
+    pub async fn session(&self, id: &str) -> Result<Option<SessionRow>> {
+        let id = id.to_owned();
+        self.reader.run(move |db| db.session(&id)).await
+    }
+
+    /// Every session, most recently updated first.
+    pub async fn sessions(&self) -> Result<Vec<SessionRow>> {
+        self.reader.run(|db| db.sessions()).await
+    }
+
+    pub async fn delete_session(&self, id: &str) -> Result<bool> {
+        let id = id.to_owned();
+        self.writer.run(move |db| db.delete_session(&id)).await
+    }
+
+    /// Sets (or with `None` clears) a session's title; `false` if there is no such session.
+    pub async fn rename_session(&self, id: &str, title: Option<&str>) -> Result<bool> {
+        let (id, title) = (id.to_owned(), title.map(str::to_owned));
+        self.writer
+            .run(move |db| db.rename_session(&id, title.as_deref()))
+            .await
+    }
+
+    pub async fn set_always_allow(&self, id: &str, tools: Vec<String>) -> Result<()> {
+        let id = id.to_owned();
+        self.writer
+            .run(move |db| db.set_always_allow(&id, &tools))
+            .await
+    }
+
+    /// Starts a turn: the turn row and the user's prompt, in one transaction.
+    pub async fn begin_turn(&self, session_id: &str, turn_id: &str, prompt: &str) -> Result<()> {
+        let (session_id, turn_id, prompt) =
+            (session_id.to_owned(), turn_id.to_owned(), prompt.to_owned());
+        self.writer
+            .run(move |db| db.begin_turn(&session_id, &turn_id, &prompt))
+            .await
+    }
+
+    /// Appends a message; returns its row id.
+    pub async fn append(
+        &self,
+        session_id: &str,
+        kind: MessageKind,
+        message: NewMessage,
+    ) -> Result<i64> {
+        let session_id = session_id.to_owned();
+        self.writer
+            .run(move |db| db.append(&session_id, kind, &message))
+            .await
+    }
+
+    pub async fn finish_turn(
+        &self,
+        turn_id: &str,
+        status: &'static str,
+        usage: Option<Usage>,
+        error: Option<&str>,
+    ) -> Result<()> {
+        let (turn_id, error) = (turn_id.to_owned(), error.map(str::to_owned));
+        self.writer
+            .run(move |db| db.finish_turn(&turn_id, status, usage, error.as_deref()))
+            .await
+    }
+
+    /// A page of a session's messages in chronological order: the latest `limit` with an
+    /// id below `before` (all, when `before` is `None`), and the session's total count.
+    pub async fn messages(
+        &self,
+        session_id: &str,
+        limit: usize,
+        before: Option<i64>,
+    ) -> Result<(Vec<MessageRow>, i64)> {
+        let session_id = session_id.to_owned();
+        self.reader
+            .run(move |db| db.messages(&session_id, limit, before))
+            .await
+    }
+
+    /// Every message of a session, oldest first.
+    pub async fn history(&self, session_id: &str) -> Result<Vec<MessageRow>> {
+        let session_id = session_id.to_owned();
+        self.reader.run(move |db| db.history(&session_id)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn the_reader_sees_every_write_the_writer_has_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let Opened { store, .. } = Store::open(&dir.path().join("z.db")).unwrap();
+        store.create_session("s", None, "/", "m").await.unwrap();
+        store.begin_turn("s", "t", "hi").await.unwrap();
+        let mut last = 0;
+        for n in 0..5 {
+            let message = NewMessage {
+                turn_id: Some("t".into()),
+                text: Some(format!("{n}")),
+                ..NewMessage::default()
+            };
+            let id = store
+                .append("s", MessageKind::Assistant, message)
+                .await
+                .unwrap();
+            let history = store.history("s").await.unwrap();
+            assert_eq!(history.last().map(|row| row.id), Some(id));
+            assert!(id > last);
+            last = id;
+        }
+        assert_eq!(store.sessions().await.unwrap()[0].message_count, 6);
+        let reopened = Store::open(&dir.path().join("z.db")).unwrap();
+        assert_eq!((reopened.interrupted, reopened.sessions), (1, 1));
+    }
+}

@@ -1,0 +1,78 @@
+//! The schema, as versioned migrations, and the settings every connection opens with.
+
+use super::{Result, StoreError};
+use rusqlite::Connection;
+use std::time::Duration;
+
+/// Schema migrations, applied in order; `PRAGMA user_version` records how many ran.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE sessions (
+    id           TEXT PRIMARY KEY,
+    title        TEXT,
+    cwd          TEXT NOT NULL,
+    model        TEXT NOT NULL,
+    always_allow TEXT NOT NULL DEFAULT '[]',
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL
+);
+CREATE TABLE turns (
+    id            TEXT PRIMARY KEY,
+    session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    status        TEXT NOT NULL,
+    error         TEXT,
+    input_tokens  INTEGER,
+    output_tokens INTEGER,
+    started_at    INTEGER NOT NULL,
+    ended_at      INTEGER
+);
+CREATE INDEX turns_by_session ON turns(session_id, started_at);
+CREATE TABLE messages (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    turn_id      TEXT REFERENCES turns(id) ON DELETE CASCADE,
+    step         INTEGER NOT NULL DEFAULT 0,
+    kind         TEXT NOT NULL,
+    text         TEXT,
+    tool_call_id TEXT,
+    tool_name    TEXT,
+    data         TEXT,
+    is_error     INTEGER NOT NULL DEFAULT 0,
+    cancelled    INTEGER NOT NULL DEFAULT 0,
+    created_at   INTEGER NOT NULL
+);
+CREATE INDEX messages_by_session ON messages(session_id, id);
+"#];
+
+/// The settings of every connection, the writer's and the reader's.
+pub fn configure(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(Duration::from_secs(5))
+        .map_err(StoreError::ctx("configure the database"))?;
+    // WAL: readers never block the writer (the reader thread's connection runs beside the
+    // writer's); NORMAL sync is durable against process crashes (the case that matters for
+    // a daemon), and only loses the last commits on power loss.
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(StoreError::ctx("enable WAL"))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(StoreError::ctx("configure the database"))?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(StoreError::ctx("configure the database"))
+}
+
+/// Applies the migrations this database has not had yet.
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    let version: usize = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(StoreError::ctx("read the schema version"))?;
+    for (i, migration) in MIGRATIONS.iter().enumerate().skip(version) {
+        let tx = conn
+            .transaction()
+            .map_err(StoreError::ctx("migrate the database"))?;
+        tx.execute_batch(migration)
+            .map_err(StoreError::ctx("migrate the database"))?;
+        tx.pragma_update(None, "user_version", i + 1)
+            .map_err(StoreError::ctx("migrate the database"))?;
+        tx.commit()
+            .map_err(StoreError::ctx("migrate the database"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! Approvals: a tool call whose policy is `ask` waits for the user's decision, which any
+//! attached client may give with `session/approve`.
+
+use super::step::Turn;
+use crate::provider::ToolCall;
+use std::time::Duration;
+use zeroclaw_protocol::{Decision, Update};
+
+impl Turn<'_> {
+    /// Whether `call` may run: by the session's `allow_always` list, the daemon's policy, or
+    /// the user's answer to an `approval_request`; the refusal the model is told otherwise.
+    pub(super) async fn permission(&self, call: &ToolCall) -> Result<(), String> {
+        use crate::config::Policy;
+        let name = call.name.as_str();
+        let policy = if self.session.is_always_allowed(name) {
+            Policy::Allow
+        } else {
+            self.env.config.approvals.policy(name)
+        };
+        match policy {
+            Policy::Allow => return Ok(()),
+            Policy::Deny => {
+                return Err(format!(
+                    "the daemon's policy forbids {name} ([approvals] {name} = \"deny\"); do not try it again, find another way or tell the user"
+                ));
+            }
+            Policy::Ask => {}
+        }
+        let request_id = uuid::Uuid::new_v4().to_string();
+        let request = Update::ApprovalRequest {
+            request_id: request_id.clone(),
+            tool_call_id: call.id.clone(),
+            name: name.to_owned(),
+            raw_input: call.raw_input(),
+            options: Decision::ALL.to_vec(),
+        };
+        // Registered and sent as one step, so a connection joining now gets it once.
+        let answer = self.session.send_registered(self.id(), request, |frame| {
+            self.active.add_approval(&request_id, frame.cloned())
+        });
+        let timeout = Duration::from_secs(self.env.config.approvals.timeout_secs);
+        let decision = tokio::select! {
+            decision = answer => decision.ok(),
+            () = tokio::time::sleep(timeout) => {
+                self.active.remove_approval(&request_id);
+                return Err(format!(
+                    "nobody answered the approval request within {} s, so this {name} call was refused",
+                    timeout.as_secs()
+                ));
+            }
+            () = self.active.cancel.cancelled() => {
+                self.active.remove_approval(&request_id);
+                return Err("the turn was cancelled before this call was approved; it did not run".into());
+            }
+        };
+        match decision {
+            Some(Decision::AllowOnce) => Ok(()),
+            Some(Decision::AllowAlways) => {
+                let list = self.session.allow_always(name);
+                if let Err(e) = self
+                    .env
+                    .store
+                    .set_always_allow(&self.session.id, list)
+                    .await
+                {
+                    tracing::warn!(error = %e, "could not store an allow_always decision; it holds until the daemon stops");
+                }
+                Ok(())
+            }
+            Some(Decision::Reject) => Err(format!(
+                "the user rejected this {name} call; it did not run. Do not retry it unchanged; ask the user or try another approach"
+            )),
+            None => Err("the approval request was dropped; the call did not run".into()),
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! How the `ask_user` tool reaches the person: an `elicitation/create` request to the
+//! client that sent the prompt. What the model is told of each answer is the tool's
+//! (`tools/ask_user.rs`).
+
+use crate::tools::{Answer, AskUser};
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use std::time::Duration;
+use zeroclaw_protocol::{ElicitationCreate, ElicitationRequest, Method};
+use zeroclaw_rpc::{CallError, PeerHandle};
+
+#[derive(Debug)]
+pub(super) struct Elicitation {
+    pub peer: PeerHandle,
+    pub session_id: String,
+    pub turn_id: String,
+    pub timeout: Duration,
+}
+
+impl AskUser for Elicitation {
+    fn ask<'a>(&'a self, question: &'a str, choices: &'a [String]) -> BoxFuture<'a, Answer> {
+        Box::pin(async move {
+            let mut answer_schema = json!({"type": "string", "description": question});
+            if !choices.is_empty() {
+                answer_schema["enum"] = json!(choices);
+            }
+            let request = ElicitationRequest {
+                session_id: Some(self.session_id.clone()),
+                turn_id: Some(self.turn_id.clone()),
+                message: question.to_owned(),
+                requested_schema: Some(json!({
+                    "type": "object",
+                    "properties": {"answer": answer_schema},
+                    "required": ["answer"],
+                })),
+            };
+            let params = serde_json::to_value(&request).unwrap_or(Value::Null);
+            let result = match self
+                .peer
+                .request(ElicitationCreate::NAME, params, self.timeout)
+                .await
+            {
+                Ok(result) => result,
+                Err(CallError::Timeout(d)) => return Answer::TimedOut(d),
+                Err(CallError::Closed) => return Answer::Disconnected,
+                Err(CallError::Rpc(e)) => return Answer::Failed(e.message),
+            };
+            match result.get("action").and_then(Value::as_str) {
+                Some("accept") => {
+                    let content = result.get("content").cloned().unwrap_or(Value::Null);
+                    Answer::Given(match content.get("answer") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(other) => other.to_string(),
+                        None => content.to_string(),
+                    })
+                }
+                Some("decline") => Answer::Declined,
+                Some("cancel") => Answer::Dismissed,
+                other => Answer::Unknown(other.map(str::to_owned)),
+            }
+        })
+    }
+}

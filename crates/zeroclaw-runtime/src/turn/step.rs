@@ -1,0 +1,367 @@
+//! The step loop: the model streams, its text and tool calls are stored and sent, the tools
+//! run, and their results go back to the model.
+//!
+//! Ordering guarantees: every `session/update` of a turn is queued before its
+//! `turn_complete`, and `turn_complete` before the `session/prompt` answer, on each
+//! connection (one queue per connection keeps that order). Each message is stored when it
+//! completes; nothing at all is stored when the very first model call fails.
+
+use super::{Env, Failure, Origin, TurnError};
+use crate::history;
+use crate::provider::{ChatMessage, ChatRequest, Delta, StepResult, ToolCall};
+use crate::session::{ActiveTurn, Session};
+use crate::store::{MessageKind, NewMessage, StoreError, Usage};
+use crate::tools::{ToolOutput, ToolSet};
+use serde_json::Value;
+use zeroclaw_protocol::{PromptResult, StopReason, Update};
+
+fn default_system_prompt(cwd: &str) -> String {
+    format!(
+        "You are zeroclaw, an AI agent working on the user's machine in the directory {cwd}. \
+         Use the tools to look at files, change them and run commands; paths are relative to \
+         that directory. Changes and commands may need the user's approval. When you need a \
+         decision only the user can make, ask with ask_user. Be concise."
+    )
+}
+
+pub(super) struct Turn<'a> {
+    pub(super) env: Env<'a>,
+    pub(super) session: &'a Session,
+    pub(super) active: &'a ActiveTurn,
+    pub(super) origin: &'a Origin,
+    prompt: &'a str,
+    /// Whether the turn (and its prompt) has been stored.
+    started: bool,
+    text: String,
+    usage: Option<Usage>,
+}
+
+/// Runs one turn to its end.
+pub(super) async fn run(
+    env: Env<'_>,
+    session: &Session,
+    active: &ActiveTurn,
+    origin: &Origin,
+    prompt: &str,
+) -> Result<PromptResult, TurnError> {
+    let mut turn = Turn {
+        env,
+        session,
+        active,
+        origin,
+        prompt,
+        started: false,
+        text: String::new(),
+        usage: None,
+    };
+    turn.run().await
+}
+
+impl Turn<'_> {
+    pub(super) fn id(&self) -> &str {
+        &self.active.id
+    }
+
+    fn emit(&self, update: Update<'_>) {
+        self.session.broadcast(self.id(), update);
+    }
+
+    async fn run(&mut self) -> Result<PromptResult, TurnError> {
+        let rows = self.env.store.history(&self.session.id).await;
+        let rows = self.stored(rows).await?;
+        let mut conversation = history::conversation(&rows);
+        conversation.push(ChatMessage::User {
+            text: self.prompt.to_owned(),
+        });
+        let system = self
+            .env
+            .config
+            .agent
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
+        for step in 1..=i64::from(self.env.config.agent.max_steps) {
+            // The step's calls run against the tools this model call was offered.
+            let tools = self.env.tools.snapshot();
+            let request = ChatRequest {
+                model: &self.session.model,
+                system: Some(&system),
+                messages: &conversation,
+                tools: tools.definitions(),
+            };
+            let Some((text, result)) = self.model_call(step, &request).await? else {
+                return self.finish(StopReason::Cancelled).await;
+            };
+            if result.tool_calls.is_empty() {
+                return self.finish(StopReason::EndTurn).await;
+            }
+            conversation.push(ChatMessage::Assistant {
+                text,
+                tool_calls: result.tool_calls.clone(),
+            });
+            for call in &result.tool_calls {
+                let (output, cancelled) = self.call_tool(step, call, &tools).await?;
+                conversation.push(ChatMessage::ToolResult {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    output: output.text,
+                    is_error: output.is_error,
+                });
+                if cancelled {
+                    return self.finish(StopReason::Cancelled).await;
+                }
+            }
+        }
+        self.finish(StopReason::MaxTurns).await
+    }
+
+    /// One model call: streams its text to the session, stores it whole, and returns it
+    /// with the call's result; `None` if the turn was cancelled meanwhile.
+    async fn model_call(
+        &mut self,
+        step: i64,
+        request: &ChatRequest<'_>,
+    ) -> Result<Option<(String, StepResult)>, TurnError> {
+        let cancel = self.active.cancel.clone();
+        let opened = tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            opened = self.env.provider.open(request) => Some(opened),
+        };
+        let open = match opened {
+            None => return Ok(None),
+            Some(Err(e)) => return Err(self.provider_failure(e).await),
+            Some(Ok(open)) => open,
+        };
+        self.ensure_started().await?;
+
+        let mut text = String::new();
+        let mut thought = String::new();
+        let outcome = {
+            let session = self.session;
+            let turn_id = self.active.id.as_str();
+            let mut on_delta = |delta: Delta| match delta {
+                Delta::Text(t) => {
+                    session.stream_chunk(turn_id, step, false, &t);
+                    text.push_str(&t);
+                }
+                Delta::Thought(t) => {
+                    session.stream_chunk(turn_id, step, true, &t);
+                    thought.push_str(&t);
+                }
+            };
+            let read = open.read(&mut on_delta, session);
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                outcome = read => Some(outcome),
+            }
+        };
+        let cancelled = outcome.is_none();
+        let stored = self.store_streamed(step, &thought, &text, cancelled).await;
+        // Stored (or not) whole: a connection joining from here on reads it in the history,
+        // not in the text in progress.
+        self.session.streamed_stored();
+        self.stored(stored).await?;
+        if !text.is_empty() {
+            if !self.text.is_empty() {
+                self.text.push_str("\n\n");
+            }
+            self.text.push_str(&text);
+        }
+        let result = match outcome {
+            None => return Ok(None),
+            Some(Err(e)) => return Err(self.provider_failure(e).await),
+            Some(Ok(result)) => result,
+        };
+        if let Some(u) = result.usage {
+            let total = self.usage.get_or_insert(Usage {
+                input_tokens: 0,
+                output_tokens: 0,
+            });
+            total.input_tokens += u.input_tokens;
+            total.output_tokens += u.output_tokens;
+        }
+        Ok(Some((text, result)))
+    }
+
+    /// One tool call: recorded, run (see `tool_call.rs`), and its result recorded. Returns
+    /// the output, and whether the turn was cancelled by the time the call ended.
+    async fn call_tool(
+        &self,
+        step: i64,
+        call: &ToolCall,
+        tools: &ToolSet,
+    ) -> Result<(ToolOutput, bool), TurnError> {
+        let raw_input = call.raw_input();
+        let message = NewMessage {
+            data: Some(raw_input.clone()),
+            ..tool_message(step, call)
+        };
+        let update = Update::ToolCall {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            raw_input,
+        };
+        self.record(MessageKind::ToolCall, message, update).await?;
+        let output = self.execute(call, tools).await;
+        let cancelled = self.active.cancel.is_cancelled();
+        let raw_output = Value::String(output.text.clone());
+        let message = NewMessage {
+            data: Some(raw_output.clone()),
+            is_error: output.is_error,
+            cancelled,
+            ..tool_message(step, call)
+        };
+        let update = Update::ToolResult {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            raw_output,
+            is_error: output.is_error,
+        };
+        self.record(MessageKind::ToolResult, message, update)
+            .await?;
+        Ok((output, cancelled))
+    }
+
+    /// Stores an event's message, then sends the event tagged with its row: stored first,
+    /// so a connection joining meanwhile gets it exactly once (see `session/audience.rs`).
+    async fn record(
+        &self,
+        kind: MessageKind,
+        message: NewMessage,
+        update: Update<'_>,
+    ) -> Result<(), TurnError> {
+        let row = self.store(kind, message).await;
+        let row = self.stored(row).await?;
+        self.session.send_stored(self.id(), row, update);
+        Ok(())
+    }
+
+    /// Stores the turn and its prompt, once, when the first model call has started.
+    async fn ensure_started(&mut self) -> Result<(), TurnError> {
+        if !self.started {
+            let begun = self
+                .env
+                .store
+                .begin_turn(&self.session.id, self.id(), self.prompt)
+                .await;
+            self.stored(begun).await?;
+            self.started = true;
+        }
+        Ok(())
+    }
+
+    /// Appends one message of this turn; returns its row id.
+    async fn store(&self, kind: MessageKind, message: NewMessage) -> Result<i64, StoreError> {
+        let message = NewMessage {
+            turn_id: Some(self.id().to_owned()),
+            ..message
+        };
+        self.env.store.append(&self.session.id, kind, message).await
+    }
+
+    /// Stores a model call's streamed reasoning, then its text (each only if any).
+    async fn store_streamed(
+        &self,
+        step: i64,
+        thought: &str,
+        text: &str,
+        cancelled: bool,
+    ) -> Result<(), StoreError> {
+        for (kind, text) in [
+            (MessageKind::Thought, thought),
+            (MessageKind::Assistant, text),
+        ] {
+            if text.is_empty() {
+                continue;
+            }
+            let message = NewMessage {
+                step,
+                text: Some(text.to_owned()),
+                cancelled,
+                ..NewMessage::default()
+            };
+            self.store(kind, message).await?;
+        }
+        Ok(())
+    }
+
+    async fn finish(&mut self, stop: StopReason) -> Result<PromptResult, TurnError> {
+        if stop == StopReason::Cancelled {
+            // A turn cancelled before its first model call answered is still recorded:
+            // the user did send the prompt.
+            self.ensure_started().await?;
+        }
+        let finished = self
+            .env
+            .store
+            .finish_turn(self.id(), stop.as_str(), self.usage, None)
+            .await;
+        self.stored(finished).await?;
+        // The turn has written its last; release the session before saying so, so a client
+        // that reacts to `turn_complete` finds it idle.
+        self.session.clear_turn(self.id());
+        self.emit(Update::TurnComplete {
+            stop_reason: stop,
+            error: None,
+        });
+        Ok(PromptResult {
+            turn_id: self.id().to_owned(),
+            stop_reason: stop,
+            text: std::mem::take(&mut self.text),
+            usage: self.usage,
+        })
+    }
+
+    /// Ends a failed turn: marks it failed if it was stored and tells the attached clients.
+    async fn fail(&self, failure: Failure) -> TurnError {
+        if self.started {
+            let message = failure.to_string();
+            let marked = self
+                .env
+                .store
+                .finish_turn(self.id(), "failed", self.usage, Some(&message))
+                .await;
+            if let Err(e) = marked {
+                tracing::error!(error = %e, turn = %self.id(), "could not mark the turn failed");
+            }
+            self.session.clear_turn(self.id());
+            self.emit(Update::TurnComplete {
+                stop_reason: StopReason::Error,
+                error: Some(message),
+            });
+        }
+        TurnError {
+            turn_id: self.id().to_owned(),
+            stored: self.started,
+            failure,
+        }
+    }
+
+    async fn provider_failure(&self, error: crate::provider::ProviderError) -> TurnError {
+        let model = self.session.model.clone();
+        self.fail(Failure::Provider { error, model }).await
+    }
+
+    /// Passes a store's answer through; a storage error stops the turn.
+    async fn stored<T>(&self, result: Result<T, StoreError>) -> Result<T, TurnError> {
+        match result {
+            Ok(value) => Ok(value),
+            Err(e) => {
+                tracing::error!(error = %e, session = %self.session.id, turn = %self.id(), "storage failed during a turn");
+                Err(self.fail(Failure::Storage(e)).await)
+            }
+        }
+    }
+}
+
+/// The columns a tool call and its result share.
+fn tool_message(step: i64, call: &ToolCall) -> NewMessage {
+    NewMessage {
+        step,
+        tool_call_id: Some(call.id.clone()),
+        tool_name: Some(call.name.clone()),
+        ..NewMessage::default()
+    }
+}
