@@ -211,6 +211,7 @@ impl Turn {
                 name,
                 raw_input,
                 options,
+                ..
             } => TurnEvent::Approval(Approval {
                 request_id,
                 tool_call_id,

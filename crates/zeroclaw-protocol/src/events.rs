@@ -75,6 +75,13 @@ pub enum Update<'a> {
         raw_input: Value,
         #[serde(default)]
         options: Vec<Decision>,
+        /// The path the call will touch, resolved; absent for a tool that names none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<ApprovalTarget>,
+        /// Why this call is asked about although its policy would let it run (it reaches
+        /// the daemon's own files); absent when the policy is simply `ask`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// The turn has ended; sent before the `session/prompt` answer.
     #[serde(rename_all = "camelCase")]
@@ -86,6 +93,16 @@ pub enum Update<'a> {
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
+}
+
+/// What an `approval_request`'s call will really touch, as opposed to what the model wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalTarget {
+    /// Absolute, resolved through the symbolic links of its existing parts.
+    pub path: String,
+    /// Not inside the session's working directory (a link leading out counts).
+    pub outside_cwd: bool,
 }
 
 impl<'a> Update<'a> {
@@ -159,6 +176,11 @@ mod tests {
                 name: "bash".into(),
                 raw_input: json!({}),
                 options: Decision::ALL.to_vec(),
+                target: Some(ApprovalTarget {
+                    path: "/w/x".into(),
+                    outside_cwd: true,
+                }),
+                reason: None,
             },
             Update::UserMessageChunk { text: "u".into() },
             Update::TurnComplete {

@@ -70,6 +70,8 @@ pub struct AgentConfig {
     /// How long `ask_user` waits for the client's answer.
     pub ask_user_timeout_secs: u64,
     pub system_prompt: Option<String>,
+    /// Tool calls run per model call; each further call of that step gets an error result.
+    pub max_tool_calls_per_step: usize,
 }
 
 impl Default for AgentConfig {
@@ -79,6 +81,7 @@ impl Default for AgentConfig {
             max_running_turns: 64,
             ask_user_timeout_secs: 300,
             system_prompt: None,
+            max_tool_calls_per_step: 64,
         }
     }
 }
@@ -142,6 +145,12 @@ impl ApprovalsConfig {
 pub struct ToolsConfig {
     pub bash_timeout_secs: u64,
     pub output_limit_bytes: usize,
+    /// Variables (`*` matches any run of characters, ASCII case ignored) the processes
+    /// tools start do not inherit, besides `provider.api_key_env`.
+    pub scrub_env: Vec<String>,
+    /// Tools that write a path (`write_file`, `edit_file`) refuse a path outside the
+    /// session's cwd without asking.
+    pub confine_to_cwd: bool,
 }
 
 impl Default for ToolsConfig {
@@ -149,6 +158,8 @@ impl Default for ToolsConfig {
         Self {
             bash_timeout_secs: 120,
             output_limit_bytes: 32 * 1024,
+            scrub_env: vec!["*_API_KEY".into()],
+            confine_to_cwd: true,
         }
     }
 }
@@ -221,6 +232,10 @@ impl Config {
             ("daemon.outbound_queue", d.outbound_queue),
             ("agent.max_steps", self.agent.max_steps as usize),
             ("agent.max_running_turns", self.agent.max_running_turns),
+            (
+                "agent.max_tool_calls_per_step",
+                self.agent.max_tool_calls_per_step,
+            ),
             ("tools.output_limit_bytes", self.tools.output_limit_bytes),
         ] {
             if value == 0 {

@@ -94,6 +94,23 @@ fn summary(daemon: &DaemonState, row: &SessionRow) -> SessionSummary {
     }
 }
 
+/// The longest session title, in bytes: a title is a label for lists, stored with the
+/// session and sent in every `session/list`.
+const MAX_TITLE_BYTES: usize = 1024;
+/// The longest model name, in bytes; real ones are under 100.
+const MAX_MODEL_BYTES: usize = 256;
+
+/// Refuses a string member longer than `max` bytes.
+fn bounded(member: &str, value: Option<&str>, max: usize) -> Result<(), RpcError> {
+    match value {
+        Some(v) if v.len() > max => Err(RpcError::invalid_params(format!(
+            "`{member}` is {} bytes; at most {max} are allowed",
+            v.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 impl Handle for m::SessionNew {
     fn handle(ctx: Ctx, params: NewSessionParams) -> Reply<SessionInfo> {
         Reply::later(create(ctx, params))
@@ -122,6 +139,8 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
             cwd.display()
         )));
     }
+    bounded("title", p.title.as_deref(), MAX_TITLE_BYTES)?;
+    bounded("model", p.model.as_deref(), MAX_MODEL_BYTES)?;
     let model = p
         .model
         .filter(|m| !m.trim().is_empty())
@@ -333,6 +352,7 @@ fn approve(session: &Session, p: ApproveParams) -> Result<Empty, RpcError> {
 impl Handle for m::SessionRename {
     fn handle(ctx: Ctx, p: RenameParams) -> Reply<Empty> {
         Reply::later(async move {
+            bounded("title", p.title.as_deref(), MAX_TITLE_BYTES)?;
             let title = p.title.as_deref().map(str::trim).filter(|t| !t.is_empty());
             let renamed = ctx
                 .0

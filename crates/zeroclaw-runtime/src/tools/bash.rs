@@ -2,7 +2,7 @@
 //!
 //! On unix the shell is the leader of its own process group, so a time-out or a
 //! cancellation kills everything it started (`kill(-pgid, SIGKILL)`), not only the
-//! shell. Output is read concurrently from both pipes; beyond the cap it is still read
+//! shell; on Linux also its descendants that left the group (`descendants.rs`). Output is read concurrently from both pipes; beyond the cap it is still read
 //! (and dropped) so the child never blocks on a full pipe. Once the shell has exited,
 //! pipes held open by background grandchildren are given a short grace and then
 //! abandoned.
@@ -70,10 +70,14 @@ impl Tool for Bash {
         }
     }
 
-    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+    fn check(&self, args: &Args) -> Result<(), String> {
         if args.command.trim().is_empty() {
-            return ToolOutput::error("invalid arguments for bash: `command` must not be empty");
+            return Err("`command` must not be empty".into());
         }
+        Ok(())
+    }
+
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let timeout = args
             .timeout_secs
             .map_or(ctx.limits.bash_default_timeout, Duration::from_secs)
@@ -241,6 +245,8 @@ fn describe_status(status: Option<ExitStatus>) -> (String, bool) {
 
 #[cfg(unix)]
 fn spawn(command: &str, ctx: &ToolContext) -> std::io::Result<Child> {
+    super::scrub::protect_process_files();
+    let removed = ctx.scrub.removed();
     let build = |shell: &str| {
         let mut cmd = Command::new(shell);
         cmd.arg("-c")
@@ -251,6 +257,9 @@ fn spawn(command: &str, ctx: &ToolContext) -> std::io::Result<Child> {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        for name in &removed {
+            cmd.env_remove(name);
+        }
         cmd
     };
     match build("bash").spawn() {
@@ -275,6 +284,9 @@ fn spawn(command: &str, ctx: &ToolContext) -> std::io::Result<Child> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    for name in ctx.scrub.removed() {
+        cmd.env_remove(name);
+    }
     cmd.spawn().map_err(|e| spawn_error(e, ctx))
 }
 
@@ -338,10 +350,17 @@ impl GroupGuard {
 
     fn kill(&self) {
         #[cfg(unix)]
-        if let Some(pgid) = self.pgid
-            && let Err(e) = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL)
-        {
-            tracing::debug!(pgid = pgid.as_raw_nonzero().get(), error = %e, "killing bash process group");
+        if let Some(pgid) = self.pgid {
+            // Found while the shell (the group's leader) is alive: its descendants that
+            // left the group (`setsid`) are reached through it only.
+            #[cfg(target_os = "linux")]
+            let strays = super::descendants::stop_all(pgid);
+            if let Err(e) = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL)
+            {
+                tracing::debug!(pgid = pgid.as_raw_nonzero().get(), error = %e, "killing bash process group");
+            }
+            #[cfg(target_os = "linux")]
+            super::descendants::kill(&strays);
         }
     }
 
@@ -610,6 +629,30 @@ mod tests {
         );
         let pid = read_pid(dir.path());
         assert!(process_gone(pid), "grandchild {pid} survived the time-out");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn timeout_kills_descendants_that_left_the_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(dir.path());
+        // `setsid` gives the sleep a session and group of its own: killing the shell's
+        // group alone leaves it running.
+        let out = bash(
+            &c,
+            json!({"command": "setsid sleep 60 >/dev/null 2>&1 & echo $! > pid; wait", "timeout_secs": 1}),
+        )
+        .await;
+        assert_eq!(
+            out.text,
+            "[timed out after 1 s; the process group was killed]"
+        );
+        let pid = read_pid(dir.path());
+        let gone = process_gone(pid);
+        if !gone && let Some(p) = rustix::process::Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+        }
+        assert!(gone, "the setsid child {pid} survived the time-out");
     }
 
     #[tokio::test]

@@ -52,6 +52,22 @@ impl Tool for EditFile {
         }
     }
 
+    fn check(&self, args: &Args) -> Result<(), String> {
+        if args.old_text.is_empty() {
+            return Err("`old_text` must not be empty \
+                 (use write_file to create or replace a whole file)"
+                .into());
+        }
+        if args.old_text == args.new_text {
+            return Err("`old_text` and `new_text` are identical; nothing to change".into());
+        }
+        Ok(())
+    }
+
+    fn path<'a>(&self, args: &'a Args) -> Option<&'a str> {
+        Some(&args.path)
+    }
+
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let Args {
             path,
@@ -68,17 +84,6 @@ impl Tool for EditFile {
 /// Replaces the one occurrence of `old` with `new` in the file at `path`.
 fn edit_file(path: &Path, old: &str, new: &str) -> ToolOutput {
     const TOOL: &str = "edit_file";
-    if old.is_empty() {
-        return ToolOutput::error(
-            "invalid arguments for edit_file: `old_text` must not be empty \
-             (use write_file to create or replace a whole file)",
-        );
-    }
-    if old == new {
-        return ToolOutput::error(
-            "invalid arguments for edit_file: `old_text` and `new_text` are identical; nothing to change",
-        );
-    }
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) => return io_error(TOOL, path, "cannot read", &e),

@@ -27,7 +27,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::text::{utf8_head, utf8_tail};
-use super::{Tool, ToolContext, ToolDef, ToolOutput, blocking, io_error, path_arg};
+use super::{Tool, ToolContext, ToolDef, ToolOutput, blocking, io_error, resolve};
 
 const DEFAULT_RESULTS: u64 = 100;
 const MAX_RESULTS: u64 = 1000;
@@ -101,15 +101,20 @@ impl Tool for Grep {
         }
     }
 
-    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+    fn check(&self, args: &Args) -> Result<(), String> {
         if args.pattern.is_empty() {
-            return ToolOutput::error("invalid arguments for grep: `pattern` must not be empty");
+            return Err("`pattern` must not be empty".into());
         }
-        let path = match args.path.as_deref().map(|p| path_arg("grep", p, ctx)) {
-            Some(Err(out)) => return out,
-            Some(Ok(path)) => Some(path),
-            None => None,
-        };
+        Ok(())
+    }
+
+    fn path<'a>(&self, args: &'a Args) -> Option<&'a str> {
+        // Without a path, grep searches the whole working directory.
+        Some(args.path.as_deref().unwrap_or("."))
+    }
+
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+        let path = args.path.as_deref().map(|p| resolve(&ctx.cwd, p));
         let request = Request {
             pattern: args.pattern,
             case_insensitive: args.case_insensitive.unwrap_or(false),

@@ -42,6 +42,10 @@ impl Tool for ListDir {
         }
     }
 
+    fn path<'a>(&self, args: &'a Args) -> Option<&'a str> {
+        Some(&args.path)
+    }
+
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let limit = ctx.limits.list_limit;
         on_path("list_dir", &args.path, ctx, move |path| {

@@ -17,12 +17,15 @@
 mod args;
 mod ask_user;
 mod bash;
+#[cfg(target_os = "linux")]
+mod descendants;
 mod edit_file;
 mod grep;
 mod list_dir;
 pub mod orphans;
 mod read_file;
 mod registry;
+mod scrub;
 mod text;
 mod write_file;
 
@@ -41,6 +44,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use ask_user::{Answer, AskUser};
 pub use registry::{DynTool, ToolSet, Tools};
+pub use scrub::EnvScrub;
 
 /// The built-in tools, in the order the model is shown them.
 fn builtin() -> Vec<Arc<dyn DynTool>> {
@@ -65,6 +69,20 @@ pub trait Tool: Send + Sync + 'static {
 
     /// What the model is shown. Called once, when the tool is registered.
     fn definition(&self) -> ToolDef;
+
+    /// What the schema cannot say about valid arguments (a command that is not blank…):
+    /// the problem, for "invalid arguments for <tool>: …". Runs before the approval, so a
+    /// call that cannot run is answered with its error instead of being asked about.
+    fn check(&self, _args: &Self::Args) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The path the call reads or writes, as the model wrote it (relative to the working
+    /// directory unless absolute); `None` if it names none. The turn resolves it for the
+    /// approval request and guards the daemon's own files with it (`turn/target.rs`).
+    fn path<'a>(&self, _args: &'a Self::Args) -> Option<&'a str> {
+        None
+    }
 
     /// Runs one call whose arguments passed the schema check.
     fn run(&self, args: Self::Args, ctx: &ToolContext) -> impl Future<Output = ToolOutput> + Send;
@@ -148,10 +166,12 @@ pub struct ToolContext {
     /// How `ask_user` reaches the person; `None`: the client that sent the prompt cannot
     /// show questions.
     pub ask_user: Option<Arc<dyn AskUser>>,
+    /// The daemon's variables a started process does not inherit (the provider's key).
+    pub scrub: EnvScrub,
 }
 
 /// `path` relative to `cwd` unless it is absolute.
-fn resolve(cwd: &Path, path: &str) -> PathBuf {
+pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
     let p = Path::new(path);
     if p.is_absolute() {
         p.to_path_buf()
@@ -160,26 +180,14 @@ fn resolve(cwd: &Path, path: &str) -> PathBuf {
     }
 }
 
-/// A path argument, which must not be empty, resolved against the working directory.
-fn path_arg(tool: &str, path: &str, ctx: &ToolContext) -> Result<PathBuf, ToolOutput> {
-    if path.is_empty() {
-        return Err(ToolOutput::error(format!(
-            "invalid arguments for {tool}: `path` must not be empty"
-        )));
-    }
-    Ok(resolve(&ctx.cwd, path))
-}
-
-/// Runs `work` on the call's `path` argument (refused if empty, resolved against the
-/// working directory) on the blocking pool, off the async reactor.
+/// Runs `work` on the call's `path` argument (resolved against the working directory;
+/// [`Tool::path`] has made sure it is not empty) on the blocking pool, off the async
+/// reactor.
 async fn on_path<F>(tool: &'static str, path: &str, ctx: &ToolContext, work: F) -> ToolOutput
 where
     F: FnOnce(&Path) -> ToolOutput + Send + 'static,
 {
-    let path = match path_arg(tool, path, ctx) {
-        Ok(path) => path,
-        Err(out) => return out,
-    };
+    let path = resolve(&ctx.cwd, path);
     blocking(tool, move || work(&path)).await
 }
 

@@ -42,6 +42,10 @@ impl Tool for ReadFile {
         }
     }
 
+    fn path<'a>(&self, args: &'a Args) -> Option<&'a str> {
+        Some(&args.path)
+    }
+
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let limit = ctx.limits.read_limit_bytes;
         on_path("read_file", &args.path, ctx, move |path| {

@@ -23,9 +23,33 @@ pub trait DynTool: Send + Sync {
     /// What the model is shown, built once at registration.
     fn definition(&self) -> &ToolDef;
 
+    /// Checks one call's arguments without running it: against the schema, then the
+    /// tool's own [`Tool::check`]; the error result the model reads if they are invalid.
+    fn check(&self, args: &Value) -> Result<Checked, ToolOutput>;
+
     /// Runs one call: refused if the call is already cancelled, then the arguments are
     /// checked and decoded, then the tool runs. Never fails; errors are results.
     fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// What is known of a call whose arguments are valid, before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    /// [`Tool::path`]: the path it acts on, as written (never empty).
+    pub path: Option<String>,
+}
+
+impl<T: Tool> Registered<T> {
+    fn decode(&self, args: &Value) -> Result<T::Args, ToolOutput> {
+        let name = &self.definition.name;
+        let args = args::decode::<T::Args>(&self.definition, args)?;
+        let invalid = |msg: &str| ToolOutput::error(format!("invalid arguments for {name}: {msg}"));
+        if self.tool.path(&args) == Some("") {
+            return Err(invalid("`path` must not be empty"));
+        }
+        self.tool.check(&args).map_err(|msg| invalid(&msg))?;
+        Ok(args)
+    }
 }
 
 /// A [`Tool`] with its definition, built once.
@@ -39,6 +63,13 @@ impl<T: Tool> DynTool for Registered<T> {
         &self.definition
     }
 
+    fn check(&self, args: &Value) -> Result<Checked, ToolOutput> {
+        let args = self.decode(args)?;
+        Ok(Checked {
+            path: self.tool.path(&args).map(str::to_owned),
+        })
+    }
+
     fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             if ctx.cancel.is_cancelled() {
@@ -47,7 +78,7 @@ impl<T: Tool> DynTool for Registered<T> {
                     self.definition.name
                 ));
             }
-            match args::decode::<T::Args>(&self.definition, args) {
+            match self.decode(args) {
                 Ok(args) => self.tool.run(args, ctx).await,
                 Err(out) => out,
             }

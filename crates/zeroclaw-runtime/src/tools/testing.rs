@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{ToolContext, ToolLimits, ToolOutput, Tools};
+use super::{EnvScrub, ToolContext, ToolLimits, ToolOutput, Tools};
 
 /// A context in `dir` with the default limits, no process records and nobody to ask.
 pub(super) fn ctx(dir: &Path) -> ToolContext {
@@ -15,6 +15,7 @@ pub(super) fn ctx(dir: &Path) -> ToolContext {
         limits: ToolLimits::default(),
         process_records: None,
         ask_user: None,
+        scrub: EnvScrub::default(),
     }
 }
 

@@ -51,6 +51,10 @@ impl Tool for WriteFile {
         }
     }
 
+    fn path<'a>(&self, args: &'a Args) -> Option<&'a str> {
+        Some(&args.path)
+    }
+
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let content = args.content;
         on_path("write_file", &args.path, ctx, move |path| {

@@ -1,15 +1,23 @@
 //! Approvals: a tool call whose policy is `ask` waits for the user's decision, which any
-//! attached client may give with `session/approve`.
+//! attached client may give with `session/approve`. So does a call that reaches the
+//! daemon's own files (`target.rs`), whatever its policy short of `deny`.
 
 use super::step::Turn;
+use super::target::Target;
 use crate::provider::ToolCall;
 use std::time::Duration;
+use zeroclaw_protocol::events::ApprovalTarget;
 use zeroclaw_protocol::{Decision, Update};
 
 impl Turn<'_> {
     /// Whether `call` may run: by the session's `allow_always` list, the daemon's policy, or
     /// the user's answer to an `approval_request`; the refusal the model is told otherwise.
-    pub(super) async fn permission(&self, call: &ToolCall) -> Result<(), String> {
+    /// `target` is the call's path, resolved, if it has one.
+    pub(super) async fn permission(
+        &self,
+        call: &ToolCall,
+        target: Option<&Target>,
+    ) -> Result<(), String> {
         use crate::config::Policy;
         let name = call.name.as_str();
         let policy = if self.session.is_always_allowed(name) {
@@ -17,14 +25,14 @@ impl Turn<'_> {
         } else {
             self.env.config.approvals.policy(name)
         };
-        match policy {
-            Policy::Allow => return Ok(()),
-            Policy::Deny => {
-                return Err(format!(
-                    "the daemon's policy forbids {name} ([approvals] {name} = \"deny\"); do not try it again, find another way or tell the user"
-                ));
-            }
-            Policy::Ask => {}
+        if policy == Policy::Deny {
+            return Err(format!(
+                "the daemon's policy forbids {name} ([approvals] {name} = \"deny\"); do not try it again, find another way or tell the user"
+            ));
+        }
+        let reason = target.and_then(|t| t.protected.clone());
+        if reason.is_none() && policy == Policy::Allow {
+            return Ok(());
         }
         let request_id = uuid::Uuid::new_v4().to_string();
         let request = Update::ApprovalRequest {
@@ -33,6 +41,11 @@ impl Turn<'_> {
             name: name.to_owned(),
             raw_input: call.raw_input(),
             options: Decision::ALL.to_vec(),
+            target: target.map(|t| ApprovalTarget {
+                path: t.path.display().to_string(),
+                outside_cwd: t.outside_cwd,
+            }),
+            reason,
         };
         // Registered and sent as one step, so a connection joining now gets it once.
         let answer = self.session.send_registered(self.id(), request, |frame| {

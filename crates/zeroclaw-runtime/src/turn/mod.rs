@@ -13,6 +13,7 @@ mod ask_user;
 mod error;
 mod spawn;
 mod step;
+mod target;
 mod tool_call;
 
 pub use error::{Failure, TurnError};
@@ -23,7 +24,7 @@ use crate::provider::Provider;
 use crate::state::DaemonState;
 use crate::store::Store;
 use crate::tools::Tools;
-use std::path::Path;
+use zeroclaw_ipc::Paths;
 use zeroclaw_rpc::PeerHandle;
 
 /// What a turn uses of the daemon.
@@ -33,8 +34,9 @@ pub struct Env<'a> {
     pub provider: &'a Provider,
     pub config: &'a Config,
     pub tools: &'a Tools,
-    /// Where tools keep their records (of the processes `bash` started).
-    pub data_dir: &'a Path,
+    /// The data dir (where tools keep their records of the processes `bash` started) and
+    /// the config file: the daemon's own files, which tools reach only when approved.
+    pub paths: &'a Paths,
 }
 
 impl<'a> Env<'a> {
@@ -44,7 +46,7 @@ impl<'a> Env<'a> {
             provider: &daemon.provider,
             config: &daemon.config,
             tools: &daemon.tools,
-            data_dir: &daemon.paths.data_dir,
+            paths: &daemon.paths,
         }
     }
 }

@@ -99,8 +99,18 @@ impl Turn<'_> {
                 text,
                 tool_calls: result.tool_calls.clone(),
             });
-            for call in &result.tool_calls {
-                let (output, cancelled) = self.call_tool(step, call, &tools).await?;
+            let allowed = self.env.config.agent.max_tool_calls_per_step;
+            let called = result.tool_calls.len();
+            for (i, call) in result.tool_calls.iter().enumerate() {
+                // Beyond the bound a call is not run: its result is one short line, so the
+                // next request grows by what the model wrote, not by what tools return.
+                let over = (i >= allowed).then(|| {
+                    ToolOutput::error(format!(
+                        "not run: this step made {called} tool calls and at most {allowed} run per step \
+                         (agent.max_tool_calls_per_step); make fewer calls at once"
+                    ))
+                });
+                let (output, cancelled) = self.call_tool(step, call, &tools, over).await?;
                 conversation.push(ChatMessage::ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -185,13 +195,15 @@ impl Turn<'_> {
         Ok(Some((text, result)))
     }
 
-    /// One tool call: recorded, run (see `tool_call.rs`), and its result recorded. Returns
+    /// One tool call: recorded, run (see `tool_call.rs`) unless `refused` already holds its
+    /// result, and its result recorded. Returns
     /// the output, and whether the turn was cancelled by the time the call ended.
     async fn call_tool(
         &self,
         step: i64,
         call: &ToolCall,
         tools: &ToolSet,
+        refused: Option<ToolOutput>,
     ) -> Result<(ToolOutput, bool), TurnError> {
         let raw_input = call.raw_input();
         let message = NewMessage {
@@ -204,7 +216,10 @@ impl Turn<'_> {
             raw_input,
         };
         self.record(MessageKind::ToolCall, message, update).await?;
-        let output = self.execute(call, tools).await;
+        let output = match refused {
+            Some(output) => output,
+            None => self.execute(call, tools).await,
+        };
         let cancelled = self.active.cancel.is_cancelled();
         let raw_output = Value::String(output.text.clone());
         let message = NewMessage {

@@ -1,15 +1,19 @@
-//! One tool call: checked, approved (see `approval.rs`), then run.
+//! One tool call: checked, its path resolved and guarded (see `target.rs`), approved (see
+//! `approval.rs`), then run.
 
 use super::ask_user::Elicitation;
 use super::step::Turn;
+use super::target::{self, Own, Target};
 use crate::provider::ToolCall;
-use crate::tools::{AskUser, ToolContext, ToolLimits, ToolOutput, ToolSet};
+use crate::tools::{AskUser, DynTool, EnvScrub, ToolContext, ToolLimits, ToolOutput, ToolSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 impl Turn<'_> {
-    /// Runs one tool call, asking for approval when its policy says so. Never fails: every
-    /// problem becomes an error result the model can read.
+    /// Runs one tool call, asking for approval when its policy (or its target) says so.
+    /// Never fails: every problem becomes an error result the model can read. A call that
+    /// could not run (invalid arguments, a write confined away) is never asked about.
     pub(super) async fn execute(&self, call: &ToolCall, tools: &ToolSet) -> ToolOutput {
         let args = match &call.arguments {
             Ok(args) => args,
@@ -22,14 +26,25 @@ impl Turn<'_> {
                 tools.names().join(", ")
             ));
         };
-        if let Err(refusal) = self.permission(call).await {
+        let checked = match tool.check(args) {
+            Ok(checked) => checked,
+            Err(out) => return out,
+        };
+        let target = match checked.path {
+            Some(path) => match self.target(tool, path).await {
+                Ok(target) => Some(target),
+                Err(out) => return out,
+            },
+            None => None,
+        };
+        if let Err(refusal) = self.permission(call, target.as_ref()).await {
             return ToolOutput::error(refusal);
         }
         let config = self.env.config;
         let context = ToolContext {
             cwd: self.session.cwd.clone().into(),
             cancel: self.active.cancel.child_token(),
-            process_records: Some(crate::tools::orphans::dir(self.env.data_dir)),
+            process_records: Some(crate::tools::orphans::dir(&self.env.paths.data_dir)),
             limits: ToolLimits {
                 output_limit_bytes: config.tools.output_limit_bytes,
                 bash_default_timeout: Duration::from_secs(config.tools.bash_timeout_secs.max(1)),
@@ -43,7 +58,41 @@ impl Turn<'_> {
                     timeout: Duration::from_secs(config.agent.ask_user_timeout_secs),
                 }) as Arc<dyn AskUser>
             }),
+            scrub: EnvScrub::new(
+                config.provider.api_key_env.as_deref(),
+                &config.tools.scrub_env,
+            ),
         };
         tool.run(args, &context).await
+    }
+
+    /// The call's `path` resolved (on the blocking pool: it asks the file system); the
+    /// refusal if it writes outside the cwd while `tools.confine_to_cwd` is on.
+    async fn target(&self, tool: &dyn DynTool, path: String) -> Result<Target, ToolOutput> {
+        let def = tool.definition();
+        let (name, writes) = (def.name.clone(), !def.read_only);
+        let cwd = PathBuf::from(&self.session.cwd);
+        let data_dir = self.env.paths.data_dir.clone();
+        let config_file = self.env.paths.config_file();
+        let resolved = tokio::task::spawn_blocking(move || {
+            let own = Own {
+                data_dir: &data_dir,
+                config_file: &config_file,
+            };
+            (target::resolve(&cwd, &path, writes, &own), cwd)
+        })
+        .await;
+        let (target, cwd) =
+            resolved.map_err(|e| ToolOutput::error(format!("{name}: internal error: {e}")))?;
+        if writes && target.outside_cwd && self.env.config.tools.confine_to_cwd {
+            return Err(ToolOutput::error(format!(
+                "{name}: {} is outside the working directory {}; writes are confined to it \
+                 (tools.confine_to_cwd), so this call did not run. Write inside it, or ask \
+                 the user to change the setting",
+                target.path.display(),
+                cwd.display()
+            )));
+        }
+        Ok(target)
     }
 }
