@@ -138,6 +138,40 @@ fn sigterm_and_sigint_exit_zero_and_remove_the_socket() {
     }
 }
 
+/// SIGHUP is an orderly stop like SIGTERM (not a reload): the running turn is answered as
+/// cancelled, its bash command is killed rather than orphaned, the socket is removed.
+#[test]
+fn sighup_stops_in_order_answering_the_running_turn_and_killing_its_bash_command() {
+    let mut env = Env::new("", BASH_ALLOWED);
+    let pid_file = env.work.join("shell.pid");
+    env.fake.push(bash_call(
+        "call_long",
+        &format!(
+            "echo $$ > {}.tmp && mv {0}.tmp {0}; sleep 300",
+            pid_file.display()
+        ),
+        2,
+    ));
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let prompt = client.start_prompt(&session, "run something long");
+    let shell = wait_for_pid_file(&pid_file);
+
+    env.daemon.signal(rustix::process::Signal::HUP);
+    let answer = client.wait_for(|f| f["id"] == prompt);
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    assert!(
+        env.daemon.wait_exit().success(),
+        "{}",
+        env.daemon.log_text()
+    );
+    assert!(env.daemon.log_text().contains("signal=\"SIGHUP\""));
+    assert!(!env.daemon.endpoint.exists(), "socket removed after SIGHUP");
+    poll_until("the bash command is killed", || process_gone(shell));
+    let records = env.dir.config_dir().join("data").join("tool-processes");
+    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
+}
+
 #[test]
 fn shutdown_answers_then_stops_and_removes_the_socket() {
     let dir = TestDir::new();
