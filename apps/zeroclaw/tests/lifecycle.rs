@@ -194,6 +194,48 @@ fn shutdown_leaves_a_socket_that_is_no_longer_its_own() {
     assert_eq!(std::fs::read(&daemon.endpoint).unwrap(), b"someone else's");
 }
 
+/// A deleted socket file is noticed (`socket_check_secs`) and re-created owner-only; the
+/// daemon is reachable again, and at shutdown it removes the new socket as its own.
+#[test]
+fn a_deleted_socket_file_is_re_created_and_the_daemon_is_reachable_again() {
+    let dir = TestDir::new();
+    dir.write_config("[daemon]\nsocket_check_secs = 1\n");
+    let mut daemon = dir.start(&[]);
+    let kept = daemon.initialized();
+    std::fs::remove_file(&daemon.endpoint).unwrap();
+    daemon.wait_for_log("re-created the socket");
+    let socket = std::fs::symlink_metadata(&daemon.endpoint).unwrap();
+    assert!(socket.file_type().is_socket());
+    assert_eq!(socket.permissions().mode() & 0o777, 0o600);
+    let mut conn = daemon.initialized();
+    assert_eq!(conn.call("status", json!({}))["clients"], json!(2));
+    drop(kept);
+    daemon.signal(rustix::process::Signal::TERM);
+    assert!(daemon.wait_exit().success());
+    assert!(
+        !daemon.endpoint.exists(),
+        "the re-created socket is removed"
+    );
+}
+
+/// With its socket file gone (and not yet re-created), `zeroclaw status` names the pid
+/// holding the lock instead of saying that no daemon runs.
+#[test]
+fn status_names_the_pid_holding_the_lock_when_the_socket_is_missing() {
+    let dir = TestDir::new();
+    // Never re-created, so the socket stays missing while `status` looks.
+    dir.write_config("[daemon]\nsocket_check_secs = 0\n");
+    let daemon = dir.start(&[]);
+    std::fs::remove_file(&daemon.endpoint).unwrap();
+    let out = dir.command(&["status"]).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("pid {} holds its lock", daemon.pid())),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn an_overlong_socket_path_is_a_clear_error_naming_zeroclaw_socket() {
     let dir = TestDir::new();

@@ -164,6 +164,9 @@ pub struct DaemonConfig {
     pub max_requests_in_flight: usize,
     /// Frames queued for one connection before its senders wait.
     pub outbound_queue: usize,
+    /// How often the daemon checks that its socket file still exists (and re-creates a
+    /// deleted one); 0: never. Unix only.
+    pub socket_check_secs: u64,
 }
 
 impl Default for DaemonConfig {
@@ -173,6 +176,7 @@ impl Default for DaemonConfig {
             max_connections: 16_384,
             max_requests_in_flight: 256,
             outbound_queue: 4096,
+            socket_check_secs: 5,
         }
     }
 }

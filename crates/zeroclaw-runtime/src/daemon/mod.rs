@@ -55,7 +55,10 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     let config = Config::load(&options.paths.config_file())?;
     let provider = Provider::new(config.provider.clone()).map_err(DaemonError::Provider)?;
     // Bind first: it takes the lock, so a second daemon never opens the database.
-    let listener = LocalListener::bind(&options.paths)?;
+    let mut listener = LocalListener::bind(&options.paths)?;
+    if config.daemon.socket_check_secs > 0 {
+        listener.watch_socket(Duration::from_secs(config.daemon.socket_check_secs));
+    }
     let db_path = options.paths.data_dir.join("zeroclaw.db");
     // Opening reads and migrates the file: off the reactor, like every later store call.
     let opened = {
