@@ -236,6 +236,37 @@ fn status_names_the_pid_holding_the_lock_when_the_socket_is_missing() {
     );
 }
 
+/// Sockets that never say `initialize` cannot lock clients out: with every slot held by
+/// one, a new connection takes the oldest one's slot, and the others are closed at the
+/// handshake timeout. Initialized clients do fill the limit: one more gets `-32001`.
+#[test]
+fn connections_that_never_initialize_cannot_lock_clients_out() {
+    let dir = TestDir::new();
+    dir.write_config("[daemon]\nmax_connections = 3\nhandshake_timeout_secs = 1\n");
+    let daemon = dir.start(&[]);
+    let mut idle: Vec<Conn> = (0..3).map(|_| daemon.connect()).collect();
+    daemon.wait_for_log_count("connection accepted", 3);
+
+    let mut first = daemon.initialized();
+    assert!(
+        idle[0].at_eof(),
+        "the oldest idle connection gave up its slot"
+    );
+    daemon.wait_for_log("had not initialized when the connection limit was reached");
+    assert!(idle[1].at_eof() && idle[2].at_eof());
+    daemon.wait_for_log_count("did not initialize within 1s", 2);
+    daemon.wait_for_log_count("connection closed", 3);
+
+    let _second = daemon.initialized();
+    let _third = daemon.initialized();
+    let mut fourth = daemon.connect();
+    let answer = fourth.recv();
+    assert_eq!(error_code(&answer), -32001, "{answer}");
+    assert_eq!(answer["error"]["data"]["limit"], json!(3), "{answer}");
+    assert!(fourth.at_eof());
+    assert_eq!(first.call("status", json!({}))["clients"], json!(3));
+}
+
 #[test]
 fn an_overlong_socket_path_is_a_clear_error_naming_zeroclaw_socket() {
     let dir = TestDir::new();

@@ -6,6 +6,7 @@ use crate::state::DaemonState;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use tokio_util::sync::CancellationToken;
 use zeroclaw_rpc::PeerHandle;
 
 /// What `initialize` told us about the client.
@@ -28,6 +29,8 @@ pub struct Connection {
     pub hello: OnceLock<ClientHello>,
     /// Whether this connection was counted as a client (and so must be uncounted once).
     counted: AtomicBool,
+    /// Cancelled by the first successful `initialize`, for whoever waits on the handshake.
+    handshake_done: CancellationToken,
 }
 
 impl Connection {
@@ -39,11 +42,17 @@ impl Connection {
             attached: Mutex::new(HashSet::new()),
             hello: OnceLock::new(),
             counted: AtomicBool::new(false),
+            handshake_done: CancellationToken::new(),
         })
     }
 
     pub fn is_initialized(&self) -> bool {
         self.hello.get().is_some()
+    }
+
+    /// Resolves once the connection has completed `initialize`.
+    pub async fn initialized(&self) {
+        self.handshake_done.cancelled().await;
     }
 
     /// Records a successful handshake; counts the client the first time only.
@@ -59,6 +68,7 @@ impl Connection {
         if !self.counted.swap(true, Ordering::AcqRel) {
             self.daemon.clients.joined();
         }
+        self.handshake_done.cancel();
     }
 
     /// Attaches this connection to a session: it receives the session's events.

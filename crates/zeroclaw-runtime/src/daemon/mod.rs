@@ -3,6 +3,7 @@
 //! [`serve`] runs any [`Listener`]'s accept loop; the local socket (or pipe) is the first
 //! door ([`LocalDoor`]), and every door's connections end in the same gate and method table.
 
+mod admission;
 mod local;
 mod serve;
 mod signals;
