@@ -29,12 +29,17 @@ pub struct Connection {
     pub hello: OnceLock<ClientHello>,
     /// Whether this connection was counted as a client (and so must be uncounted once).
     counted: AtomicBool,
-    /// Cancelled by the first successful `initialize`, for whoever waits on the handshake.
+    /// Cancelled by the first successful `initialize`, before it is answered: the daemon's
+    /// handshake timeout and connection slots watch it.
     handshake_done: CancellationToken,
 }
 
 impl Connection {
-    pub fn new(daemon: Arc<DaemonState>, peer: PeerHandle) -> Arc<Self> {
+    pub fn new(
+        daemon: Arc<DaemonState>,
+        peer: PeerHandle,
+        handshake_done: CancellationToken,
+    ) -> Arc<Self> {
         Arc::new(Self {
             id: daemon.next_connection_id(),
             daemon,
@@ -42,17 +47,12 @@ impl Connection {
             attached: Mutex::new(HashSet::new()),
             hello: OnceLock::new(),
             counted: AtomicBool::new(false),
-            handshake_done: CancellationToken::new(),
+            handshake_done,
         })
     }
 
     pub fn is_initialized(&self) -> bool {
         self.hello.get().is_some()
-    }
-
-    /// Resolves once the connection has completed `initialize`.
-    pub async fn initialized(&self) {
-        self.handshake_done.cancelled().await;
     }
 
     /// Records a successful handshake; counts the client the first time only.

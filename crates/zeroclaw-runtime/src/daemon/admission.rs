@@ -20,9 +20,19 @@ pub struct Admission {
 struct Inner {
     /// Connections holding a slot, by admission number.
     holders: HashSet<u64>,
-    /// Those not yet initialized, oldest first, with the token that closes each.
-    provisional: BTreeMap<u64, CancellationToken>,
+    /// Every holder, oldest first, with its handshake: those not initialized can be evicted.
+    handshakes: BTreeMap<u64, Handshake>,
     next: u64,
+}
+
+/// One connection's handshake, as its slot sees it.
+#[derive(Debug, Clone, Default)]
+pub struct Handshake {
+    /// Cancelled by the connection's first successful `initialize` (the connection holds it
+    /// and cancels it before answering, so no newcomer can take the slot afterwards).
+    pub done: CancellationToken,
+    /// Cancelled when a newcomer took the slot before the connection initialized.
+    pub evicted: CancellationToken,
 }
 
 /// One connection's slot; dropping it frees the slot.
@@ -30,8 +40,7 @@ struct Inner {
 pub struct Slot {
     number: u64,
     admission: Arc<Admission>,
-    /// Cancelled when a newcomer took this slot before the connection initialized.
-    pub evicted: CancellationToken,
+    pub handshake: Handshake,
 }
 
 impl Admission {
@@ -55,27 +64,24 @@ impl Admission {
     pub fn admit(self: &Arc<Self>) -> Option<Slot> {
         let mut inner = self.lock();
         if inner.holders.len() >= self.limit {
-            let (oldest, victim) = inner.provisional.pop_first()?;
+            let (&oldest, victim) = inner
+                .handshakes
+                .iter()
+                .find(|(_, h)| !h.done.is_cancelled())?;
+            victim.evicted.cancel();
+            inner.handshakes.remove(&oldest);
             inner.holders.remove(&oldest);
-            victim.cancel();
         }
         let number = inner.next;
         inner.next += 1;
         inner.holders.insert(number);
-        let evicted = CancellationToken::new();
-        inner.provisional.insert(number, evicted.clone());
+        let handshake = Handshake::default();
+        inner.handshakes.insert(number, handshake.clone());
         Some(Slot {
             number,
             admission: self.clone(),
-            evicted,
+            handshake,
         })
-    }
-}
-
-impl Slot {
-    /// The connection completed `initialize`: from now on its slot is its own.
-    pub fn confirm(&self) {
-        self.admission.lock().provisional.remove(&self.number);
     }
 }
 
@@ -83,7 +89,7 @@ impl Drop for Slot {
     fn drop(&mut self) {
         let mut inner = self.admission.lock();
         inner.holders.remove(&self.number);
-        inner.provisional.remove(&self.number);
+        inner.handshakes.remove(&self.number);
     }
 }
 
@@ -95,16 +101,17 @@ mod tests {
     fn a_full_daemon_evicts_the_oldest_uninitialized_connection_never_a_client() {
         let admission = Admission::new(3);
         let client = admission.admit().unwrap();
-        client.confirm();
+        client.handshake.done.cancel();
         let idle_old = admission.admit().unwrap();
         let idle_new = admission.admit().unwrap();
         let newcomer = admission.admit().unwrap();
-        assert!(idle_old.evicted.is_cancelled());
-        assert!(!idle_new.evicted.is_cancelled() && !client.evicted.is_cancelled());
+        assert!(idle_old.handshake.evicted.is_cancelled());
+        assert!(!idle_new.handshake.evicted.is_cancelled());
+        assert!(!client.handshake.evicted.is_cancelled());
         // The evicted slot is no longer counted: its late drop frees nothing twice.
         drop(idle_old);
-        newcomer.confirm();
-        idle_new.confirm();
+        newcomer.handshake.done.cancel();
+        idle_new.handshake.done.cancel();
         assert!(
             admission.admit().is_none(),
             "three initialized clients fill it"

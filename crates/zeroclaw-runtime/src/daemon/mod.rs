@@ -5,6 +5,7 @@
 
 mod admission;
 mod local;
+mod open_files;
 mod serve;
 mod signals;
 
@@ -53,7 +54,8 @@ const TURN_WIND_DOWN: Duration = Duration::from_secs(10);
 /// Runs the daemon until a signal, `shutdown`, or (with `--ephemeral`) the last client
 /// leaving. Returns `Ok` on every orderly stop.
 pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
-    let config = Config::load(&options.paths.config_file())?;
+    let mut config = Config::load(&options.paths.config_file())?;
+    config.daemon.max_connections = open_files::connection_cap(config.daemon.max_connections);
     let provider = Provider::new(config.provider.clone()).map_err(DaemonError::Provider)?;
     // Bind first: it takes the lock, so a second daemon never opens the database.
     let mut listener = LocalListener::bind(&options.paths)?;

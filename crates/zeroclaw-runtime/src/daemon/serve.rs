@@ -1,7 +1,7 @@
 //! Doors: accept loops over any [`Listener`], and the serving of one connection, whatever
 //! carried it, through the handshake gate and the method table.
 
-use super::admission::{Admission, Slot};
+use super::admission::{Admission, Handshake, Slot};
 use crate::connection::Connection;
 use crate::methods::Gate;
 use crate::state::DaemonState;
@@ -118,7 +118,7 @@ async fn serve_connection<T: RpcTransport>(
         max_in_flight: state.config.daemon.max_requests_in_flight,
     };
     let (rpc_peer, handle) = Peer::new(transport, peer_config);
-    let connection = Connection::new(state.clone(), handle.clone());
+    let connection = Connection::new(state.clone(), handle.clone(), slot.handshake.done.clone());
     let close = state.close_connections.clone();
     let handshake = Duration::from_secs(state.config.daemon.handshake_timeout_secs);
     let run = rpc_peer.run(Arc::new(Gate(connection.clone())));
@@ -129,7 +129,7 @@ async fn serve_connection<T: RpcTransport>(
             handle.close();
             run.await;
         }
-        reason = unfinished_handshake(&connection, &slot, handshake) => {
+        reason = unfinished_handshake(&slot.handshake, handshake) => {
             tracing::warn!(peer = %label, "closing a connection that {reason}");
             handle.close();
             run.await;
@@ -143,15 +143,12 @@ async fn serve_connection<T: RpcTransport>(
 
 /// Resolves, saying why, when a connection must be closed before its handshake: no
 /// `initialize` within `timeout`, or a newcomer took its slot. Once the connection has
-/// initialized, its slot is confirmed and this never resolves.
-async fn unfinished_handshake(connection: &Connection, slot: &Slot, timeout: Duration) -> String {
+/// initialized, this never resolves.
+async fn unfinished_handshake(handshake: &Handshake, timeout: Duration) -> String {
     tokio::select! {
         biased;
-        () = connection.initialized() => {
-            slot.confirm();
-            std::future::pending().await
-        }
-        () = slot.evicted.cancelled() => {
+        () = handshake.done.cancelled() => std::future::pending().await,
+        () = handshake.evicted.cancelled() => {
             "had not initialized when the connection limit was reached; a new one takes its slot".into()
         }
         () = tokio::time::sleep(timeout) => format!("did not initialize within {timeout:?}"),
