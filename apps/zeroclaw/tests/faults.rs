@@ -658,19 +658,7 @@ fn clients_past_the_open_file_limit_get_a_limit_error_instead_of_hanging() {
 #[test]
 fn bash_commands_left_running_by_a_sigkilled_daemon_are_killed_by_the_next_one() {
     let mut env = Env::new("idle_timeout_secs = 60", BASH_ALLOWED);
-    let pid_file = env.work.join("shell.pid");
-    env.fake.push(bash_call(
-        "call_long",
-        &format!(
-            "echo $$ > {}.tmp && mv {0}.tmp {0}; sleep 300",
-            pid_file.display()
-        ),
-        2,
-    ));
-    let mut client = env.daemon.client();
-    let session = client.new_session(&env.work);
-    client.start_prompt(&session, "run something long");
-    let pid = wait_for_pid_file(&pid_file);
+    let (_client, _, pid) = env.start_long_bash();
     assert!(!process_gone(pid));
 
     env.kill_and_restart();

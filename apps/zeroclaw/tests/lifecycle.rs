@@ -143,19 +143,7 @@ fn sigterm_and_sigint_exit_zero_and_remove_the_socket() {
 #[test]
 fn sighup_stops_in_order_answering_the_running_turn_and_killing_its_bash_command() {
     let mut env = Env::new("", BASH_ALLOWED);
-    let pid_file = env.work.join("shell.pid");
-    env.fake.push(bash_call(
-        "call_long",
-        &format!(
-            "echo $$ > {}.tmp && mv {0}.tmp {0}; sleep 300",
-            pid_file.display()
-        ),
-        2,
-    ));
-    let mut client = env.daemon.client();
-    let session = client.new_session(&env.work);
-    let prompt = client.start_prompt(&session, "run something long");
-    let shell = wait_for_pid_file(&pid_file);
+    let (mut client, prompt, shell) = env.start_long_bash();
 
     env.daemon.signal(rustix::process::Signal::HUP);
     let answer = client.wait_for(|f| f["id"] == prompt);
