@@ -15,8 +15,6 @@ use common::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, mpsc};
 use zeroclaw_testkit::{FakeProvider, Gate, Reply, Step, openai};
 
 const PROVIDER_ERROR: i64 = -32004;
@@ -618,79 +616,41 @@ fn a_client_killed_while_its_elicitation_waits_fails_the_question_at_once_and_th
 // File descriptors run out
 // ---------------------------------------------------------------------------------------
 
+/// The daemon raises its soft open-file limit to the hard one and caps `max_connections`
+/// at that limit minus a reserve, so a client past the cap is told `-32001` at once instead
+/// of waiting in the listen backlog of a daemon out of descriptors; served clients keep
+/// working, storage included, and a freed slot is taken again.
 #[test]
-fn running_out_of_file_descriptors_backs_off_and_accepts_again_once_they_are_freed() {
+fn clients_past_the_open_file_limit_get_a_limit_error_instead_of_hanging() {
     let dir = TestDir::new();
     let limits = Limits {
-        nofile: Some(64),
+        nofile: Some(128),
+        nofile_soft: Some(64),
         ..Limits::default()
     };
     let daemon = dir.start_limited(&[], &[], limits);
-    let mut keeper = daemon.initialized();
-    let work = dir.path().to_path_buf();
-
-    // Connect until the daemon runs out of descriptors. A connect may block once the
-    // listen backlog is full too, so connecting happens on a thread that hands each
-    // connection over; the main thread only waits for the daemon's log line.
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel();
-    let connector = {
-        let stop = stop.clone();
-        let endpoint = daemon.endpoint.clone();
-        std::thread::spawn(move || {
-            for _ in 0..400 {
-                if stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                match std::os::unix::net::UnixStream::connect(&endpoint) {
-                    Ok(stream) => {
-                        if tx.send(stream).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("connect failed: {e}");
-                        break;
-                    }
-                }
-            }
-        })
-    };
-    let line = daemon.wait_for_log("accept failed; backing off");
-    stop.store(true, Ordering::SeqCst);
-    assert!(line.contains("os error 24"), "{line}");
-
-    // Connections already served keep being served, storage included.
-    let status = keeper.call("status", json!({}));
-    assert_eq!(status["pid"], json!(daemon.pid()));
-    let answer = keeper.request("session/new", json!({"cwd": work}));
+    daemon.wait_for_log("raised the open-file limit to its hard limit");
+    let line = daemon.wait_for_log("connections capped by the open-file limit");
     assert!(
-        answer.get("result").is_some() || answer["error"]["message"].is_string(),
-        "{answer}"
+        line.contains("max_connections=64") && line.contains("open_files=128"),
+        "{line}"
     );
 
-    // Free them all: drop each connection as it is handed over until the thread is done
-    // (a connect blocked on the backlog completes once the daemon accepts again).
-    let mut extra = 0;
-    loop {
-        match rx.recv_timeout(HANG_GUARD) {
-            Ok(stream) => {
-                drop(stream);
-                extra += 1;
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => panic!("the connecting thread hung"),
-        }
-    }
-    connector.join().unwrap();
-    assert!(extra > 0);
+    let mut clients: Vec<Conn> = (0..64).map(|_| daemon.initialized()).collect();
+    let mut over = daemon.connect();
+    let answer = over.recv();
+    assert_eq!(error_code(&answer), -32001, "{answer}");
+    assert_eq!(answer["error"]["data"]["limit"], json!(64), "{answer}");
+    assert!(over.at_eof());
 
-    // A new connection is accepted, initializes and gets its status.
+    let work = dir.path().to_path_buf();
+    clients[0].call("session/new", json!({"cwd": work}));
+    assert_eq!(clients[1].call("status", json!({}))["clients"], json!(64));
+
+    drop(clients.pop());
+    daemon.wait_for_log("connection closed");
     let mut fresh = daemon.initialized();
-    let status = fresh.call("status", json!({}));
-    assert_eq!(status["pid"], json!(daemon.pid()));
-    assert_eq!(status["clients"], json!(2), "{status}");
-    assert_eq!(keeper.call("status", json!({}))["clients"], json!(2));
+    assert_eq!(fresh.call("status", json!({}))["clients"], json!(64));
 }
 
 /// A bash command still running when the daemon is SIGKILLed is killed, with its process
@@ -698,19 +658,7 @@ fn running_out_of_file_descriptors_backs_off_and_accepts_again_once_they_are_fre
 #[test]
 fn bash_commands_left_running_by_a_sigkilled_daemon_are_killed_by_the_next_one() {
     let mut env = Env::new("idle_timeout_secs = 60", BASH_ALLOWED);
-    let pid_file = env.work.join("shell.pid");
-    env.fake.push(bash_call(
-        "call_long",
-        &format!(
-            "echo $$ > {}.tmp && mv {0}.tmp {0}; sleep 300",
-            pid_file.display()
-        ),
-        2,
-    ));
-    let mut client = env.daemon.client();
-    let session = client.new_session(&env.work);
-    client.start_prompt(&session, "run something long");
-    let pid = wait_for_pid_file(&pid_file);
+    let (_client, _, pid) = env.start_long_bash();
     assert!(!process_gone(pid));
 
     env.kill_and_restart();

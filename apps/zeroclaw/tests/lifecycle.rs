@@ -138,6 +138,28 @@ fn sigterm_and_sigint_exit_zero_and_remove_the_socket() {
     }
 }
 
+/// SIGHUP is an orderly stop like SIGTERM (not a reload): the running turn is answered as
+/// cancelled, its bash command is killed rather than orphaned, the socket is removed.
+#[test]
+fn sighup_stops_in_order_answering_the_running_turn_and_killing_its_bash_command() {
+    let mut env = Env::new("", BASH_ALLOWED);
+    let (mut client, prompt, shell) = env.start_long_bash();
+
+    env.daemon.signal(rustix::process::Signal::HUP);
+    let answer = client.wait_for(|f| f["id"] == prompt);
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    assert!(
+        env.daemon.wait_exit().success(),
+        "{}",
+        env.daemon.log_text()
+    );
+    assert!(env.daemon.log_text().contains("signal=\"SIGHUP\""));
+    assert!(!env.daemon.endpoint.exists(), "socket removed after SIGHUP");
+    poll_until("the bash command is killed", || process_gone(shell));
+    let records = env.dir.config_dir().join("data").join("tool-processes");
+    assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
+}
+
 #[test]
 fn shutdown_answers_then_stops_and_removes_the_socket() {
     let dir = TestDir::new();
@@ -158,6 +180,79 @@ fn shutdown_leaves_a_socket_that_is_no_longer_its_own() {
     daemon.signal(rustix::process::Signal::TERM);
     assert!(daemon.wait_exit().success());
     assert_eq!(std::fs::read(&daemon.endpoint).unwrap(), b"someone else's");
+}
+
+/// A deleted socket file is noticed (`socket_check_secs`) and re-created owner-only; the
+/// daemon is reachable again, and at shutdown it removes the new socket as its own.
+#[test]
+fn a_deleted_socket_file_is_re_created_and_the_daemon_is_reachable_again() {
+    let dir = TestDir::new();
+    dir.write_config("[daemon]\nsocket_check_secs = 1\n");
+    let mut daemon = dir.start(&[]);
+    let kept = daemon.initialized();
+    std::fs::remove_file(&daemon.endpoint).unwrap();
+    daemon.wait_for_log("re-created the socket");
+    let socket = std::fs::symlink_metadata(&daemon.endpoint).unwrap();
+    assert!(socket.file_type().is_socket());
+    assert_eq!(socket.permissions().mode() & 0o777, 0o600);
+    let mut conn = daemon.initialized();
+    assert_eq!(conn.call("status", json!({}))["clients"], json!(2));
+    drop(kept);
+    daemon.signal(rustix::process::Signal::TERM);
+    assert!(daemon.wait_exit().success());
+    assert!(
+        !daemon.endpoint.exists(),
+        "the re-created socket is removed"
+    );
+}
+
+/// With its socket file gone (and not yet re-created), `zeroclaw status` names the pid
+/// holding the lock instead of saying that no daemon runs.
+#[test]
+fn status_names_the_pid_holding_the_lock_when_the_socket_is_missing() {
+    let dir = TestDir::new();
+    // Never re-created, so the socket stays missing while `status` looks.
+    dir.write_config("[daemon]\nsocket_check_secs = 0\n");
+    let daemon = dir.start(&[]);
+    std::fs::remove_file(&daemon.endpoint).unwrap();
+    let out = dir.command(&["status"]).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("pid {} holds its lock", daemon.pid())),
+        "{stderr}"
+    );
+}
+
+/// Sockets that never say `initialize` cannot lock clients out: with every slot held by
+/// one, a new connection takes the oldest one's slot, and the others are closed at the
+/// handshake timeout. Initialized clients do fill the limit: one more gets `-32001`.
+#[test]
+fn connections_that_never_initialize_cannot_lock_clients_out() {
+    let dir = TestDir::new();
+    dir.write_config("[daemon]\nmax_connections = 3\nhandshake_timeout_secs = 1\n");
+    let daemon = dir.start(&[]);
+    let mut idle: Vec<Conn> = (0..3).map(|_| daemon.connect()).collect();
+    daemon.wait_for_log_count("connection accepted", 3);
+
+    let mut first = daemon.initialized();
+    assert!(
+        idle[0].at_eof(),
+        "the oldest idle connection gave up its slot"
+    );
+    daemon.wait_for_log("had not initialized when the connection limit was reached");
+    assert!(idle[1].at_eof() && idle[2].at_eof());
+    daemon.wait_for_log_count("did not initialize within 1s", 2);
+    daemon.wait_for_log_count("connection closed", 3);
+
+    let _second = daemon.initialized();
+    let _third = daemon.initialized();
+    let mut fourth = daemon.connect();
+    let answer = fourth.recv();
+    assert_eq!(error_code(&answer), -32001, "{answer}");
+    assert_eq!(answer["error"]["data"]["limit"], json!(3), "{answer}");
+    assert!(fourth.at_eof());
+    assert_eq!(first.call("status", json!({}))["clients"], json!(3));
 }
 
 #[test]

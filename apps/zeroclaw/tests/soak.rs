@@ -399,6 +399,9 @@ fn target() -> Target {
     client.prompt(&session, "seed", no_questions).result();
     let seeded = client.messages(&session).len();
     assert_eq!(seeded, 2);
+    // Closed and logged before a round counts the "connection closed" lines it waits for.
+    drop(client);
+    env.daemon.wait_for_log("connection closed");
     Target {
         env,
         session,

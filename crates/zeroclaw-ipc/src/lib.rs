@@ -117,6 +117,16 @@ impl LocalListener {
         self.inner.accept().await
     }
 
+    /// Makes `accept` check every `every` that the socket file still exists, and re-create
+    /// it (with a warning in the log) if it was deleted. Named pipes cannot be deleted: a
+    /// no-op on Windows.
+    pub fn watch_socket(&mut self, every: std::time::Duration) {
+        #[cfg(unix)]
+        self.inner.watch_socket(every);
+        #[cfg(windows)]
+        let _ = every;
+    }
+
     /// Stops listening and removes the socket if it is still the one this listener bound.
     pub fn close(self) {
         #[cfg(unix)]
@@ -136,6 +146,18 @@ pub enum ConnectError {
         endpoint: Endpoint,
         source: io::Error,
     },
+}
+
+/// The pid of the daemon holding `endpoint`'s lock, for a client that found no socket
+/// there: a daemon whose socket file was deleted. Always `None` on Windows (no lock file).
+pub fn lock_holder(endpoint: &Endpoint) -> Option<u32> {
+    #[cfg(unix)]
+    return unix::lock_holder(endpoint.as_path());
+    #[cfg(windows)]
+    {
+        let _ = endpoint;
+        None
+    }
 }
 
 /// Connects to a daemon's endpoint.

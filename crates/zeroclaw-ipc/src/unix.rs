@@ -16,6 +16,10 @@ pub(crate) struct UnixServer {
     path: PathBuf,
     /// (device, inode) of the socket this daemon bound, so shutdown removes only its own.
     bound: (u64, u64),
+    /// When set, how often `accept` checks that the socket file is still there.
+    check: Option<tokio::time::Interval>,
+    /// A failed re-creation was logged; the next failures stay quiet until one succeeds.
+    restore_failed: bool,
     /// Held for the daemon's lifetime; the kernel drops the flock when the process dies,
     /// which is what makes a socket left by a SIGKILLed daemon recoverable.
     _lock: File,
@@ -35,27 +39,64 @@ impl UnixServer {
         }
         let lock = take_lock(path)?;
         remove_if_stale(path)?;
-        let listener = bind_owner_only(path)?;
-        let meta =
-            fs::symlink_metadata(path).map_err(|e| io_error("inspect the new socket", path, e))?;
-        fs::set_permissions(path, fs::Permissions::from_mode(0o600))
-            .map_err(|e| io_error("set the socket's permissions", path, e))?;
+        let (listener, bound) = bind_socket(path)?;
         Ok(Self {
             listener,
             path: path.to_path_buf(),
-            bound: (meta.dev(), meta.ino()),
+            bound,
+            check: None,
+            restore_failed: false,
             _lock: lock,
         })
     }
 
-    pub(crate) async fn accept(&self) -> io::Result<Accepted> {
-        let (stream, _) = self.listener.accept().await?;
+    /// From now on, `accept` checks every `every` that the socket file still exists.
+    pub(crate) fn watch_socket(&mut self, every: std::time::Duration) {
+        let mut check = tokio::time::interval(every);
+        check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        self.check = Some(check);
+    }
+
+    pub(crate) async fn accept(&mut self) -> io::Result<Accepted> {
+        let (stream, _) = loop {
+            let Some(check) = self.check.as_mut() else {
+                break self.listener.accept().await?;
+            };
+            tokio::select! {
+                accepted = self.listener.accept() => break accepted?,
+                _ = check.tick() => self.restore_socket(),
+            }
+        };
         let cred = stream.peer_cred()?;
         let pid = cred.pid().and_then(|p| u32::try_from(p).ok());
         Ok(Accepted {
             stream: LocalStream::Unix(stream),
             peer: PeerInfo::unix(cred.uid(), pid),
         })
+    }
+
+    /// Re-creates the socket if its file is gone (someone deleted it): without it the daemon
+    /// is alive, holds the lock, and nobody can reach it. Still under the lock, so no other
+    /// daemon can be binding the path. Anything else at the path is left alone, as at
+    /// start-up; the old listener is dropped, since nothing can connect to it by name.
+    fn restore_socket(&mut self) {
+        match fs::symlink_metadata(&self.path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            _ => return,
+        }
+        match bind_socket(&self.path) {
+            Ok((listener, bound)) => {
+                self.listener = listener;
+                self.bound = bound;
+                self.restore_failed = false;
+                tracing::warn!(path = %self.path.display(), "the socket file was deleted; re-created the socket");
+            }
+            Err(e) if !self.restore_failed => {
+                self.restore_failed = true;
+                tracing::error!(path = %self.path.display(), error = %e, "the socket file was deleted and could not be re-created; retrying");
+            }
+            Err(_) => {}
+        }
     }
 
     /// Removes the socket, but only if the file at the path is still the one bound here.
@@ -174,6 +215,26 @@ fn take_lock(socket: &Path) -> Result<File, BindError> {
     Ok(file)
 }
 
+/// The pid of the daemon holding the lock beside `socket`, if one holds it. The probe takes
+/// a shared lock for an instant, so a daemon starting at that very instant is refused as if
+/// one were running.
+pub(crate) fn lock_holder(socket: &Path) -> Option<u32> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(crate::Endpoint::new(socket).lock_path())
+        .ok()?;
+    match rustix::fs::flock(&file, FlockOperation::NonBlockingLockShared) {
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            let mut text = String::new();
+            file.read_to_string(&mut text).ok()?;
+            text.trim().parse().ok()
+        }
+        // Free (the lock goes with the file), or unknown.
+        _ => None,
+    }
+}
+
 /// A socket whose connect is refused is left over from a dead daemon: remove it. A live
 /// socket, or anything that is not a socket, is never touched.
 fn remove_if_stale(path: &Path) -> Result<(), BindError> {
@@ -210,8 +271,20 @@ fn remove_if_stale(path: &Path) -> Result<(), BindError> {
     }
 }
 
+/// Binds the socket owner-only and returns it with its (device, inode).
+fn bind_socket(path: &Path) -> Result<(UnixListener, (u64, u64)), BindError> {
+    let listener = bind_owner_only(path)?;
+    let meta =
+        fs::symlink_metadata(path).map_err(|e| io_error("inspect the new socket", path, e))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+        .map_err(|e| io_error("set the socket's permissions", path, e))?;
+    Ok((listener, (meta.dev(), meta.ino())))
+}
+
 /// Binds with a umask that leaves the socket 0600 from the moment it exists, so there is
-/// no window in which another user could connect before its mode is set.
+/// no window in which another user could connect before its mode is set. The umask is the
+/// process's: a file another thread creates during the bind gets a stricter mode, never a
+/// looser one.
 fn bind_owner_only(path: &Path) -> Result<UnixListener, BindError> {
     let previous = rustix::process::umask(Mode::from_raw_mode(0o177));
     let bound = UnixListener::bind(path);

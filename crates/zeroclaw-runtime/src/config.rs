@@ -169,12 +169,18 @@ impl Default for ToolsConfig {
 pub struct DaemonConfig {
     /// Longest NDJSON line accepted, in bytes (the newline not counted).
     pub max_frame_bytes: usize,
-    /// Connections served at once; one more is answered `-32001` and closed.
+    /// Connections served at once; one more is answered `-32001` and closed, unless a
+    /// connection that has not initialized gives up its slot (the oldest such one).
     pub max_connections: usize,
+    /// How long a connection may take to complete `initialize` before it is closed.
+    pub handshake_timeout_secs: u64,
     /// Requests one connection may have being handled at once; one more is answered `-32001`.
     pub max_requests_in_flight: usize,
     /// Frames queued for one connection before its senders wait.
     pub outbound_queue: usize,
+    /// How often the daemon checks that its socket file still exists (and re-creates a
+    /// deleted one); 0: never. Unix only.
+    pub socket_check_secs: u64,
 }
 
 impl Default for DaemonConfig {
@@ -182,8 +188,10 @@ impl Default for DaemonConfig {
         Self {
             max_frame_bytes: zeroclaw_rpc::DEFAULT_MAX_FRAME_BYTES,
             max_connections: 16_384,
+            handshake_timeout_secs: 10,
             max_requests_in_flight: 256,
             outbound_queue: 4096,
+            socket_check_secs: 5,
         }
     }
 }
@@ -230,6 +238,10 @@ impl Config {
             ("daemon.max_connections", d.max_connections),
             ("daemon.max_requests_in_flight", d.max_requests_in_flight),
             ("daemon.outbound_queue", d.outbound_queue),
+            (
+                "daemon.handshake_timeout_secs",
+                usize::try_from(d.handshake_timeout_secs).unwrap_or(usize::MAX),
+            ),
             ("agent.max_steps", self.agent.max_steps as usize),
             ("agent.max_running_turns", self.agent.max_running_turns),
             (

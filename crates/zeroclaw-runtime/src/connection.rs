@@ -6,6 +6,7 @@ use crate::state::DaemonState;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use tokio_util::sync::CancellationToken;
 use zeroclaw_rpc::PeerHandle;
 
 /// What `initialize` told us about the client.
@@ -28,10 +29,17 @@ pub struct Connection {
     pub hello: OnceLock<ClientHello>,
     /// Whether this connection was counted as a client (and so must be uncounted once).
     counted: AtomicBool,
+    /// Cancelled by the first successful `initialize`, before it is answered: the daemon's
+    /// handshake timeout and connection slots watch it.
+    handshake_done: CancellationToken,
 }
 
 impl Connection {
-    pub fn new(daemon: Arc<DaemonState>, peer: PeerHandle) -> Arc<Self> {
+    pub fn new(
+        daemon: Arc<DaemonState>,
+        peer: PeerHandle,
+        handshake_done: CancellationToken,
+    ) -> Arc<Self> {
         Arc::new(Self {
             id: daemon.next_connection_id(),
             daemon,
@@ -39,6 +47,7 @@ impl Connection {
             attached: Mutex::new(HashSet::new()),
             hello: OnceLock::new(),
             counted: AtomicBool::new(false),
+            handshake_done,
         })
     }
 
@@ -59,6 +68,7 @@ impl Connection {
         if !self.counted.swap(true, Ordering::AcqRel) {
             self.daemon.clients.joined();
         }
+        self.handshake_done.cancel();
     }
 
     /// Attaches this connection to a session: it receives the session's events.

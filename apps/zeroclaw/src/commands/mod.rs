@@ -28,11 +28,22 @@ fn options() -> ClientOptions {
     }
 }
 
-/// Connects to a running daemon; never starts one.
+/// Connects to a running daemon; never starts one. With no socket to connect to, a daemon
+/// may still hold the endpoint's lock (its socket file was deleted): the message names it.
 pub async fn connect(paths: &Paths) -> Result<Client, String> {
     Client::connect(&paths.endpoint, options())
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| match (&e, zeroclaw_ipc::lock_holder(&paths.endpoint)) {
+            (
+                zeroclaw_client::ClientError::Connect(zeroclaw_ipc::ConnectError::NoDaemon {
+                    endpoint,
+                }),
+                Some(pid),
+            ) => format!(
+                "no socket at {endpoint}, but the daemon with pid {pid} holds its lock: its socket file was deleted. It re-creates it within daemon.socket_check_secs; or stop it with `kill {pid}`"
+            ),
+            _ => e.to_string(),
+        })
 }
 
 /// "error -32000: no session ..." for a failed call.

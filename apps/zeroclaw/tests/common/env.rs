@@ -90,6 +90,25 @@ impl Env {
         }
     }
 
+    /// Starts a turn whose bash command records its shell's pid and sleeps 300 s (bash must
+    /// be allowed); returns the client, the prompt's request id, and the shell's pid once
+    /// it runs.
+    pub fn start_long_bash(&self) -> (super::Client, serde_json::Value, u32) {
+        let pid_file = self.work.join("shell.pid");
+        self.fake.push(super::bash_call(
+            "call_long",
+            &format!(
+                "echo $$ > {}.tmp && mv {0}.tmp {0}; sleep 300",
+                pid_file.display()
+            ),
+            2,
+        ));
+        let mut client = self.daemon.client();
+        let session = client.new_session(&self.work);
+        let prompt = client.start_prompt(&session, "run something long");
+        (client, prompt, super::wait_for_pid_file(&pid_file))
+    }
+
     /// Kills the daemon with SIGKILL and starts a new one on the same directory (without
     /// the first one's environment variables or limits).
     pub fn kill_and_restart(&mut self) {

@@ -8,6 +8,8 @@ use std::process::Command;
 pub struct Limits {
     /// RLIMIT_NOFILE (soft and hard).
     pub nofile: Option<u64>,
+    /// A lower soft RLIMIT_NOFILE under `nofile` (the hard limit then).
+    pub nofile_soft: Option<u64>,
     /// RLIMIT_FSIZE in bytes (soft and hard): writes past it fail.
     pub fsize: Option<u64>,
     /// Sets SIGXFSZ to SIG_IGN (an ignored disposition survives exec), so a write past
@@ -37,21 +39,21 @@ impl Limits {
 
     fn apply(self) -> std::io::Result<()> {
         use rustix::process::{Resource, Rlimit, setrlimit};
-        let set = |resource, n| {
+        let set = |resource, soft: Option<u64>, n| {
             setrlimit(
                 resource,
                 Rlimit {
-                    current: Some(n),
+                    current: Some(soft.unwrap_or(n)),
                     maximum: Some(n),
                 },
             )
             .map_err(std::io::Error::from)
         };
         if let Some(n) = self.nofile {
-            set(Resource::Nofile, n)?;
+            set(Resource::Nofile, self.nofile_soft, n)?;
         }
         if let Some(n) = self.fsize {
-            set(Resource::Fsize, n)?;
+            set(Resource::Fsize, None, n)?;
         }
         if self.ignore_sigxfsz {
             // SAFETY: called in the child between fork and exec; signal() is

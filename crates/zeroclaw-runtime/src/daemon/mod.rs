@@ -3,7 +3,9 @@
 //! [`serve`] runs any [`Listener`]'s accept loop; the local socket (or pipe) is the first
 //! door ([`LocalDoor`]), and every door's connections end in the same gate and method table.
 
+mod admission;
 mod local;
+mod open_files;
 mod serve;
 mod signals;
 
@@ -52,10 +54,14 @@ const TURN_WIND_DOWN: Duration = Duration::from_secs(10);
 /// Runs the daemon until a signal, `shutdown`, or (with `--ephemeral`) the last client
 /// leaving. Returns `Ok` on every orderly stop.
 pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
-    let config = Config::load(&options.paths.config_file())?;
+    let mut config = Config::load(&options.paths.config_file())?;
+    config.daemon.max_connections = open_files::connection_cap(config.daemon.max_connections);
     let provider = Provider::new(config.provider.clone()).map_err(DaemonError::Provider)?;
     // Bind first: it takes the lock, so a second daemon never opens the database.
-    let listener = LocalListener::bind(&options.paths)?;
+    let mut listener = LocalListener::bind(&options.paths)?;
+    if config.daemon.socket_check_secs > 0 {
+        listener.watch_socket(Duration::from_secs(config.daemon.socket_check_secs));
+    }
     let db_path = options.paths.data_dir.join("zeroclaw.db");
     // Opening reads and migrates the file: off the reactor, like every later store call.
     let opened = {

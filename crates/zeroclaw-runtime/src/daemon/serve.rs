@@ -1,12 +1,12 @@
 //! Doors: accept loops over any [`Listener`], and the serving of one connection, whatever
 //! carried it, through the handshake gate and the method table.
 
+use super::admission::{Admission, Handshake, Slot};
 use crate::connection::Connection;
 use crate::methods::Gate;
 use crate::state::DaemonState;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::task::TaskTracker;
 use zeroclaw_protocol::codes;
 use zeroclaw_rpc::transport::{FrameSink, RpcTransport};
@@ -38,19 +38,19 @@ pub struct Incoming<T> {
     pub trusted: bool,
 }
 
-/// What every door of one daemon shares: the connection limit and the tasks to wait for
+/// What every door of one daemon shares: the connection slots and the tasks to wait for
 /// at shutdown.
 #[derive(Clone)]
 pub struct Doors {
     pub connections: TaskTracker,
-    slots: Arc<Semaphore>,
+    slots: Arc<Admission>,
 }
 
 impl Doors {
     pub fn new(state: &DaemonState) -> Self {
         Self {
             connections: TaskTracker::new(),
-            slots: Arc::new(Semaphore::new(state.config.daemon.max_connections)),
+            slots: Admission::new(state.config.daemon.max_connections),
         }
     }
 }
@@ -94,8 +94,8 @@ impl Doors {
             tracing::warn!(peer = %label, "refused a connection from another user");
             return;
         }
-        let Ok(slot) = self.slots.clone().try_acquire_owned() else {
-            let limit = state.config.daemon.max_connections;
+        let Some(slot) = self.slots.admit() else {
+            let limit = self.slots.limit();
             tracing::warn!(peer = %label, limit, "connection limit reached; refusing");
             self.connections.spawn(refuse(transport, limit));
             return;
@@ -111,20 +111,26 @@ async fn serve_connection<T: RpcTransport>(
     state: Arc<DaemonState>,
     transport: T,
     label: String,
-    slot: OwnedSemaphorePermit,
+    slot: Slot,
 ) {
     let peer_config = PeerConfig {
         outbound_queue: state.config.daemon.outbound_queue,
         max_in_flight: state.config.daemon.max_requests_in_flight,
     };
     let (rpc_peer, handle) = Peer::new(transport, peer_config);
-    let connection = Connection::new(state.clone(), handle.clone());
+    let connection = Connection::new(state.clone(), handle.clone(), slot.handshake.done.clone());
     let close = state.close_connections.clone();
+    let handshake = Duration::from_secs(state.config.daemon.handshake_timeout_secs);
     let run = rpc_peer.run(Arc::new(Gate(connection.clone())));
     tokio::pin!(run);
     tokio::select! {
         () = &mut run => {}
         () = close.cancelled() => {
+            handle.close();
+            run.await;
+        }
+        reason = unfinished_handshake(&slot.handshake, handshake) => {
+            tracing::warn!(peer = %label, "closing a connection that {reason}");
             handle.close();
             run.await;
         }
@@ -135,12 +141,26 @@ async fn serve_connection<T: RpcTransport>(
     release_freed_memory();
 }
 
+/// Resolves, saying why, when a connection must be closed before its handshake: no
+/// `initialize` within `timeout`, or a newcomer took its slot. Once the connection has
+/// initialized, this never resolves.
+async fn unfinished_handshake(handshake: &Handshake, timeout: Duration) -> String {
+    tokio::select! {
+        biased;
+        () = handshake.done.cancelled() => std::future::pending().await,
+        () = handshake.evicted.cancelled() => {
+            "had not initialized when the connection limit was reached; a new one takes its slot".into()
+        }
+        () = tokio::time::sleep(timeout) => format!("did not initialize within {timeout:?}"),
+    }
+}
+
 /// Tells a connection over the limit why it is being closed, then closes it.
 async fn refuse<T: RpcTransport>(transport: T, limit: usize) {
     let (_, mut sink) = transport.into_halves();
     let error = RpcError::new(
         codes::LIMIT_REACHED,
-        format!("the daemon is serving its limit of {limit} connections; close another client or raise daemon.max_connections"),
+        format!("the daemon is serving its limit of {limit} initialized clients; close another client or raise daemon.max_connections"),
     )
     .with_data(serde_json::json!({ "limit": limit }));
     let mut line = zeroclaw_rpc::message::encode_response(&serde_json::Value::Null, &Err(error));
