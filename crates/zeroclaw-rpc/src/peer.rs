@@ -21,7 +21,7 @@
 use crate::codec::Frame;
 use crate::envelope::{Envelope, classify};
 use crate::message::{
-    Answer, Notification, RpcError, codes, encode_request, encode_response, write_response,
+    Answer, Id, Notification, RpcError, codes, encode_request, encode_response, write_response,
 };
 use crate::outbox::Outbox;
 use crate::transport::{FrameSink, FrameSource, RpcTransport, write_all};
@@ -234,7 +234,7 @@ impl PeerHandle {
             shared: &self.shared,
             id: &id,
         };
-        let frame = encode_request(method, Some(&params), Some(&Value::String(id.clone()))).into();
+        let frame = encode_request(method, Some(&params), Some(&Id::String(id.clone()))).into();
         match tokio::time::timeout_at(deadline, self.shared.enqueue(frame)).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return Err(CallError::Closed),
@@ -457,7 +457,7 @@ impl<T: RpcTransport> Peer<T> {
                         "frame longer than {limit} bytes; it was discarded up to its newline"
                     ))
                     .with_data(json!({ "limit": limit }));
-                    reply(&mut out, &Value::Null, &Err(error));
+                    reply(&mut out, &Id::Null, &Err(error));
                 }
                 Event::Read(Ok(None)) => break,
                 Event::Read(Err(e)) => {
@@ -549,7 +549,7 @@ fn take_queued(queue: &mut Queue, out: &mut Outbox, shared: &Shared) {
     }
 }
 
-fn reply(out: &mut Outbox, id: &Value, outcome: &HandlerResult) {
+fn reply(out: &mut Outbox, id: &Id, outcome: &HandlerResult) {
     out.push_with(|buf| write_response(buf, id, outcome));
 }
 
@@ -577,7 +577,7 @@ impl<S: Service> Reader<S> {
             }
             Envelope::Response { id, outcome } => {
                 let matched = match &id {
-                    Value::String(id) => self.shared.resolve(id, outcome.map_err(CallError::Rpc)),
+                    Id::String(id) => self.shared.resolve(id, outcome.map_err(CallError::Rpc)),
                     _ => false,
                 };
                 if !matched {
@@ -593,7 +593,7 @@ impl<S: Service> Reader<S> {
 
     async fn on_request(
         &self,
-        id: Value,
+        id: Id,
         method: String,
         params: Option<Value>,
         out: &mut Outbox,

@@ -387,7 +387,7 @@ proptest! {
                 panic!("the peer sent a non-response: {answer:?}");
             };
             let outcome = outcome.map_err(|e| e.code);
-            let key = match &id {
+            let key = match &id.to_value() {
                 Value::String(s) if s.starts_with('t') => Some(s.clone()),
                 Value::Number(n) if n.as_u64().is_some_and(|n| n >= 100_000) => Some(n.to_string()),
                 _ => None,
