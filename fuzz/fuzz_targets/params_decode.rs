@@ -111,7 +111,9 @@ async fn exchange(daemon: Arc<InMemoryDaemon>, method: &str, params: Option<Valu
     while answers.len() < 3 {
         let frame = match reader.next_frame().await.expect("read") {
             Some(Frame::Line(line)) => line,
-            Some(Frame::Oversized { .. }) => panic!("the daemon sent an oversized frame"),
+            Some(Frame::Oversized { .. } | Frame::OversizedEnd { .. }) => {
+                panic!("the daemon sent an oversized frame")
+            }
             None => panic!("{method}: connection ended with answers {answers:?}"),
         };
         match classify(&frame) {

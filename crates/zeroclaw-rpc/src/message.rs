@@ -191,6 +191,15 @@ impl RpcError {
     pub fn internal(why: impl fmt::Display) -> Self {
         Self::new(codes::INTERNAL_ERROR, format!("internal error: {why}"))
     }
+
+    /// An answer that would not fit in one frame: the writer sends this instead, so the
+    /// caller is answered rather than left to a reader that drops the line.
+    pub fn answer_too_large(size: usize, limit: usize) -> Self {
+        Self::internal(format!(
+            "the answer is {size} bytes, over the frame cap of {limit} bytes, and was not sent; ask for less (a smaller page)"
+        ))
+        .with_data(serde_json::json!({ "limit": limit, "size": size }))
+    }
 }
 
 impl fmt::Display for RpcError {
