@@ -17,6 +17,7 @@ mod ask_user;
 mod backpressure;
 mod cancel;
 mod disconnects;
+mod limits;
 mod provider_errors;
 mod replay;
 mod restart;
