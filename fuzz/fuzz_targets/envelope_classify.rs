@@ -28,11 +28,11 @@ fn check_against_table(input: &[u8], got: &Envelope) {
                 error.code
             );
             assert!(
-                envelope::valid_id(id),
-                "a reply's id must be string/number/null: {id}"
+                envelope::valid_id(&id.to_value()),
+                "a reply's id must be string/number/null: {id:?}"
             );
         }
-        Envelope::Response { id, .. } => assert!(envelope::valid_id(id)),
+        Envelope::Response { id, .. } => assert!(envelope::valid_id(&id.to_value())),
         Envelope::Request { .. } | Envelope::Notification { .. } | Envelope::Drop { .. } => {}
     }
     assert_eq!(
@@ -81,7 +81,7 @@ fn check_round_trip(got: &Envelope) {
             else {
                 panic!("re-encoded request classified as {again:?}");
             };
-            assert!(same(id, id2) && method == method2 && same_opt(params, params2));
+            assert!(id == id2 && method == method2 && same_opt(params, params2));
         }
         Envelope::Notification { method, params } => {
             let again = classify(&encode_request(method, params.as_ref(), None));
@@ -103,7 +103,7 @@ fn check_round_trip(got: &Envelope) {
             else {
                 panic!("re-encoded response classified as {again:?}");
             };
-            assert!(same(id, id2));
+            assert_eq!(id, id2, "an id is echoed exactly");
             match (outcome, outcome2) {
                 (Ok(a), Ok(b)) => assert!(same(a, b)),
                 (Err(a), Err(b)) => {
@@ -122,7 +122,7 @@ fn check_round_trip(got: &Envelope) {
                     id: id2,
                     outcome: Err(e),
                 } => {
-                    assert!(same(id, &id2));
+                    assert_eq!(id, &id2, "an id is echoed exactly");
                     assert_eq!(&e, error);
                 }
                 other => panic!("our own reply classifies as {other:?}"),

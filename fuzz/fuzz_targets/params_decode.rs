@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::runtime::Runtime;
 use zeroclaw_rpc::codec::{Frame, FrameReader, FrameWriter};
 use zeroclaw_rpc::envelope::{Envelope, classify};
-use zeroclaw_rpc::message::encode_request;
+use zeroclaw_rpc::message::{Id, encode_request};
 use zeroclaw_protocol::{PROTOCOL_VERSION, codes};
 use zeroclaw_runtime::config::{Config, ProviderConfig};
 use zeroclaw_runtime::testing::InMemoryDaemon;
@@ -93,13 +93,13 @@ async fn exchange(daemon: Arc<InMemoryDaemon>, method: &str, params: Option<Valu
     let (read, write) = tokio::io::split(client);
     let mut reader = FrameReader::new(read, zeroclaw_rpc::DEFAULT_MAX_FRAME_BYTES);
     let mut writer = FrameWriter::new(write);
-    let fuzzed = encode_request(method, params.as_ref(), Some(&json!("fz")));
+    let fuzzed = encode_request(method, params.as_ref(), Some(&Id::from("fz")));
     let init = encode_request(
         "initialize",
         Some(&json!({ "protocolVersion": PROTOCOL_VERSION })),
-        Some(&json!("init")),
+        Some(&Id::from("init")),
     );
-    let status = encode_request("status", Some(&json!({})), Some(&json!("st")));
+    let status = encode_request("status", Some(&json!({})), Some(&Id::from("st")));
     let frames = if before_init {
         vec![fuzzed, init, status]
     } else {
@@ -111,12 +111,14 @@ async fn exchange(daemon: Arc<InMemoryDaemon>, method: &str, params: Option<Valu
     while answers.len() < 3 {
         let frame = match reader.next_frame().await.expect("read") {
             Some(Frame::Line(line)) => line,
-            Some(Frame::Oversized { .. }) => panic!("the daemon sent an oversized frame"),
+            Some(Frame::Oversized { .. } | Frame::OversizedEnd { .. }) => {
+                panic!("the daemon sent an oversized frame")
+            }
             None => panic!("{method}: connection ended with answers {answers:?}"),
         };
         match classify(&frame) {
             Envelope::Response {
-                id: Value::String(id),
+                id: Id::String(id),
                 outcome,
             } => {
                 assert!(

@@ -975,3 +975,55 @@ fn answers_are_single_lines_and_echo_ids_verbatim() {
     assert_eq!(answer["error"]["data"]["method"], json!("line1\nline2\r\n"));
     probe(&mut conn);
 }
+
+#[test]
+fn numeric_ids_beyond_what_a_double_holds_are_echoed_byte_exactly() {
+    let dir = TestDir::new();
+    let daemon = dir.start(&[]);
+    let mut fresh = daemon.connect();
+    let mut conn = daemon.initialized();
+    let ids = [
+        "18446744073709551617",
+        "-9223372036854775809",
+        "1.2345e29",
+        "-0",
+        "1e2",
+        "1E+2",
+        "0.10",
+        // Longer than the inline form an id is usually kept in.
+        "123456789012345678901234567890.5e-3",
+    ];
+    for raw in ids {
+        let echoed = |line: &str| line.ends_with(&format!(r#""id":{raw}}}"#));
+        // A result, an envelope error and the handshake gate's error alike.
+        conn.send_line(format!(
+            r#"{{"jsonrpc":"2.0","method":"status","params":{{}},"id":{raw}}}"#
+        ));
+        let line = conn.recv_line().expect("connection closed");
+        assert!(
+            echoed(&line) && line.contains(r#""result":"#),
+            "{raw}: {line}"
+        );
+        conn.send_line(format!(
+            r#"{{"jsonrpc":"1.0","method":"status","id":{raw}}}"#
+        ));
+        let line = conn.recv_line().expect("connection closed");
+        assert!(echoed(&line) && line.contains("-32600"), "{raw}: {line}");
+        fresh.send_line(format!(
+            r#"{{"jsonrpc":"2.0","method":"status","id":{raw}}}"#
+        ));
+        let line = fresh.recv_line().expect("connection closed");
+        assert!(echoed(&line) && line.contains("-32010"), "{raw}: {line}");
+    }
+    // The same digits as a string id are a string, echoed as one.
+    conn.send_line(r#"{"jsonrpc":"2.0","method":"status","id":"18446744073709551617"}"#);
+    let line = conn.recv_line().unwrap();
+    assert!(line.ends_with(r#""id":"18446744073709551617"}"#), "{line}");
+    // A number no double can hold at all is a parse error, as anywhere else in a frame.
+    answered_with(
+        &mut conn,
+        br#"{"jsonrpc":"2.0","method":"status","id":1e400}"#,
+        PARSE_ERROR,
+        &Value::Null,
+    );
+}

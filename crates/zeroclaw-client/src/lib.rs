@@ -276,8 +276,29 @@ impl Client {
         self.request::<m::SessionNew>(&params).await
     }
 
+    /// Every session, most recently updated first: follows `session/list`'s pages.
     pub async fn session_list(&self) -> CallResult<Vec<SessionSummary>> {
-        Ok(self.request::<m::SessionList>(&NoParams).await?.sessions)
+        let mut sessions = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.session_list_page(None, cursor).await?;
+            sessions.extend(page.sessions);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(sessions),
+            }
+        }
+    }
+
+    /// One page of `session/list`: at most `limit` sessions (the daemon's default if
+    /// `None`) after `cursor` (a page's `next_cursor`; `None` for the first).
+    pub async fn session_list_page(
+        &self,
+        limit: Option<usize>,
+        cursor: Option<String>,
+    ) -> CallResult<m::SessionListResult> {
+        self.request::<m::SessionList>(&m::ListParams { limit, cursor })
+            .await
     }
 
     /// Attaches this connection to a session. With `replay`, its history arrives first as

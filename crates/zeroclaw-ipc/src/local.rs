@@ -101,6 +101,10 @@ impl RpcTransport for LocalTransport {
         self.inner.peer_label()
     }
 
+    fn max_frame_bytes(&self) -> usize {
+        self.inner.max_frame_bytes()
+    }
+
     fn into_halves(self) -> (Self::Source, Self::Sink) {
         self.inner.into_halves()
     }

@@ -66,4 +66,8 @@ pub struct Message {
     /// The turn was cancelled while this message was being produced.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cancelled: bool,
+    /// Too large for one page on its own: `text` was cut, and a `rawInput`/`rawOutput`
+    /// too large was replaced by a string saying its size.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }

@@ -40,8 +40,8 @@ method!(
     SessionNew, "session/new", NewSessionParams, SessionInfo
 );
 method!(
-    /// Every session in the store, newest first.
-    SessionList, "session/list", NoParams, SessionListResult
+    /// The sessions in the store, most recently updated first, a page at a time.
+    SessionList, "session/list", ListParams, SessionListResult
 );
 method!(
     /// Attaches the caller to a session, replaying its history first with `replay`.
@@ -210,9 +210,24 @@ pub struct SessionInfo {
     pub created_at: String,
 }
 
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListParams {
+    /// 1 to 1000; 200 if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// The `nextCursor` of the page before; absent for the first page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SessionListResult {
     pub sessions: Vec<SessionSummary>,
+    /// Present when more sessions follow: the `cursor` of the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,9 +274,14 @@ pub struct MessagesParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MessagePage {
     pub messages: Vec<Message>,
     pub total: u64,
+    /// The page stopped short of `limit` at its byte budget, and older messages remain:
+    /// page on with `before` = the first message's id.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub byte_limited: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -276,7 +296,12 @@ pub struct PromptParams {
 pub struct PromptResult {
     pub turn_id: String,
     pub stop_reason: StopReason,
+    /// The answer's text, cut (at a character boundary) to a quarter of the frame cap when
+    /// longer; the whole of it is in the events and the history.
     pub text: String,
+    /// `text` was cut.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub text_truncated: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
 }

@@ -27,7 +27,16 @@ pub enum Frame {
     Line(Bytes),
     /// A line longer than `limit` bytes was seen; it is being discarded up to its newline.
     Oversized { limit: usize },
+    /// The end of the oversized line reported just before, at its newline (or at the end of
+    /// the stream): its last bytes, at most [`OVERSIZED_TAIL`] of them, without the `\r`.
+    /// An answer written by this crate ends with its `id`, so the reader can still tell
+    /// which of its requests the discarded line answered.
+    OversizedEnd { tail: Bytes },
 }
+
+/// How much of an oversized line's end [`Frame::OversizedEnd`] keeps: room for
+/// `,"id":"zc-out-<n>"}` and then some.
+pub const OVERSIZED_TAIL: usize = 64;
 
 /// Splits a byte stream into frames; see the module docs.
 #[derive(Debug)]
@@ -38,6 +47,11 @@ pub struct LineDecoder {
     /// Bytes at the start of the buffer already known to hold no `\n`, so a frame that
     /// arrives in many small reads is scanned once, not once per read.
     scanned: usize,
+    /// The last bytes of the line being discarded (one more than [`OVERSIZED_TAIL`], for
+    /// a `\r` to strip).
+    tail: Vec<u8>,
+    /// The end of an oversized line that arrived whole, returned by the next call.
+    end: Option<Bytes>,
 }
 
 impl LineDecoder {
@@ -46,6 +60,8 @@ impl LineDecoder {
             max: max_frame_bytes,
             discarding: false,
             scanned: 0,
+            tail: Vec::new(),
+            end: None,
         }
     }
 
@@ -57,15 +73,20 @@ impl LineDecoder {
     /// Whatever it does not return stays in `buf` (at most `max` bytes of it).
     pub fn decode(&mut self, buf: &mut BytesMut) -> Option<Frame> {
         loop {
+            if let Some(tail) = self.end.take() {
+                return Some(Frame::OversizedEnd { tail });
+            }
             if self.discarding {
                 match memchr::memchr(b'\n', &buf[..]) {
                     Some(i) => {
+                        self.keep_tail(&buf[..i]);
                         buf.advance(i + 1);
                         self.discarding = false;
                         self.scanned = 0;
-                        continue;
+                        return Some(self.end_of_discarded());
                     }
                     None => {
+                        self.keep_tail(buf);
                         buf.clear();
                         release_if_large(buf);
                         return None;
@@ -85,6 +106,8 @@ impl LineDecoder {
                         release_if_large(buf);
                     }
                     if line.len() > self.max {
+                        let from = line.len() - OVERSIZED_TAIL.min(line.len());
+                        self.end = Some(line.split_off(from).freeze());
                         return Some(Frame::Oversized { limit: self.max });
                     }
                     if line.iter().all(u8::is_ascii_whitespace) {
@@ -97,6 +120,8 @@ impl LineDecoder {
                 None if buf.len() > self.max + 1 => {
                     self.discarding = true;
                     self.scanned = 0;
+                    self.tail.clear();
+                    self.keep_tail(buf);
                     buf.clear();
                     release_if_large(buf);
                     return Some(Frame::Oversized { limit: self.max });
@@ -109,20 +134,46 @@ impl LineDecoder {
         }
     }
 
+    /// Remembers the last bytes of the line being discarded.
+    fn keep_tail(&mut self, bytes: &[u8]) {
+        const KEEP: usize = OVERSIZED_TAIL + 1;
+        let bytes = &bytes[bytes.len() - KEEP.min(bytes.len())..];
+        let excess = (self.tail.len() + bytes.len()).saturating_sub(KEEP);
+        self.tail.drain(..excess);
+        self.tail.extend_from_slice(bytes);
+    }
+
+    fn end_of_discarded(&mut self) -> Frame {
+        let mut tail = std::mem::take(&mut self.tail);
+        if tail.last() == Some(&b'\r') {
+            tail.pop();
+        }
+        let from = tail.len() - OVERSIZED_TAIL.min(tail.len());
+        Frame::OversizedEnd {
+            tail: Bytes::copy_from_slice(&tail[from..]),
+        }
+    }
+
     /// Whether [`Self::decode`] would return something from `buf` as it is, without more
     /// bytes.
     pub fn has_frame(&self, buf: &BytesMut) -> bool {
-        memchr::memchr(b'\n', &buf[self.scanned.min(buf.len())..]).is_some()
+        self.end.is_some()
+            || memchr::memchr(b'\n', &buf[self.scanned.min(buf.len())..]).is_some()
             || (!self.discarding && buf.len() > self.max + 1)
     }
 
-    /// At end of stream: a final line without its `\n` still counts as a frame.
+    /// At end of stream: a final line without its `\n` still counts as a frame, and a line
+    /// being discarded ends.
     pub fn decode_eof(&mut self, buf: &mut BytesMut) -> Option<Frame> {
         if let Some(frame) = self.decode(buf) {
             return Some(frame);
         }
-        if self.discarding || buf.is_empty() {
+        if self.discarding {
+            self.discarding = false;
             buf.clear();
+            return Some(self.end_of_discarded());
+        }
+        if buf.is_empty() {
             return None;
         }
         buf.extend_from_slice(b"\n");
@@ -271,8 +322,18 @@ mod tests {
             assert_eq!(d.decode(&mut buf), None);
             assert!(buf.is_empty(), "discarded bytes must not accumulate");
         }
-        buf.extend_from_slice(b"tail\n{}\n");
-        assert_eq!(frames(&mut d, &mut buf), vec![line("{}")]);
+        buf.extend_from_slice(b"tail\r\n{}\n");
+        let mut end = vec![b'x'; OVERSIZED_TAIL - 4];
+        end.extend_from_slice(b"tail");
+        assert_eq!(
+            frames(&mut d, &mut buf),
+            vec![
+                Frame::OversizedEnd {
+                    tail: Bytes::from(end)
+                },
+                line("{}")
+            ]
+        );
     }
 
     #[test]
@@ -281,7 +342,13 @@ mod tests {
         let mut buf = BytesMut::from(&b"12345\n1234\n"[..]);
         assert_eq!(
             frames(&mut d, &mut buf),
-            vec![Frame::Oversized { limit: 4 }, line("1234")]
+            vec![
+                Frame::Oversized { limit: 4 },
+                Frame::OversizedEnd {
+                    tail: Bytes::from_static(b"12345")
+                },
+                line("1234")
+            ]
         );
     }
 
@@ -303,6 +370,14 @@ mod tests {
         assert_eq!(d.decode(&mut buf), Some(line("1234")));
         let mut buf = BytesMut::from(&b"12345\r"[..]);
         assert_eq!(d.decode(&mut buf), Some(Frame::Oversized { limit: 4 }));
+        // The end of the stream ends the discarded line too.
+        assert_eq!(
+            d.decode_eof(&mut buf),
+            Some(Frame::OversizedEnd {
+                tail: Bytes::from_static(b"12345")
+            })
+        );
+        assert_eq!(d.decode_eof(&mut buf), None);
     }
 
     #[test]

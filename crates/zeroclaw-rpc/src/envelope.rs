@@ -12,16 +12,17 @@
 //! | `result` or `error` and no `method`, invalid | dropped, never answered: echoing its id could complete an unrelated request in the other direction |
 //! | neither shape, or both | answer `-32600`, id null |
 
-use crate::message::RpcError;
+use crate::message::{Id, NumberText, RpcError};
 use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// One classified inbound frame.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Envelope {
     Request {
-        id: Value,
+        id: Id,
         method: String,
         params: Option<Value>,
     },
@@ -30,19 +31,20 @@ pub enum Envelope {
         params: Option<Value>,
     },
     Response {
-        id: Value,
+        id: Id,
         outcome: Result<Value, RpcError>,
     },
     /// Answer with this error and id, nothing else.
-    Reply { id: Value, error: RpcError },
+    Reply { id: Id, error: RpcError },
     /// Log the reason (never the contents) and drop the frame.
     Drop { reason: &'static str },
 }
 
 pub fn classify(frame: &[u8]) -> Envelope {
-    // The fast path reads the object's members straight from the bytes into six slots (no
-    // map of every key). Anything it cannot read (not JSON, not an object) goes to the slow
-    // path, which parses the frame as a `Value` to find the exact error.
+    // The members are read straight from the bytes into six slots (no map of every key),
+    // the id as its raw text so a number is echoed exactly. Anything this cannot read is
+    // not JSON or not an object (it reads every object a `Value` can hold: a property test
+    // holds it to that), and is parsed as a `Value` to find the exact error.
     match serde_json::from_slice::<Classified>(frame) {
         Ok(Classified(envelope)) => envelope,
         Err(_) => classify_slowly(frame),
@@ -58,7 +60,7 @@ struct Classified(Envelope);
 struct Members {
     version_ok: bool,
     method: Option<Value>,
-    id: Option<Value>,
+    id: Option<IdSlot>,
     params: Option<Value>,
     result: Option<Value>,
     error: Option<Value>,
@@ -101,7 +103,7 @@ impl<'de> Visitor<'de> for MembersVisitor {
             match key {
                 Key::Jsonrpc => members.version_ok = map.next_value::<IsVersion>()?.0,
                 Key::Method => members.method = Some(map.next_value()?),
-                Key::Id => members.id = Some(map.next_value()?),
+                Key::Id => members.id = Some(read_id(map.next_value::<&RawValue>()?)?),
                 Key::Params => members.params = Some(map.next_value()?),
                 Key::Result => members.result = Some(map.next_value()?),
                 Key::Error => members.error = Some(map.next_value()?),
@@ -151,40 +153,73 @@ impl<'de> Deserialize<'de> for IsVersion {
             fn visit_unit<E>(self) -> Result<IsVersion, E> {
                 Ok(IsVersion(false))
             }
+
+            // An array or object is read in full like any other member, so that every
+            // object reaches the rules here.
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<IsVersion, A::Error> {
+                while seq.next_element::<Value>()?.is_some() {}
+                Ok(IsVersion(false))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IsVersion, A::Error> {
+                while map.next_entry::<String, Value>()?.is_some() {}
+                Ok(IsVersion(false))
+            }
         }
         d.deserialize_any(V)
     }
 }
 
+/// A member `id`: a valid id, or something else (the frame then gets `-32600`, id null).
+enum IdSlot {
+    Valid(Id),
+    Invalid,
+}
+
+/// Reads `id` from its raw text, held to what parsing the frame as a `Value` accepts (so a
+/// frame gets the same answer either way): a string's escapes, a number's range (`1e400`
+/// is a parse error), the nesting limit inside an array or object.
+fn read_id<E: serde::de::Error>(raw: &RawValue) -> Result<IdSlot, E> {
+    let text = raw.get();
+    match text.as_bytes().first() {
+        Some(b'"') => serde_json::from_str(text)
+            .map(|s| IdSlot::Valid(Id::String(s)))
+            .map_err(E::custom),
+        Some(b'n') => Ok(IdSlot::Valid(Id::Null)),
+        Some(b'-' | b'0'..=b'9') => match serde_json::from_str::<f64>(text) {
+            Ok(_) => Ok(IdSlot::Valid(Id::Number(NumberText::new(text)))),
+            Err(e) => Err(E::custom(e)),
+        },
+        Some(b'[' | b'{') => {
+            // `RawValue` skips a nested value without the parser's depth limit; read inside
+            // one array it sits as deep as it did inside the frame's object.
+            let nested = format!("[{text}]");
+            match serde_json::from_str::<Value>(&nested) {
+                Ok(_) => Ok(IdSlot::Invalid),
+                Err(e) => Err(E::custom(e)),
+            }
+        }
+        _ => Ok(IdSlot::Invalid),
+    }
+}
+
 fn classify_slowly(frame: &[u8]) -> Envelope {
-    let value: Value = match serde_json::from_slice(frame) {
-        Ok(v) => v,
+    let why = match serde_json::from_slice::<Value>(frame) {
         Err(e) => {
             return Envelope::Reply {
-                id: Value::Null,
+                id: Id::Null,
                 error: RpcError::parse_error(e),
             };
         }
+        Ok(Value::Array(_)) => "batches are not supported; send one JSON object per line",
+        // Not reached: every object is read by `classify` (see its property test).
+        Ok(Value::Object(_)) => "the frame's members could not be read",
+        Ok(_) => "a frame must be a JSON object",
     };
-    let Value::Object(mut map) = value else {
-        let why = if value.is_array() {
-            "batches are not supported; send one JSON object per line"
-        } else {
-            "a frame must be a JSON object"
-        };
-        return Envelope::Reply {
-            id: Value::Null,
-            error: RpcError::invalid_request(why),
-        };
-    };
-    decide(Members {
-        version_ok: map.get("jsonrpc").is_some_and(|v| v == "2.0"),
-        method: map.remove("method"),
-        id: map.remove("id"),
-        params: map.remove("params"),
-        result: map.remove("result"),
-        error: map.remove("error"),
-    })
+    Envelope::Reply {
+        id: Id::Null,
+        error: RpcError::invalid_request(why),
+    }
 }
 
 fn decide(members: Members) -> Envelope {
@@ -195,22 +230,18 @@ fn decide(members: Members) -> Envelope {
         (true, false) => request_shaped(members),
         (false, true) => response_shaped(members),
         (true, true) => Envelope::Reply {
-            id: Value::Null,
+            id: Id::Null,
             error: RpcError::invalid_request(
                 "a frame cannot carry both `method` and `result`/`error`",
             ),
         },
         (false, false) => Envelope::Reply {
-            id: Value::Null,
+            id: Id::Null,
             error: RpcError::invalid_request(
                 "a frame needs `method` (request) or `result`/`error` (response)",
             ),
         },
     }
-}
-
-fn valid_id(id: &Value) -> bool {
-    matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
 }
 
 fn request_shaped(members: Members) -> Envelope {
@@ -221,13 +252,19 @@ fn request_shaped(members: Members) -> Envelope {
         params,
         ..
     } = members;
+    // An invalid id is answered as null.
+    let (id, id_ok) = match id {
+        None => (None, true),
+        Some(IdSlot::Valid(id)) => (Some(id), true),
+        Some(IdSlot::Invalid) => (Some(Id::Null), false),
+    };
     let problem = if !version_ok {
         Some("`jsonrpc` must be \"2.0\"")
     } else if !method.as_ref().is_some_and(Value::is_string) {
         Some("`method` must be a string")
     } else if !matches!(params, None | Some(Value::Object(_) | Value::Array(_))) {
         Some("`params` must be an object or an array")
-    } else if id.as_ref().is_some_and(|id| !valid_id(id)) {
+    } else if !id_ok {
         Some("`id` must be a string, a number or null")
     } else {
         None
@@ -238,7 +275,7 @@ fn request_shaped(members: Members) -> Envelope {
                 reason: "invalid notification",
             },
             Some(id) => Envelope::Reply {
-                id: if valid_id(&id) { id } else { Value::Null },
+                id,
                 error: RpcError::invalid_request(why),
             },
         };
@@ -271,8 +308,8 @@ fn response_shaped(members: Members) -> Envelope {
         return drop("malformed response: `jsonrpc` is not \"2.0\"");
     }
     let id = match id {
-        Some(id) if valid_id(&id) => id,
-        Some(_) => return drop("malformed response: bad `id` type"),
+        Some(IdSlot::Valid(id)) => id,
+        Some(IdSlot::Invalid) => return drop("malformed response: bad `id` type"),
         None => return drop("malformed response: no `id`"),
     };
     let outcome = match (result, error.map(parse_error_object)) {
@@ -301,7 +338,7 @@ fn parse_error_object(error: Value) -> Option<RpcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::codes;
+    use crate::message::{codes, encode_request, encode_response};
     use serde_json::json;
 
     fn reply(frame: &str) -> (i64, Value) {
@@ -310,7 +347,7 @@ mod tests {
 
     fn reply_bytes(frame: &[u8]) -> (i64, Value) {
         match classify(frame) {
-            Envelope::Reply { id, error } => (error.code, id),
+            Envelope::Reply { id, error } => (error.code, id.to_value()),
             other => panic!("expected a reply, got {other:?}"),
         }
     }
@@ -325,7 +362,7 @@ mod tests {
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","method":"a","m\u0065thod":"b","id":1,"id":2}"#),
             Envelope::Request {
-                id: json!(2),
+                id: Id::from(2),
                 method: "b".into(),
                 params: None
             }
@@ -342,18 +379,23 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The fast path and the `Value` path classify any object made of envelope-ish
-        /// members alike: repeated keys, escapes, bad bytes, nulls.
+        /// `classify` reads every object a `Value` can hold and no other (so the slow path
+        /// only ever explains why a frame is not an object), with repeated keys, escapes, bad
+        /// bytes, nulls, numbers out of range and ids nested up to the parser's depth limit.
         #[test]
-        fn fast_and_slow_paths_agree(members in proptest::collection::vec((0..9usize, 0..15usize), 0..8)) {
+        fn every_object_a_value_holds_is_read(members in proptest::collection::vec((0..9usize, 0..19usize), 0..8)) {
             const KEYS: [&[u8]; 9] = [
                 b"jsonrpc", b"method", b"id", b"params", b"result", b"error", b"x",
                 b"m\\u0065thod", b"i\\u0064",
             ];
-            const VALUES: [&[u8]; 15] = [
-                b"\"2.0\"", b"null", b"1", b"\"s\"", b"{}", b"[1]", b"1.5", b"true",
-                b"{\"code\":1,\"message\":\"m\"}", b"\"\\ud800\"", b"\"\xff\"",
-                b"\"2\\u002e0\"", b"{\"a\":[{}]}", b"-0", b"\"\\n\"",
+            let deep = |n: usize| ["[".repeat(n), "]".repeat(n)].concat().into_bytes();
+            let values: [Vec<u8>; 19] = [
+                b"\"2.0\"".to_vec(), b"null".to_vec(), b"1".to_vec(), b"\"s\"".to_vec(),
+                b"{}".to_vec(), b"[1]".to_vec(), b"1.5".to_vec(), b"true".to_vec(),
+                b"{\"code\":1,\"message\":\"m\"}".to_vec(), b"\"\\ud800\"".to_vec(),
+                b"\"\xff\"".to_vec(), b"\"2\\u002e0\"".to_vec(), b"{\"a\":[{}]}".to_vec(),
+                b"-0".to_vec(), b"\"\\n\"".to_vec(), b"1e400".to_vec(), deep(126), deep(127),
+                b"[\"\\ud800\"]".to_vec(),
             ];
             let mut frame = b"{".to_vec();
             for (i, (k, v)) in members.iter().enumerate() {
@@ -363,11 +405,43 @@ mod tests {
                 frame.push(b'"');
                 frame.extend_from_slice(KEYS[*k]);
                 frame.extend_from_slice(b"\":");
-                frame.extend_from_slice(VALUES[*v]);
+                frame.extend_from_slice(&values[*v]);
             }
             frame.push(b'}');
-            proptest::prop_assert_eq!(classify(&frame), classify_slowly(&frame));
+            let as_value = serde_json::from_slice::<Value>(&frame).is_ok();
+            let read = serde_json::from_slice::<Classified>(&frame).is_ok();
+            proptest::prop_assert_eq!(read, as_value, "{}", String::from_utf8_lossy(&frame));
         }
+    }
+
+    #[test]
+    fn numeric_ids_keep_their_exact_text() {
+        for text in [
+            "18446744073709551617",
+            "-9223372036854775809",
+            "1.2345e29",
+            "-0",
+            "1e2",
+            "1E+02",
+            "0.10",
+            "123456789012345678901234567890",
+        ] {
+            let frame = format!(r#"{{"jsonrpc":"2.0","method":"m","id":{text}}}"#);
+            let Envelope::Request { id, .. } = classify(frame.as_bytes()) else {
+                panic!("{frame} is a request");
+            };
+            let answer = encode_response(&id, &Ok(Value::Null.into()));
+            let want = format!(r#"{{"jsonrpc":"2.0","result":null,"id":{text}}}"#);
+            assert_eq!(String::from_utf8_lossy(&answer), want);
+            let echoed = encode_request("m", None, Some(&id));
+            assert!(String::from_utf8_lossy(&echoed).ends_with(&format!(r#""id":{text}}}"#)));
+        }
+        // An invalid request's id is echoed exactly too.
+        let Envelope::Reply { id, .. } = classify(br#"{"jsonrpc":"1.0","method":"m","id":1e2}"#)
+        else {
+            panic!("an invalid request gets a reply");
+        };
+        assert_eq!(id, Id::Number(NumberText::new("1e2")));
     }
 
     #[test]
@@ -409,7 +483,7 @@ mod tests {
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","method":"m","params":[1],"id":"a"}"#),
             Envelope::Request {
-                id: json!("a"),
+                id: Id::from("a"),
                 method: "m".into(),
                 params: Some(json!([1]))
             }
@@ -417,7 +491,7 @@ mod tests {
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","method":"m","id":null}"#),
             Envelope::Request {
-                id: Value::Null,
+                id: Id::Null,
                 method: "m".into(),
                 params: None
             }
@@ -470,14 +544,14 @@ mod tests {
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","result":null,"id":"zc-out-0"}"#),
             Envelope::Response {
-                id: json!("zc-out-0"),
+                id: Id::from("zc-out-0"),
                 outcome: Ok(Value::Null)
             }
         );
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","error":{"code":-1,"message":"m","data":[1]},"id":3}"#),
             Envelope::Response {
-                id: json!(3),
+                id: Id::from(3),
                 outcome: Err(RpcError::new(-1, "m").with_data(json!([1])))
             }
         );

@@ -16,7 +16,7 @@ pub mod peer;
 pub mod transport;
 
 pub use codec::{DEFAULT_MAX_FRAME_BYTES, Frame};
-pub use message::{Answer, Notification, RpcError, codes};
+pub use message::{Answer, Id, Notification, NumberText, RpcError, codes};
 pub use peer::{
     BoxFuture, CallError, HandlerResult, NotifyError, Peer, PeerConfig, PeerHandle, Service,
 };

@@ -1,7 +1,8 @@
 //! Wire types: plain data, serialised exactly as JSON-RPC 2.0 frames.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::fmt;
 
 /// JSON-RPC's error codes, and the one this crate's peer answers by itself. An
@@ -14,6 +15,134 @@ pub mod codes {
     pub const INTERNAL_ERROR: i64 = -32603;
     /// The peer's answer to a request over its limit of requests in flight.
     pub const OVERLOADED: i64 = -32001;
+}
+
+/// A request's id as the other side sent it. JSON-RPC wants it echoed as sent, so a number
+/// keeps its exact text: read into an `f64`, `18446744073709551617` would come back as
+/// `1.8446744073709552e19` and `1e2` as `100.0`. A string is kept decoded (its escapes are
+/// not part of its value), which is also how the peer matches answers to its own requests.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Id {
+    Null,
+    String(String),
+    Number(NumberText),
+}
+
+impl Id {
+    /// The id as a `Value`; a number `f64` cannot hold exactly is rounded (for logs and
+    /// tests, never for the answer).
+    pub fn to_value(&self) -> Value {
+        match self {
+            Id::Null => Value::Null,
+            Id::String(s) => Value::String(s.clone()),
+            Id::Number(n) => serde_json::from_str(n.as_str()).unwrap_or(Value::Null),
+        }
+    }
+
+    /// Appends the id's JSON text to `out`, a number byte for byte as it arrived.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Id::Null => out.extend_from_slice(b"null"),
+            // Serialising a `str` into a `Vec` cannot fail.
+            Id::String(s) => {
+                let _ = serde_json::to_writer(&mut *out, s);
+            }
+            Id::Number(n) => out.extend_from_slice(n.as_str().as_bytes()),
+        }
+    }
+}
+
+impl From<&str> for Id {
+    fn from(s: &str) -> Self {
+        Id::String(s.to_owned())
+    }
+}
+
+impl From<String> for Id {
+    fn from(s: String) -> Self {
+        Id::String(s)
+    }
+}
+
+impl From<u64> for Id {
+    fn from(n: u64) -> Self {
+        Id::Number(NumberText::new(&n.to_string()))
+    }
+}
+
+impl Serialize for Id {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Id::Null => s.serialize_unit(),
+            Id::String(text) => s.serialize_str(text),
+            // A borrowed `RawValue` writes the text unchanged (serde_json serialisers only,
+            // which is what frames are written with).
+            Id::Number(n) => serde_json::from_str::<&RawValue>(n.as_str())
+                .map_err(serde::ser::Error::custom)?
+                .serialize(s),
+        }
+    }
+}
+
+/// The exact text of a JSON number. Ids are short, so most fit inline: reading a numeric id
+/// allocates nothing, which keeps the pipelined path as cheap as a `Value` number was.
+#[derive(Clone)]
+pub struct NumberText(NumberRepr);
+
+const INLINE_NUMBER: usize = 22;
+
+#[derive(Clone)]
+enum NumberRepr {
+    Inline { len: u8, bytes: [u8; INLINE_NUMBER] },
+    Heap(Box<str>),
+}
+
+impl NumberText {
+    /// Wraps text the caller has checked is one JSON number token.
+    pub(crate) fn new(text: &str) -> Self {
+        let mut bytes = [0u8; INLINE_NUMBER];
+        match bytes.get_mut(..text.len()) {
+            Some(head) => {
+                head.copy_from_slice(text.as_bytes());
+                // `text.len() <= INLINE_NUMBER`, which fits a `u8`.
+                Self(NumberRepr::Inline {
+                    len: text.len() as u8,
+                    bytes,
+                })
+            }
+            None => Self(NumberRepr::Heap(text.into())),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            // The bytes were copied from a `str` whole, so they are UTF-8.
+            NumberRepr::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or("0")
+            }
+            NumberRepr::Heap(text) => text,
+        }
+    }
+}
+
+impl PartialEq for NumberText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for NumberText {}
+
+impl std::hash::Hash for NumberText {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h);
+    }
+}
+
+impl fmt::Debug for NumberText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The `error` member of a response.
@@ -61,6 +190,15 @@ impl RpcError {
 
     pub fn internal(why: impl fmt::Display) -> Self {
         Self::new(codes::INTERNAL_ERROR, format!("internal error: {why}"))
+    }
+
+    /// An answer that would not fit in one frame: the writer sends this instead, so the
+    /// caller is answered rather than left to a reader that drops the line.
+    pub fn answer_too_large(size: usize, limit: usize) -> Self {
+        Self::internal(format!(
+            "the answer is {size} bytes, over the frame cap of {limit} bytes, and was not sent; ask for less (a smaller page)"
+        ))
+        .with_data(serde_json::json!({ "limit": limit, "size": size }))
     }
 }
 
@@ -153,18 +291,18 @@ struct RequestFrame<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     params: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a Value>,
+    id: Option<&'a Id>,
 }
 
 #[derive(Serialize)]
 struct ErrorFrame<'a> {
     jsonrpc: &'static str,
     error: &'a RpcError,
-    id: &'a Value,
+    id: &'a Id,
 }
 
 /// Serialises a request (`id` present) or notification (`id` absent) as one compact line.
-pub fn encode_request(method: &str, params: Option<&Value>, id: Option<&Value>) -> Vec<u8> {
+pub fn encode_request(method: &str, params: Option<&Value>, id: Option<&Id>) -> Vec<u8> {
     to_line(&RequestFrame {
         jsonrpc: VERSION,
         method,
@@ -174,7 +312,7 @@ pub fn encode_request(method: &str, params: Option<&Value>, id: Option<&Value>) 
 }
 
 /// Serialises a response; `id` is echoed verbatim (`null` when none could be recovered).
-pub fn encode_response(id: &Value, outcome: &Result<Answer, RpcError>) -> Vec<u8> {
+pub fn encode_response(id: &Id, outcome: &Result<Answer, RpcError>) -> Vec<u8> {
     let mut line = Vec::new();
     write_response(&mut line, id, outcome);
     line
@@ -182,7 +320,7 @@ pub fn encode_response(id: &Value, outcome: &Result<Answer, RpcError>) -> Vec<u8
 
 /// [`encode_response`] appending to `out`, so answers can be written straight into a
 /// connection's output buffer.
-pub fn write_response(out: &mut Vec<u8>, id: &Value, outcome: &Result<Answer, RpcError>) {
+pub fn write_response(out: &mut Vec<u8>, id: &Id, outcome: &Result<Answer, RpcError>) {
     match outcome {
         Ok(result) => {
             // Written by hand: the result is already JSON text.
@@ -193,8 +331,7 @@ pub fn write_response(out: &mut Vec<u8>, id: &Value, outcome: &Result<Answer, Rp
             out.extend_from_slice(HEAD);
             out.extend_from_slice(result);
             out.extend_from_slice(ID);
-            // Serialising a `Value` into a `Vec` cannot fail.
-            let _ = serde_json::to_writer(&mut *out, id);
+            id.write_json(out);
             out.push(b'}');
         }
         Err(error) => {
@@ -238,18 +375,18 @@ mod tests {
 
     #[test]
     fn frames_are_compact_single_lines() {
-        let req = encode_request("status", Some(&json!({})), Some(&json!(1)));
+        let req = encode_request("status", Some(&json!({})), Some(&Id::from(1)));
         assert_eq!(
             req,
             br#"{"jsonrpc":"2.0","method":"status","params":{},"id":1}"#
         );
         let note = encode_request("session/update", Some(&json!({"text":"a\nb"})), None);
         assert!(!note.contains(&b'\n'));
-        let ok = encode_response(&json!("zc-out-0"), &Ok(Value::Null.into()));
+        let ok = encode_response(&Id::from("zc-out-0"), &Ok(Value::Null.into()));
         assert_eq!(ok, br#"{"jsonrpc":"2.0","result":null,"id":"zc-out-0"}"#);
-        let ok = encode_response(&json!(7), &Answer::new(&json!({"a":[1, "x\n"]})));
+        let ok = encode_response(&Id::from(7), &Answer::new(&json!({"a":[1, "x\n"]})));
         assert_eq!(ok, br#"{"jsonrpc":"2.0","result":{"a":[1,"x\n"]},"id":7}"#);
-        let err = encode_response(&Value::Null, &Err(RpcError::new(-32700, "bad")));
+        let err = encode_response(&Id::Null, &Err(RpcError::new(-32700, "bad")));
         assert_eq!(
             err,
             br#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"bad"},"id":null}"#

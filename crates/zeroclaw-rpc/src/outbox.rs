@@ -20,15 +20,19 @@ pub(crate) struct Outbox {
     /// Where each frame not yet wholly written ends in `buf`.
     ends: VecDeque<usize>,
     max_frames: usize,
+    /// The frame cap. Overflow rule: a longer frame is dropped and logged, never written
+    /// (answers are made to fit before they get here: see the peer's `write_answer`).
+    max_frame_bytes: usize,
 }
 
 impl Outbox {
-    pub(crate) fn new(max_frames: usize) -> Self {
+    pub(crate) fn new(max_frames: usize, max_frame_bytes: usize) -> Self {
         Self {
             buf: Vec::new(),
             written: 0,
             ends: VecDeque::new(),
             max_frames: max_frames.max(1),
+            max_frame_bytes,
         }
     }
 
@@ -49,8 +53,19 @@ impl Outbox {
 
     /// Appends one frame that `write` serialises straight into the buffer.
     pub(crate) fn push_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.buf.len();
         write(&mut self.buf);
-        debug_assert!(!self.buf[self.ends.back().copied().unwrap_or(0)..].contains(&b'\n'));
+        debug_assert!(!self.buf[start..].contains(&b'\n'));
+        let size = self.buf.len() - start;
+        if size > self.max_frame_bytes {
+            self.buf.truncate(start);
+            tracing::warn!(
+                size,
+                limit = self.max_frame_bytes,
+                "a frame over the frame cap was dropped, not written"
+            );
+            return;
+        }
         self.buf.push(b'\n');
         self.ends.push_back(self.buf.len());
     }
@@ -90,7 +105,7 @@ mod tests {
 
     #[test]
     fn frames_leave_only_when_wholly_written() {
-        let mut out = Outbox::new(2);
+        let mut out = Outbox::new(2, 16);
         out.push(b"ab");
         out.push(b"cde");
         assert!(!out.has_room());
@@ -108,11 +123,15 @@ mod tests {
         assert_eq!(out.unwritten(), b"");
         out.push_with(|buf| buf.extend_from_slice(b"f"));
         assert_eq!(out.unwritten(), b"f\n");
+        // Over the cap: never written.
+        out.push(&[b'y'; 17]);
+        out.push(&[b'z'; 16]);
+        assert_eq!(out.unwritten(), [&b"f\n"[..], &[b'z'; 16], b"\n"].concat());
     }
 
     #[test]
     fn a_buffer_that_is_never_fully_written_stays_bounded() {
-        let mut out = Outbox::new(1_000);
+        let mut out = Outbox::new(1_000, 1_000);
         let frame = [b'x'; 999];
         // Always half a frame behind: the buffer never empties.
         out.push(&frame);

@@ -13,6 +13,11 @@
 //! - Every pending outbound request is resolved exactly once: by its response, by its
 //!   timeout, or with [`CallError::Closed`] when the connection ends. Removal from the
 //!   pending map is the single point where that is decided.
+//! - Nothing longer than the transport's frame cap is written (the cap this side reads
+//!   with): an answer over it becomes a `-32603` naming the limit, our own request over it
+//!   fails at once, and any other frame over it is dropped and logged. An oversized line
+//!   read that answers one of our pending requests (its `id`, the last member of an answer,
+//!   is in the [`Frame::OversizedEnd`] tail) resolves that request with an error at once.
 //! - At most [`PeerConfig::max_outstanding`] of this side's own requests are unanswered at
 //!   once; a further call waits for a slot, within its timeout. That keeps the output
 //!   buffer from filling with our own requests, so the connection (which stops reading
@@ -20,9 +25,7 @@
 
 use crate::codec::Frame;
 use crate::envelope::{Envelope, classify};
-use crate::message::{
-    Answer, Notification, RpcError, codes, encode_request, encode_response, write_response,
-};
+use crate::message::{Answer, Id, Notification, RpcError, codes, encode_request, write_response};
 use crate::outbox::Outbox;
 use crate::transport::{FrameSink, FrameSource, RpcTransport, write_all};
 use bytes::Bytes;
@@ -123,6 +126,8 @@ struct Pending {
 
 struct Shared {
     label: String,
+    /// The frame cap (the transport's): nothing longer is written.
+    max_frame_bytes: usize,
     outbound: mpsc::Sender<Bytes>,
     pending: Mutex<Pending>,
     next_id: AtomicU64,
@@ -234,8 +239,15 @@ impl PeerHandle {
             shared: &self.shared,
             id: &id,
         };
-        let frame = encode_request(method, Some(&params), Some(&Value::String(id.clone()))).into();
-        match tokio::time::timeout_at(deadline, self.shared.enqueue(frame)).await {
+        let frame = encode_request(method, Some(&params), Some(&Id::String(id.clone())));
+        if frame.len() > self.shared.max_frame_bytes {
+            return Err(CallError::Rpc(RpcError::internal(format!(
+                "the request is {} bytes, over the frame cap of {} bytes; it was not sent",
+                frame.len(),
+                self.shared.max_frame_bytes
+            ))));
+        }
+        match tokio::time::timeout_at(deadline, self.shared.enqueue(frame.into())).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return Err(CallError::Closed),
             // Never sent; dropping `entry` removes the waiter.
@@ -358,6 +370,7 @@ impl<T: RpcTransport> Peer<T> {
         let (tx, rx) = mpsc::channel(config.outbound_queue.max(1));
         let shared = Arc::new(Shared {
             label: transport.peer_label().to_owned(),
+            max_frame_bytes: transport.max_frame_bytes(),
             outbound: tx,
             pending: Mutex::new(Pending {
                 open: true,
@@ -394,7 +407,7 @@ impl<T: RpcTransport> Peer<T> {
         let (mut source, mut sink) = transport.into_halves();
         // One more than the queue: room for a full queue's worth plus the frame being
         // written, which `max_outstanding`'s no-wedge argument counts on.
-        let mut out = Outbox::new(config.outbound_queue.max(1) + 1);
+        let mut out = Outbox::new(config.outbound_queue.max(1) + 1, shared.max_frame_bytes);
         let reader = Reader {
             shared: shared.clone(),
             service,
@@ -457,7 +470,18 @@ impl<T: RpcTransport> Peer<T> {
                         "frame longer than {limit} bytes; it was discarded up to its newline"
                     ))
                     .with_data(json!({ "limit": limit }));
-                    reply(&mut out, &Value::Null, &Err(error));
+                    reply(&mut out, &Id::Null, &Err(error), shared.max_frame_bytes);
+                }
+                Event::Read(Ok(Some(Frame::OversizedEnd { tail }))) => {
+                    let limit = shared.max_frame_bytes;
+                    let error = CallError::Rpc(RpcError::internal(format!(
+                        "the answer was longer than this side's frame cap of {limit} bytes and was discarded; ask for less (a smaller page) or raise the cap"
+                    )).with_data(json!({ "limit": limit })));
+                    let resolved =
+                        answered_id(&tail).is_some_and(|id| shared.resolve(id, Err(error)));
+                    if !resolved {
+                        tracing::debug!(peer = %shared.label, limit, "an oversized frame that answers none of our requests was discarded");
+                    }
                 }
                 Event::Read(Ok(None)) => break,
                 Event::Read(Err(e)) => {
@@ -549,8 +573,42 @@ fn take_queued(queue: &mut Queue, out: &mut Outbox, shared: &Shared) {
     }
 }
 
-fn reply(out: &mut Outbox, id: &Value, outcome: &HandlerResult) {
-    out.push_with(|buf| write_response(buf, id, outcome));
+fn reply(out: &mut Outbox, id: &Id, outcome: &HandlerResult, max_frame_bytes: usize) {
+    out.push_with(|buf| write_answer(buf, id, outcome, max_frame_bytes));
+}
+
+/// Appends the answer, or, when it would pass the frame cap, a `-32603` that names the cap
+/// in its place: the caller is answered either way (a reader drops a line over its cap).
+fn write_answer(buf: &mut Vec<u8>, id: &Id, outcome: &HandlerResult, max_frame_bytes: usize) {
+    let start = buf.len();
+    write_response(buf, id, outcome);
+    let size = buf.len() - start;
+    if size > max_frame_bytes {
+        buf.truncate(start);
+        tracing::warn!(
+            size,
+            limit = max_frame_bytes,
+            "an answer over the frame cap was replaced by an error"
+        );
+        write_response(
+            buf,
+            id,
+            &Err(RpcError::answer_too_large(size, max_frame_bytes)),
+        );
+    }
+}
+
+/// The id a discarded line answered, from its last bytes ([`Frame::OversizedEnd`]): an
+/// answer this crate writes ends `"id":"zc-out-<n>"}`. Only one brace may follow the id,
+/// so it is the frame's own member (a nested object ending the frame would be followed by
+/// two), and `"id":"` cannot occur inside a string, whose quotes are escaped.
+fn answered_id(tail: &[u8]) -> Option<&str> {
+    let rest = tail.strip_suffix(b"\"}")?;
+    let open = rest.iter().rposition(|&b| b == b'"')?;
+    rest[..open].strip_suffix(b"\"id\":")?;
+    let id = std::str::from_utf8(&rest[open + 1..]).ok()?;
+    let n = id.strip_prefix("zc-out-")?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(id)
 }
 
 struct Reader<S> {
@@ -577,14 +635,16 @@ impl<S: Service> Reader<S> {
             }
             Envelope::Response { id, outcome } => {
                 let matched = match &id {
-                    Value::String(id) => self.shared.resolve(id, outcome.map_err(CallError::Rpc)),
+                    Id::String(id) => self.shared.resolve(id, outcome.map_err(CallError::Rpc)),
                     _ => false,
                 };
                 if !matched {
                     tracing::warn!(peer = %self.shared.label, "response to an id with no pending request; ignored");
                 }
             }
-            Envelope::Reply { id, error } => reply(out, &id, &Err(error)),
+            Envelope::Reply { id, error } => {
+                reply(out, &id, &Err(error), self.shared.max_frame_bytes);
+            }
             Envelope::Drop { reason } => {
                 tracing::warn!(peer = %self.shared.label, reason, "frame dropped without a reply");
             }
@@ -593,7 +653,7 @@ impl<S: Service> Reader<S> {
 
     async fn on_request(
         &self,
-        id: Value,
+        id: Id,
         method: String,
         params: Option<Value>,
         out: &mut Outbox,
@@ -608,7 +668,7 @@ impl<S: Service> Reader<S> {
                 ),
             )
             .with_data(json!({ "limit": self.max_in_flight }));
-            reply(out, &id, &Err(error));
+            reply(out, &id, &Err(error), self.shared.max_frame_bytes);
             return;
         };
         let mut handler = self.service.request(method, params);
@@ -624,7 +684,7 @@ impl<S: Service> Reader<S> {
                 out.push(&frame);
             }
             self.shared.drained.notify_waiters();
-            reply(out, &id, &outcome);
+            reply(out, &id, &outcome, self.shared.max_frame_bytes);
             return;
         }
         let shared = self.shared.clone();
@@ -635,7 +695,9 @@ impl<S: Service> Reader<S> {
                 () = abort.cancelled() => return,
             };
             drop(permit);
-            let _ = shared.enqueue(encode_response(&id, &outcome).into()).await;
+            let mut line = Vec::new();
+            write_answer(&mut line, &id, &outcome, shared.max_frame_bytes);
+            let _ = shared.enqueue(line.into()).await;
         });
     }
 }

@@ -47,6 +47,9 @@ pub trait RpcTransport: Send + 'static {
     type Sink: FrameSink;
     /// Who is on the other end, for the audit log (`unix:pid=…,uid=…`, `pipe:local`, …).
     fn peer_label(&self) -> &str;
+    /// The frame cap this side reads with. The peer writes nothing longer either: a
+    /// protocol with one stated cap, where each side refuses what it would not accept.
+    fn max_frame_bytes(&self) -> usize;
     fn into_halves(self) -> (Self::Source, Self::Sink);
 }
 
@@ -99,6 +102,10 @@ impl<S: AsyncRead + AsyncWrite + Send + 'static> RpcTransport for StreamTranspor
 
     fn peer_label(&self) -> &str {
         &self.label
+    }
+
+    fn max_frame_bytes(&self) -> usize {
+        self.max_frame_bytes
     }
 
     fn into_halves(self) -> (Self::Source, Self::Sink) {

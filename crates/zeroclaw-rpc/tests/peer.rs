@@ -582,6 +582,90 @@ async fn oversized_frame_gets_one_invalid_request_with_null_id_and_the_limit_and
     raw.sync("sync-2").await;
 }
 
+/// `echo` answers its params twice over (at once; `echo-later` after a yield, so as its
+/// own task).
+fn echo_service() -> FnService<impl Fn(String, Option<Value>) -> BoxFuture<HandlerResult>> {
+    FnService(
+        |method: String, params: Option<Value>| -> BoxFuture<HandlerResult> {
+            Box::pin(async move {
+                if method == "echo-later" {
+                    tokio::task::yield_now().await;
+                }
+                Ok(json!([params, params]).into())
+            })
+        },
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_over_the_frame_cap_is_replaced_by_an_error_naming_the_cap() {
+    let limit = 1024;
+    let (handle, _run, mut raw) = raw_peer(limit, PeerConfig::default(), echo_service());
+    // The request fits; its answer (the params plus the envelope) does not.
+    let pad = "x".repeat(limit * 6 / 10);
+    for method in ["echo", "echo-later"] {
+        raw.send(&json!({"jsonrpc": "2.0", "method": method, "params": [pad], "id": method}))
+            .await;
+        let answer = raw.recv().await;
+        assert_eq!(answer["id"], method);
+        assert_eq!(answer["error"]["code"], codes::INTERNAL_ERROR, "{answer}");
+        assert_eq!(answer["error"]["data"]["limit"], limit, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("frame cap")
+        );
+    }
+    // A notification over the cap is never written; the next line is the next answer.
+    handle.notify("big", json!([pad, pad])).await.unwrap();
+    raw.send(&json!({"jsonrpc": "2.0", "method": "echo", "params": [1], "id": 1}))
+        .await;
+    assert_eq!(raw.recv().await["result"], json!([[1], [1]]));
+    // Our own request over the cap fails at once, unsent.
+    let err = handle.request("big", json!([pad, pad]), LONG).await;
+    assert!(
+        matches!(&err, Err(CallError::Rpc(e)) if e.message.contains("frame cap")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_answer_to_a_pending_request_resolves_it_at_once() {
+    let limit = 1024;
+    let (handle, _run, mut raw) = raw_peer(limit, PeerConfig::default(), ping_service());
+    let call = {
+        let handle = handle.clone();
+        tokio::spawn(async move { handle.request("get", json!({}), LONG).await })
+    };
+    let request = raw.recv().await;
+    let id = request["id"].as_str().unwrap().to_owned();
+    // A nested object ending in the same id is not mistaken for the answer's own member.
+    let nested = format!(
+        r#"{{"jsonrpc":"2.0","method":"note","params":{{"pad":"{}","id":"{id}"}}}}"#,
+        "y".repeat(2 * limit)
+    );
+    raw.send_bytes(format!("{nested}\n").as_bytes()).await;
+    let answer = format!(
+        r#"{{"jsonrpc":"2.0","result":"{}","id":"{id}"}}"#,
+        "x".repeat(4 * limit)
+    );
+    for chunk in answer.as_bytes().chunks(700) {
+        raw.send_bytes(chunk).await;
+    }
+    raw.send_bytes(b"\n").await;
+    // The guard is far below the request's own timeout (an hour): resolved by the tail.
+    let outcome = guard(call).await.unwrap();
+    match outcome {
+        Err(CallError::Rpc(e)) => {
+            assert_eq!(e.code, codes::INTERNAL_ERROR);
+            assert_eq!(e.data, Some(json!({"limit": limit})));
+            assert!(e.message.contains("frame cap"), "{}", e.message);
+        }
+        other => panic!("expected the oversized-answer error, got {other:?}"),
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // 8. max_in_flight
 // ---------------------------------------------------------------------------------------
@@ -897,6 +981,10 @@ impl RpcTransport for NotingTransport {
 
     fn peer_label(&self) -> &str {
         "test"
+    }
+
+    fn max_frame_bytes(&self) -> usize {
+        MAX_FRAME
     }
 
     fn into_halves(self) -> (Self::Source, Self::Sink) {

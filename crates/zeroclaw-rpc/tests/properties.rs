@@ -13,7 +13,7 @@ mod oracle;
 
 use bytes::Bytes;
 use oracle::envelope::{Expected, expected, verdict};
-use oracle::framing::{chunked, decode_chunked, decode_whole, frames};
+use oracle::framing::{chunked, decode_chunked, decode_whole, frames, oversized_end};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -168,10 +168,12 @@ impl Stream {
     fn expected(&self) -> Vec<Frame> {
         self.lines
             .iter()
-            .filter_map(|(line, _)| match line {
-                Line::Frame(f) if f.len() > self.max => Some(Frame::Oversized { limit: self.max }),
-                Line::Frame(f) => Some(Frame::Line(Bytes::copy_from_slice(f))),
-                Line::Blank(_) => None,
+            .flat_map(|(line, _)| match line {
+                Line::Frame(f) if f.len() > self.max => {
+                    vec![Frame::Oversized { limit: self.max }, oversized_end(f)]
+                }
+                Line::Frame(f) => vec![Frame::Line(Bytes::copy_from_slice(f))],
+                Line::Blank(_) => vec![],
             })
             .collect()
     }
@@ -387,7 +389,7 @@ proptest! {
                 panic!("the peer sent a non-response: {answer:?}");
             };
             let outcome = outcome.map_err(|e| e.code);
-            let key = match &id {
+            let key = match &id.to_value() {
                 Value::String(s) if s.starts_with('t') => Some(s.clone()),
                 Value::Number(n) if n.as_u64().is_some_and(|n| n >= 100_000) => Some(n.to_string()),
                 _ => None,

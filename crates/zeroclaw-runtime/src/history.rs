@@ -152,6 +152,7 @@ pub fn message(row: &MessageRow) -> Message {
         raw_output: None,
         is_error: None,
         cancelled: row.cancelled,
+        truncated: false,
     };
     let data = || Some(row.data.clone().unwrap_or(Value::Null));
     match row.kind {

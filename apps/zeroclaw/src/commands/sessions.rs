@@ -11,11 +11,23 @@ const PAGE: usize = 1000;
 pub async fn list(paths: &Paths, json: bool) -> Result<(), String> {
     let client = connect(paths).await?;
     if json {
-        let raw = client
-            .call("session/list", serde_json::json!({}))
-            .await
-            .map_err(|e| describe_call_error(&e))?;
-        println!("{}", pretty(&raw["sessions"]));
+        // Every page, as the daemon sent them.
+        let mut all = Vec::new();
+        let mut params = serde_json::json!({});
+        loop {
+            let mut page = client
+                .call("session/list", params.clone())
+                .await
+                .map_err(|e| describe_call_error(&e))?;
+            if let Some(sessions) = page["sessions"].as_array_mut() {
+                all.append(sessions);
+            }
+            match page.get("nextCursor") {
+                Some(next) if next.is_string() => params["cursor"] = next.clone(),
+                _ => break,
+            }
+        }
+        println!("{}", pretty(&serde_json::Value::Array(all)));
         return Ok(());
     }
     let sessions = client
@@ -70,7 +82,8 @@ pub async fn show(paths: &Paths, id: &str, json: bool) -> Result<(), String> {
         let mut page_typed: Vec<Message> =
             serde_json::from_value(serde_json::Value::Array(page_raw.clone()))
                 .map_err(|e| format!("unexpected session/messages result: {e}"))?;
-        let done = page_typed.len() < PAGE;
+        // A page cut at its byte budget (`byteLimited`) is short but not the last.
+        let done = page_typed.len() < PAGE && page["byteLimited"] != serde_json::json!(true);
         before = page_typed.first().map(|m| m.id);
         page_typed.append(&mut messages);
         messages = page_typed;

@@ -18,6 +18,7 @@ mod backpressure;
 mod cancel;
 mod disconnects;
 mod hardening;
+mod limits;
 mod provider_errors;
 mod replay;
 mod restart;

@@ -43,7 +43,7 @@ pub fn expected(frame: &[u8]) -> Expected {
 /// What `classify` decided, in the table's terms.
 pub fn verdict(envelope: &Envelope) -> Expected {
     match envelope {
-        Envelope::Reply { id, error } => Expected::Reply(error.code, id.clone()),
+        Envelope::Reply { id, error } => Expected::Reply(error.code, id.to_value()),
         Envelope::Request { .. } => Expected::Request,
         Envelope::Notification { .. } => Expected::Notification,
         Envelope::Response { .. } => Expected::Response,

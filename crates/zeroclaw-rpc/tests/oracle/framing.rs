@@ -3,10 +3,11 @@
 //! `fuzz/fuzz_targets/codec_chunking.rs` as well as by the property tests.
 
 use bytes::{Bytes, BytesMut};
-use zeroclaw_rpc::codec::{Frame, LineDecoder};
+use zeroclaw_rpc::codec::{Frame, LineDecoder, OVERSIZED_TAIL};
 
 /// The framing rules, one line at a time: split on `\n`, drop one trailing `\r`, a line
-/// longer than `max` is `Oversized`, a blank (all ASCII whitespace) line is skipped, and a
+/// longer than `max` is `Oversized` followed by `OversizedEnd` with its last
+/// `OVERSIZED_TAIL` bytes, a blank (all ASCII whitespace) line is skipped, and a
 /// final line without `\n` still counts.
 pub fn frames(max: usize, data: &[u8]) -> Vec<Frame> {
     let mut out = Vec::new();
@@ -18,11 +19,20 @@ pub fn frames(max: usize, data: &[u8]) -> Vec<Frame> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.len() > max {
             out.push(Frame::Oversized { limit: max });
+            out.push(oversized_end(line));
         } else if !line.iter().all(u8::is_ascii_whitespace) {
             out.push(Frame::Line(Bytes::copy_from_slice(line)));
         }
     }
     out
+}
+
+/// What follows `Oversized`: the line's last bytes.
+pub fn oversized_end(line: &[u8]) -> Frame {
+    let from = line.len().saturating_sub(OVERSIZED_TAIL);
+    Frame::OversizedEnd {
+        tail: Bytes::copy_from_slice(&line[from..]),
+    }
 }
 
 /// `data` cut into pieces of `sizes` (used cyclically).

@@ -163,7 +163,7 @@ async fn refuse<T: RpcTransport>(transport: T, limit: usize) {
         format!("the daemon is serving its limit of {limit} initialized clients; close another client or raise daemon.max_connections"),
     )
     .with_data(serde_json::json!({ "limit": limit }));
-    let mut line = zeroclaw_rpc::message::encode_response(&serde_json::Value::Null, &Err(error));
+    let mut line = zeroclaw_rpc::message::encode_response(&zeroclaw_rpc::Id::Null, &Err(error));
     line.push(b'\n');
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
         let _ = zeroclaw_rpc::transport::write_all(&mut sink, &line).await;

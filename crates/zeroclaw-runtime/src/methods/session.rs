@@ -18,6 +18,43 @@ use zeroclaw_rpc::{Notification, RpcError};
 const DELETE_WAIT: Duration = Duration::from_secs(10);
 const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
+const DEFAULT_LIST_PAGE: usize = 200;
+
+/// What one page of `session/list` or `session/messages` may take, serialised: half the
+/// frame cap, so the page and its envelope always fit in one frame.
+fn page_budget(daemon: &DaemonState) -> usize {
+    daemon.config.daemon.max_frame_bytes / 2
+}
+
+/// The serialised size of `value`, counted without building the text.
+fn json_size<T: serde::Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Our types serialise without error; a failure only undercounts.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary; `None` if it fits.
+fn cut(text: &str, max: usize) -> Option<String> {
+    if text.len() <= max {
+        return None;
+    }
+    let end = (0..=max)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    Some(text[..end].to_owned())
+}
 
 fn not_found(id: &str) -> RpcError {
     RpcError::new(
@@ -165,14 +202,69 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
 }
 
 impl Handle for m::SessionList {
-    fn handle(ctx: Ctx, _: NoParams) -> Reply<SessionListResult> {
+    fn handle(ctx: Ctx, p: ListParams) -> Reply<SessionListResult> {
         Reply::later(async move {
             let daemon = &ctx.0.daemon;
+            let limit = p.limit.unwrap_or(DEFAULT_LIST_PAGE).clamp(1, MAX_PAGE);
+            let after = p.cursor.as_deref().map(ListCursor::parse).transpose()?;
             let rows = daemon.sessions.store.sessions().await.map_err(storage)?;
+            // Rows come most recently updated first, then by id: the cursor is the last
+            // row sent, so the next page starts right after it wherever it now is.
+            let start = after.map_or(0, |after| rows.partition_point(|row| !after.is_before(row)));
+            let budget = page_budget(daemon);
+            let mut used = 0;
+            let mut sessions = Vec::new();
+            for row in rows.iter().skip(start).take(limit) {
+                let summary = summary(daemon, row);
+                used += json_size(&summary) + 1;
+                if used > budget && !sessions.is_empty() {
+                    break;
+                }
+                sessions.push(summary);
+            }
+            let sent = start + sessions.len();
+            let next_cursor =
+                (sent < rows.len() && sent > start).then(|| ListCursor::of(&rows[sent - 1]));
             Ok(SessionListResult {
-                sessions: rows.iter().map(|row| summary(daemon, row)).collect(),
+                sessions,
+                next_cursor,
             })
         })
+    }
+}
+
+/// Where a `session/list` page ended: the last row's `(updated_at, id)`, as
+/// `<updated_at>:<id>`. Clients treat it as opaque.
+struct ListCursor {
+    updated_at: i64,
+    id: String,
+}
+
+impl ListCursor {
+    fn of(row: &SessionRow) -> String {
+        format!("{}:{}", row.updated_at, row.id)
+    }
+
+    fn parse(text: &str) -> Result<Self, RpcError> {
+        text.split_once(':')
+            .and_then(|(at, id)| {
+                Some(Self {
+                    updated_at: at.parse().ok()?,
+                    id: id.to_owned(),
+                })
+            })
+            .ok_or_else(|| {
+                RpcError::invalid_params(
+                    "`cursor` is not one `session/list` gave; pass a page's `nextCursor` back unchanged",
+                )
+            })
+    }
+
+    /// Whether `row` comes after the cursor in the list's order (updated_at descending,
+    /// then id ascending).
+    fn is_before(&self, row: &SessionRow) -> bool {
+        (std::cmp::Reverse(self.updated_at), self.id.as_str())
+            < (std::cmp::Reverse(row.updated_at), row.id.as_str())
     }
 }
 
@@ -268,10 +360,50 @@ async fn messages(ctx: Ctx, p: MessagesParams) -> Result<MessagePage, RpcError> 
         .messages(&p.session_id, limit, p.before)
         .await
         .map_err(storage)?;
+    // Newest first, so a page cut by bytes keeps the messages next to `before` and the
+    // client pages on from its first message.
+    let budget = page_budget(daemon);
+    let mut used = 0;
+    let mut messages = Vec::new();
+    for row in rows.iter().rev() {
+        let mut message = history::message(row);
+        let mut size = json_size(&message) + 1;
+        if size > budget / 2 {
+            shrink(&mut message, budget / 4);
+            size = json_size(&message) + 1;
+        }
+        used += size;
+        if used > budget && !messages.is_empty() {
+            break;
+        }
+        messages.push(message);
+    }
+    let byte_limited = messages.len() < rows.len();
+    messages.reverse();
     Ok(MessagePage {
-        messages: rows.iter().map(history::message).collect(),
+        messages,
         total: u64::try_from(total).unwrap_or(0),
+        byte_limited,
     })
+}
+
+/// Makes one message too large for a page fit in `max` bytes or so: its text cut, a large
+/// `rawInput`/`rawOutput` replaced by a note of its size. The whole of it stays stored.
+fn shrink(message: &mut zeroclaw_protocol::Message, max: usize) {
+    if let Some(text) = message.text.as_deref().and_then(|t| cut(t, max)) {
+        message.text = Some(text);
+        message.truncated = true;
+    }
+    for raw in [&mut message.raw_input, &mut message.raw_output] {
+        let Some(value) = raw.as_ref() else { continue };
+        let size = json_size(value);
+        if size > max {
+            *raw = Some(serde_json::Value::String(format!(
+                "[{size} bytes, too large for a page of session/messages; not shown]"
+            )));
+            message.truncated = true;
+        }
+    }
 }
 
 impl Handle for m::SessionPrompt {
@@ -300,13 +432,25 @@ impl Handle for m::SessionPrompt {
         };
         Reply::later(async move {
             match answer.await {
-                Ok(outcome) => outcome.map_err(|e| turn_error(&e, &daemon.provider)),
+                Ok(outcome) => outcome
+                    .map(|result| fit_text(result, daemon.config.daemon.max_frame_bytes / 4))
+                    .map_err(|e| turn_error(&e, &daemon.provider)),
                 Err(_) => Err(RpcError::internal(
                     "the turn ended without a result; see the daemon log",
                 )),
             }
         })
     }
+}
+
+/// Cuts the answer's `text` to `max` bytes, saying so: the whole text is in the turn's
+/// events and its history, and a result must fit in one frame.
+fn fit_text(mut result: PromptResult, max: usize) -> PromptResult {
+    if let Some(text) = cut(&result.text, max) {
+        result.text = text;
+        result.text_truncated = true;
+    }
+    result
 }
 
 impl Handle for m::SessionCancel {

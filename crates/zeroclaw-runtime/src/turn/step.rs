@@ -325,6 +325,8 @@ impl Turn<'_> {
             turn_id: self.id().to_owned(),
             stop_reason: stop,
             text: std::mem::take(&mut self.text),
+            // `session/prompt` cuts it to fit a frame.
+            text_truncated: false,
             usage: self.usage,
         })
     }
