@@ -53,7 +53,9 @@ impl EnvScrub {
 /// command starts — by marking it not dumpable, as ssh-agent does (which also means no
 /// core dumps). Done once, before the first process is started; the children themselves
 /// are dumpable again after their `exec`. The daemon's own reads of `/proc/self` are
-/// guarded by the approval instead (`turn/target.rs`).
+/// guarded by the approval instead (`turn/target.rs`). (Unix only: a Windows process's
+/// memory and environment are not files another process of the user can open.)
+#[cfg(unix)]
 pub fn protect_process_files() {
     #[cfg(target_os = "linux")]
     {
