@@ -105,6 +105,18 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
         #[arg(long, global = true)]
         json: bool,
     },
+    /// Check, back up or recover the session database (<data dir>/zeroclaw.db).
+    #[command(
+        long_about = "Check, back up or recover the session database (<data dir>/zeroclaw.db). \
+`check` and `recover` refuse while a daemon runs on the data dir (stop it first); `backup` \
+works beside one.\n\n\
+Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
+        after_help = "Examples:\n  zeroclaw store check\n  zeroclaw store backup ~/zeroclaw-backup.db\n  zeroclaw stop && zeroclaw store recover"
+    )]
+    Store {
+        #[command(subcommand)]
+        action: StoreAction,
+    },
     /// Show whether a daemon is running, and what it is doing.
     #[command(after_help = "Examples:\n  zeroclaw status\n  zeroclaw status --json | jq .uptimeMs")]
     Status {
@@ -144,6 +156,20 @@ enum SessionsAction {
         /// The session id.
         id: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum StoreAction {
+    /// Run SQLite's integrity check, and the rules the daemon opens the file by.
+    Check,
+    /// Write a consistent copy to FILE (which must not exist) with SQLite's online backup.
+    Backup {
+        /// Where to write the copy.
+        file: PathBuf,
+    },
+    /// Rebuild the database from every row that can still be read; the old file is kept as
+    /// zeroclaw.db.damaged-<unix seconds>.
+    Recover,
 }
 
 fn main() -> ExitCode {
@@ -207,6 +233,11 @@ fn main() -> ExitCode {
                 }
             }
             .map(|()| 0),
+            Command::Store { action } => match action {
+                StoreAction::Check => commands::store::check(&paths),
+                StoreAction::Backup { file } => commands::store::backup(&paths, &file),
+                StoreAction::Recover => commands::store::recover(&paths),
+            },
             Command::Status { json } => commands::status(&paths, json).await.map(|()| 0),
             Command::Stop => commands::stop(&paths).await.map(|()| 0),
             Command::Endpoint => {

@@ -136,6 +136,31 @@ impl LocalListener {
     }
 }
 
+/// The daemon's exclusivity without its socket, for work that must not run beside a daemon
+/// (`zeroclaw store recover` renames the database). While it is held, a daemon refuses to
+/// start ([`BindError::AlreadyRunning`]); dropping it releases it.
+pub struct DaemonLock {
+    #[cfg(unix)]
+    _file: std::fs::File,
+    /// Windows has no lock file: the pipe name is the daemon's exclusivity, so it is held by
+    /// creating the pipe (a client that connects meanwhile waits until its own timeout).
+    #[cfg(windows)]
+    _pipe: windows::PipeServer,
+}
+
+/// Takes the daemon's lock for `paths`, or says which daemon holds it.
+pub fn lock(paths: &Paths) -> Result<DaemonLock, BindError> {
+    #[cfg(unix)]
+    let lock = DaemonLock {
+        _file: unix::take_lock(paths.endpoint.as_path())?,
+    };
+    #[cfg(windows)]
+    let lock = DaemonLock {
+        _pipe: windows::PipeServer::bind(paths)?,
+    };
+    Ok(lock)
+}
+
 /// Why a client could not connect.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {

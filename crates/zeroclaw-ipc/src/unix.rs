@@ -167,7 +167,7 @@ fn prepare_private_dir(dir: &Path) -> Result<(), BindError> {
 }
 
 /// Opens `<socket>.lock` (never through a symlink) and takes an exclusive, non-blocking flock.
-fn take_lock(socket: &Path) -> Result<File, BindError> {
+pub(crate) fn take_lock(socket: &Path) -> Result<File, BindError> {
     let lock_path = crate::Endpoint::new(socket).lock_path();
     let lock_err = |source| BindError::Lock {
         path: lock_path.clone(),

@@ -6,13 +6,15 @@
 //! `provider`, `tools` and `store`. `connection` holds one connection's state.
 //!
 //! The public API is what a binary needs to run a daemon ([`run`], [`DaemonOptions`],
-//! [`config`]) and one entry for tests ([`testing`]).
+//! [`config`]), what `zeroclaw store` needs ([`maintenance`]) and one entry for tests
+//! ([`testing`]).
 
 mod clients;
 pub mod config;
 mod connection;
 mod daemon;
 mod history;
+pub mod maintenance;
 mod methods;
 mod provider;
 mod session;

@@ -11,7 +11,7 @@ use std::path::Path;
 /// Top to bottom. A module may use a module of a higher rank number only.
 const LAYERS: &[&[&str]] = &[
     &["lib", "testing"],
-    &["daemon"],
+    &["daemon", "maintenance"],
     &["methods"],
     &["connection"],
     &["turn"],

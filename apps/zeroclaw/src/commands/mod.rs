@@ -3,6 +3,7 @@
 pub mod call;
 pub mod prompt;
 pub mod sessions;
+pub mod store;
 
 use serde_json::{Value, json};
 use std::time::Duration;

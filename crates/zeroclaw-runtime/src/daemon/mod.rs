@@ -62,7 +62,7 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     if config.daemon.socket_check_secs > 0 {
         listener.watch_socket(Duration::from_secs(config.daemon.socket_check_secs));
     }
-    let db_path = options.paths.data_dir.join("zeroclaw.db");
+    let db_path = options.paths.data_dir.join(crate::store::FILE_NAME);
     // Opening reads and migrates the file: off the reactor, like every later store call.
     let opened = {
         let path = db_path.clone();
@@ -70,10 +70,17 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             .await
             .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
     };
-    let opened = opened.map_err(|source| DaemonError::Store {
-        path: db_path.clone(),
-        source,
-    })?;
+    let opened = match opened {
+        Ok(opened) => opened,
+        Err(source) => {
+            // Refused (damaged, empty, newer): no socket is left behind for clients to find.
+            listener.close();
+            return Err(DaemonError::Store {
+                path: db_path,
+                source,
+            });
+        }
+    };
     if opened.interrupted > 0 {
         tracing::warn!(
             turns = opened.interrupted,

@@ -2,7 +2,7 @@
 //! (see `mod.rs`); each is one statement or one transaction.
 
 use super::schema;
-use super::{MessageKind, MessageRow, NewMessage, Result, SessionRow, StoreError, Usage};
+use super::{Cause, MessageKind, MessageRow, NewMessage, Result, SessionRow, StoreError, Usage};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use std::path::Path;
@@ -23,10 +23,20 @@ const SESSION_COLUMNS: &str = "s.id, s.title, s.cwd, s.model, s.always_allow, s.
      (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)";
 
 impl Db {
-    /// The writer's connection: opens (creating if needed) the database, migrates it, and
-    /// marks turns left running by a previous daemon as `interrupted`. Returns how many were.
+    /// The writer's connection: opens (creating if needed) the database, checks it, migrates
+    /// it, and marks turns left running by a previous daemon as `interrupted`. Returns how
+    /// many were. Nothing is written before the checks pass: an empty file, a newer schema
+    /// and a damaged file are refused as they are.
     pub fn open_writer(path: &Path) -> Result<(Self, usize)> {
+        refuse_empty(path)?;
         let conn = Connection::open(path).map_err(StoreError::ctx("open the database"))?;
+        schema::version(&conn)?;
+        // quick_check reads every page (it skips only the index-to-table cross-checks of
+        // integrity_check): damage is found here, not by the first client to read it.
+        let found = schema::damage(&conn, "quick_check")?;
+        if !found.is_empty() {
+            return Err(damaged(&found));
+        }
         Self::init(conn)
     }
 
@@ -261,6 +271,30 @@ impl Db {
             .execute_batch(sql)
             .map_err(StoreError::ctx("run a statement"))
     }
+}
+
+/// A file that exists and is empty is not a new database: something truncated it (or made
+/// it), and starting afresh would hide that. `zeroclaw store recover` moves it aside.
+pub fn refuse_empty(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() && meta.len() == 0 => {
+            Err(StoreError::new("open the database", Cause::Empty))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The error for what a check found: its first line, and how many more there are.
+pub fn damaged(found: &[String]) -> StoreError {
+    let first = found.first().map_or("", String::as_str);
+    let more = match found.len() {
+        0 | 1 => String::new(),
+        n => format!(", and {} more", n - 1),
+    };
+    StoreError::new(
+        "check the database",
+        Cause::Damaged(format!("quick_check: {first}{more}")),
+    )
 }
 
 fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {

@@ -16,14 +16,20 @@
 //! mid-turn restarts with the history intact up to the last completed step; the turn that
 //! was running is marked `interrupted` when the store is next opened. API keys are never
 //! written here: nothing in the schema holds configuration.
+//!
+//! The file is not trusted: opening it refuses an empty file, a schema newer than ours and
+//! a file `PRAGMA quick_check` finds damaged, each with a message that says what to do
+//! (`zeroclaw store check|backup|recover`, in `repair.rs`). A statement that meets damage
+//! later says the same.
 
 mod db;
+pub mod repair;
 mod schema;
 mod worker;
 
 use db::Db;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use worker::Worker;
 pub use zeroclaw_protocol::{MessageKind, Usage};
 
@@ -42,14 +48,61 @@ enum Cause {
     NoAnswer,
     #[error("cannot start the store thread: {0}")]
     Thread(std::io::Error),
+    #[error(
+        "the file is empty (0 bytes): it holds no sessions, and was left as it is. If that is \
+         expected, `zeroclaw store recover` moves it aside and creates a new database"
+    )]
+    Empty,
+    #[error(
+        "its schema version is {found}, newer than this zeroclaw's ({ours}): a newer zeroclaw \
+         wrote it. Run that version, or a copy of the data dir made for this one"
+    )]
+    Newer { found: i64, ours: usize },
+    #[error(
+        "the file is damaged ({0}). The daemon does not write into a damaged database: stop \
+         every daemon on this data dir, then `zeroclaw store check` lists the damage and \
+         `zeroclaw store recover` rebuilds the database from what can still be read, keeping \
+         the damaged file beside it"
+    )]
+    Damaged(String),
+    #[error("there is no database at {}", .0.display())]
+    Missing(PathBuf),
+    #[error("{} already exists; it was left as it is", .0.display())]
+    Exists(PathBuf),
+    #[error("{}: {source}", path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl StoreError {
+    /// Wraps a SQLite error; one that reports damage carries the way to recover.
     fn ctx(action: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
         move |source| Self {
             action,
-            cause: Cause::Sql(source),
+            cause: if is_damage(&source) {
+                Cause::Damaged(source.to_string())
+            } else {
+                Cause::Sql(source)
+            },
         }
+    }
+
+    fn new(action: &'static str, cause: Cause) -> Self {
+        Self { action, cause }
+    }
+
+    fn file(action: &'static str, path: &Path, source: std::io::Error) -> Self {
+        let path = path.to_owned();
+        Self::new(
+            action,
+            match source.kind() {
+                std::io::ErrorKind::NotFound => Cause::Missing(path),
+                std::io::ErrorKind::AlreadyExists => Cause::Exists(path),
+                _ => Cause::File { path, source },
+            },
+        )
     }
 
     fn no_answer() -> Self {
@@ -67,7 +120,18 @@ impl StoreError {
     }
 }
 
+/// Whether SQLite says the file is damaged (or not a database at all).
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
 type Result<T> = std::result::Result<T, StoreError>;
+
+/// The database's file name in the data dir.
+pub const FILE_NAME: &str = "zeroclaw.db";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {

@@ -1,6 +1,6 @@
 //! The schema, as versioned migrations, and the settings every connection opens with.
 
-use super::{Result, StoreError};
+use super::{Cause, Result, StoreError};
 use rusqlite::Connection;
 use std::time::Duration;
 
@@ -43,6 +43,9 @@ CREATE TABLE messages (
 CREATE INDEX messages_by_session ON messages(session_id, id);
 "#];
 
+/// The schema version this build writes: how many migrations it has.
+pub const VERSION: usize = MIGRATIONS.len();
+
 /// The settings of every connection, the writer's and the reader's.
 pub fn configure(conn: &Connection) -> Result<()> {
     conn.busy_timeout(Duration::from_secs(5))
@@ -58,11 +61,40 @@ pub fn configure(conn: &Connection) -> Result<()> {
         .map_err(StoreError::ctx("configure the database"))
 }
 
-/// Applies the migrations this database has not had yet.
-pub fn migrate(conn: &mut Connection) -> Result<()> {
-    let version: usize = conn
+/// The schema version recorded in the file; a version newer than ours is refused, since
+/// this build cannot know what a later migration changed.
+pub fn version(conn: &Connection) -> Result<usize> {
+    let found: i64 = conn
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .map_err(StoreError::ctx("read the schema version"))?;
+    match usize::try_from(found) {
+        Ok(version) if version <= VERSION => Ok(version),
+        _ => Err(StoreError::new(
+            "read the schema version",
+            Cause::Newer {
+                found,
+                ours: VERSION,
+            },
+        )),
+    }
+}
+
+/// What `PRAGMA <pragma>` (`quick_check` or `integrity_check`) found wrong: nothing when
+/// it answers `ok`.
+pub fn damage(conn: &Connection, pragma: &str) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare(&format!("PRAGMA {pragma}"))
+        .map_err(StoreError::ctx("check the database"))?;
+    let found: Vec<String> = stmt
+        .query_map([], |row| row.get(0))
+        .and_then(|rows| rows.collect())
+        .map_err(StoreError::ctx("check the database"))?;
+    Ok(if found == ["ok"] { Vec::new() } else { found })
+}
+
+/// Applies the migrations this database has not had yet.
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    let version = version(conn)?;
     for (i, migration) in MIGRATIONS.iter().enumerate().skip(version) {
         let tx = conn
             .transaction()

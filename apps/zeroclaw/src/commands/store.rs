@@ -1,0 +1,65 @@
+//! `zeroclaw store`: the session database's maintenance, on the file itself (no daemon is
+//! needed; `check` and `recover` refuse while one runs).
+
+use std::path::Path;
+use zeroclaw_ipc::Paths;
+use zeroclaw_runtime::maintenance::{self, Recovery};
+
+/// `check`'s exit status when it found something wrong (1 is "could not check").
+const DAMAGED: u8 = 2;
+
+pub fn check(paths: &Paths) -> Result<u8, String> {
+    let db = maintenance::database(paths);
+    let found = maintenance::check(paths).map_err(|e| e.to_string())?;
+    if found.is_empty() {
+        println!("{}: ok", db.display());
+        return Ok(0);
+    }
+    println!("{}: {} problem(s)", db.display(), found.len());
+    for line in &found {
+        println!("  {line}");
+    }
+    println!(
+        "`zeroclaw store backup FILE` copies it as it is; `zeroclaw store recover` rebuilds it \
+         from what can still be read, keeping this file"
+    );
+    Ok(DAMAGED)
+}
+
+pub fn backup(paths: &Paths, to: &Path) -> Result<u8, String> {
+    let db = maintenance::database(paths);
+    maintenance::backup(paths, to).map_err(|e| e.to_string())?;
+    println!("copied {} to {}", db.display(), to.display());
+    Ok(0)
+}
+
+pub fn recover(paths: &Paths) -> Result<u8, String> {
+    let recovery = maintenance::recover(paths).map_err(|e| e.to_string())?;
+    print!("{}", describe(&recovery, &maintenance::database(paths)));
+    Ok(0)
+}
+
+fn describe(r: &Recovery, db: &Path) -> String {
+    let mut out = format!("kept the old file as {}\n", r.kept.display());
+    if r.was_empty {
+        out.push_str("it was empty: nothing to recover\n");
+    }
+    for t in &r.tables {
+        out.push_str(&format!("{:<9} {} recovered", t.name, t.copied));
+        if t.unreadable > 0 {
+            out.push_str(&format!(", {} row id(s) unreadable", t.unreadable));
+        }
+        if !t.to_the_end {
+            out.push_str(", the rest of the table unreadable (not counted)");
+        }
+        out.push('\n');
+    }
+    if r.orphans > 0 {
+        out.push_str(&format!(
+            "{} turn(s) and message(s) dropped: their session or turn was lost\n",
+            r.orphans
+        ));
+    }
+    out.push_str(&format!("new database: {}\n", db.display()));
+    out
+}

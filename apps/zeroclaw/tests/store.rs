@@ -1,0 +1,255 @@
+//! The session database's file is not trusted: a damaged, empty or newer file stops the
+//! daemon with a message that says how to recover, and `zeroclaw store check|backup|recover`
+//! work on it with real SQLite files (recover keeps the damaged file).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use zeroclaw_testkit::openai;
+
+fn data_dir(dir: &TestDir) -> PathBuf {
+    dir.config_dir().join("data")
+}
+
+fn db(dir: &TestDir) -> PathBuf {
+    data_dir(dir).join("zeroclaw.db")
+}
+
+/// `zeroclaw store <args>` on `dir`, to its exit.
+fn store(dir: &TestDir, args: &[&str]) -> Output {
+    let mut all = vec!["store"];
+    all.extend_from_slice(args);
+    dir.command(&all).stdin(Stdio::null()).output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Stops the daemon with SIGTERM and waits for its orderly exit.
+fn stop(daemon: &mut Daemon) {
+    daemon.signal(rustix::process::Signal::TERM);
+    assert!(daemon.wait_exit().success());
+}
+
+/// Replaces the database (its commits are still in its WAL) with a backup of it: one
+/// self-contained file, whose pages are where the test can find them.
+fn compact(dir: &TestDir) {
+    let copy = dir.path().join("compact.db");
+    let backup = store(dir, &["backup", copy.to_str().unwrap()]);
+    assert!(backup.status.success(), "{}", text(&backup));
+    for sidecar in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{sidecar}", db(dir).display()));
+    }
+    std::fs::rename(copy, db(dir)).unwrap();
+}
+
+/// Overwrites with garbage the table leaf page whose live cells hold `needle`.
+fn smash_page_holding(path: &Path, needle: &str) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let size = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+        1 => 65536,
+        n => usize::from(n),
+    };
+    let page = (0..bytes.len() - needle.len())
+        .filter(|&at| bytes[at..].starts_with(needle.as_bytes()))
+        .find_map(|at| {
+            let page = at / size * size;
+            // Page 1 starts with the 100-byte file header.
+            let header = page + if page == 0 { 100 } else { 0 };
+            let content = usize::from(u16::from_be_bytes([bytes[header + 5], bytes[header + 6]]));
+            // A table leaf (0x0d), and in its cell content area: not a stale copy in the
+            // free space of a page that was rebuilt.
+            (bytes[header] == 0x0d && at - page >= content).then_some(page)
+        })
+        .expect("no table leaf page holds the needle");
+    bytes[page..page + size].fill(0xA5);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// The damaged files `recover` kept: `zeroclaw.db.damaged-<unix seconds>` (without the
+/// `-wal` and `-shm` beside them).
+fn kept(dir: &TestDir) -> Vec<PathBuf> {
+    std::fs::read_dir(data_dir(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.strip_prefix("zeroclaw.db.damaged-")
+                .is_some_and(|stamp| stamp.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect()
+}
+
+/// Starts a daemon that must refuse, and returns its log.
+fn refused(dir: &TestDir) -> String {
+    let mut daemon = dir.spawn_with(&[], &[]);
+    let log = daemon.wait_for_stderr_end();
+    assert!(!daemon.wait_exit().success(), "{log}");
+    assert!(
+        !dir.default_endpoint().exists(),
+        "a refused daemon left its socket"
+    );
+    log
+}
+
+#[test]
+fn a_damaged_page_stops_the_daemon_until_recover_rebuilds_from_the_readable_rows() {
+    let mut env = Env::new("", "");
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    for n in 0..12 {
+        env.fake.push(openai::text(&[&format!("reply-{n:02}")]));
+        let prompt = format!("marker-{n:02} {}", "x".repeat(600));
+        client.prompt(&session, &prompt, no_questions);
+    }
+    drop(client);
+    stop(&mut env.daemon);
+    compact(&env.dir);
+    smash_page_holding(&db(&env.dir), "marker-00");
+    let damaged = std::fs::read(db(&env.dir)).unwrap();
+
+    let check = store(&env.dir, &["check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", text(&check));
+    assert!(text(&check).contains("problem"), "{}", text(&check));
+    let log = refused(&env.dir);
+    assert!(
+        log.contains("damaged") && log.contains("zeroclaw store recover"),
+        "{log}"
+    );
+
+    let recover = store(&env.dir, &["recover"]);
+    assert!(recover.status.success(), "{}", text(&recover));
+    assert!(text(&recover).contains("unreadable"), "{}", text(&recover));
+    let kept = kept(&env.dir);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(std::fs::read(&kept[0]).unwrap(), damaged);
+    let check = store(&env.dir, &["check"]);
+    assert!(check.status.success(), "{}", text(&check));
+
+    env.daemon = env.dir.start(&[]);
+    let mut client = env.daemon.client();
+    let list = client.call("session/list", json!({}));
+    assert_eq!(list["sessions"][0]["sessionId"], json!(session), "{list}");
+    let texts: Vec<String> = client
+        .messages(&session)
+        .iter()
+        .map(|m| m["text"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(texts.iter().any(|t| t == "reply-11"), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.starts_with("marker-11")),
+        "{texts:?}"
+    );
+    assert!(
+        !texts.iter().any(|t| t.starts_with("marker-00")),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn an_empty_database_file_is_refused_and_recover_moves_it_aside() {
+    let dir = TestDir::new();
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(data_dir(&dir))
+        .unwrap();
+    std::fs::write(db(&dir), b"").unwrap();
+
+    let check = store(&dir, &["check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", text(&check));
+    assert!(text(&check).contains("empty"), "{}", text(&check));
+    let log = refused(&dir);
+    assert!(
+        log.contains("empty") && log.contains("zeroclaw store recover"),
+        "{log}"
+    );
+    assert_eq!(std::fs::metadata(db(&dir)).unwrap().len(), 0);
+
+    let recover = store(&dir, &["recover"]);
+    assert!(recover.status.success(), "{}", text(&recover));
+    let kept = kept(&dir);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(std::fs::metadata(&kept[0]).unwrap().len(), 0);
+    let daemon = dir.start(&[]);
+    let list = daemon.client().call("session/list", json!({}));
+    assert_eq!(list["sessions"], json!([]), "{list}");
+}
+
+#[test]
+fn a_database_from_a_newer_zeroclaw_is_refused_naming_both_versions() {
+    let dir = TestDir::new();
+    stop(&mut dir.start(&[]));
+    compact(&dir);
+    let mut bytes = std::fs::read(db(&dir)).unwrap();
+    // The header's user_version (offset 60): the schema version this build wrote.
+    let ours = u32::from_be_bytes(bytes[60..64].try_into().unwrap());
+    assert!(ours > 0);
+    bytes[60..64].copy_from_slice(&99u32.to_be_bytes());
+    std::fs::write(db(&dir), &bytes).unwrap();
+
+    let ours = format!("({ours})");
+    let check = store(&dir, &["check"]);
+    assert_eq!(check.status.code(), Some(2), "{}", text(&check));
+    assert!(
+        text(&check).contains("99") && text(&check).contains(&ours),
+        "{}",
+        text(&check)
+    );
+    let log = refused(&dir);
+    assert!(
+        log.contains("schema version is 99") && log.contains(&ours),
+        "{log}"
+    );
+    let recover = store(&dir, &["recover"]);
+    assert!(
+        !recover.status.success() && text(&recover).contains("99"),
+        "{}",
+        text(&recover)
+    );
+    assert_eq!(std::fs::read(db(&dir)).unwrap(), bytes);
+}
+
+#[test]
+fn a_backup_made_beside_a_running_daemon_checks_clean_and_check_and_recover_wait_for_it() {
+    let dir = TestDir::new();
+    let daemon = dir.start(&[]);
+    let mut client = daemon.client();
+    for _ in 0..3 {
+        client.new_session(dir.path());
+    }
+    for action in ["check", "recover"] {
+        let refused = store(&dir, &[action]);
+        assert!(!refused.status.success(), "{}", text(&refused));
+        let said = text(&refused);
+        assert!(said.contains(&format!("pid {}", daemon.pid())), "{said}");
+    }
+    assert!(kept(&dir).is_empty());
+    let copy = dir.path().join("backup.db");
+    let backup = store(&dir, &["backup", copy.to_str().unwrap()]);
+    assert!(backup.status.success(), "{}", text(&backup));
+
+    let other = TestDir::new();
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(data_dir(&other))
+        .unwrap();
+    std::fs::copy(&copy, db(&other)).unwrap();
+    let check = store(&other, &["check"]);
+    assert!(check.status.success(), "{}", text(&check));
+    assert!(text(&check).contains(": ok"), "{}", text(&check));
+    let restored = other.start(&[]);
+    let list = restored.client().call("session/list", json!({}));
+    assert_eq!(list["sessions"].as_array().unwrap().len(), 3, "{list}");
+}
