@@ -16,6 +16,15 @@ fn data_dir(dir: &TestDir) -> PathBuf {
     dir.config_dir().join("data")
 }
 
+/// The data dir, private as the daemon would make it, before any daemon has run.
+fn make_data_dir(dir: &TestDir) {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(data_dir(dir))
+        .unwrap();
+}
+
 fn db(dir: &TestDir) -> PathBuf {
     data_dir(dir).join("zeroclaw.db")
 }
@@ -159,11 +168,7 @@ fn a_damaged_page_stops_the_daemon_until_recover_rebuilds_from_the_readable_rows
 #[test]
 fn an_empty_database_file_is_refused_and_recover_moves_it_aside() {
     let dir = TestDir::new();
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(data_dir(&dir))
-        .unwrap();
+    make_data_dir(&dir);
     std::fs::write(db(&dir), b"").unwrap();
 
     let check = store(&dir, &["check"]);
@@ -240,11 +245,7 @@ fn a_backup_made_beside_a_running_daemon_checks_clean_and_check_and_recover_wait
     assert!(backup.status.success(), "{}", text(&backup));
 
     let other = TestDir::new();
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(data_dir(&other))
-        .unwrap();
+    make_data_dir(&other);
     std::fs::copy(&copy, db(&other)).unwrap();
     let check = store(&other, &["check"]);
     assert!(check.status.success(), "{}", text(&check));

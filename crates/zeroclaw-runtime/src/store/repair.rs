@@ -59,8 +59,13 @@ pub fn check(path: &Path) -> Result<Vec<String>> {
     ] {
         match step {
             Ok(lines) => found.extend(lines),
+            // The finding alone: the command that prints it says what to do next.
             Err(StoreError {
-                cause: cause @ (Cause::Newer { .. } | Cause::Damaged(_)),
+                cause: Cause::Damaged(what),
+                ..
+            }) => found.push(what),
+            Err(StoreError {
+                cause: cause @ Cause::Newer { .. },
                 ..
             }) => found.push(cause.to_string()),
             Err(e) => return Err(e),

@@ -80,15 +80,30 @@ pub fn version(conn: &Connection) -> Result<usize> {
 }
 
 /// What `PRAGMA <pragma>` (`quick_check` or `integrity_check`) found wrong: nothing when
-/// it answers `ok`.
+/// it answers `ok`. A check that stops on damage it cannot step over ends the list with it.
 pub fn damage(conn: &Connection, pragma: &str) -> Result<Vec<String>> {
-    let mut stmt = conn
-        .prepare(&format!("PRAGMA {pragma}"))
+    let check = StoreError::ctx("check the database");
+    let mut stmt = conn.prepare(&format!("PRAGMA {pragma}")).map_err(check)?;
+    let mut rows = stmt
+        .query([])
         .map_err(StoreError::ctx("check the database"))?;
-    let found: Vec<String> = stmt
-        .query_map([], |row| row.get(0))
-        .and_then(|rows| rows.collect())
-        .map_err(StoreError::ctx("check the database"))?;
+    let mut found = Vec::new();
+    loop {
+        match rows.next() {
+            Ok(Some(row)) => {
+                let text: String = row.get(0).map_err(StoreError::ctx("check the database"))?;
+                // One row may hold several findings, under a "*** in database main ***" line.
+                let lines = text.lines().filter(|l| !l.starts_with("*** in database"));
+                found.extend(lines.map(str::to_owned));
+            }
+            Ok(None) => break,
+            Err(e) if super::is_damage(&e) => {
+                found.push(e.to_string());
+                break;
+            }
+            Err(e) => return Err(StoreError::ctx("check the database")(e)),
+        }
+    }
     Ok(if found == ["ok"] { Vec::new() } else { found })
 }
 
