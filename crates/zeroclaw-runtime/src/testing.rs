@@ -33,7 +33,8 @@ impl InMemoryDaemon {
         };
         let opened = Store::open_in_memory().map_err(|e| e.to_string())?;
         let provider = Provider::new(config.provider.clone())?;
-        let sessions = Sessions::new(opened.store, opened.sessions);
+        let frame_cap = config.daemon.max_frame_bytes;
+        let sessions = Sessions::new(opened.store, opened.sessions, frame_cap);
         let state = Arc::new(DaemonState::new(paths, config, false, sessions, provider));
         let doors = Doors::new(&state);
         Ok(Self { state, doors })

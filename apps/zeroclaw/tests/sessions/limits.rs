@@ -1,7 +1,8 @@
 //! Nothing the daemon writes passes its frame cap (issue 11, defect 1): the prompt's
 //! result cuts its text, `session/list` pages by `limit` and `cursor`, a `session/messages`
 //! page stops at its byte budget and says so, and the CLI follows the pages. A small
-//! `daemon.max_frame_bytes` keeps the data small.
+//! `daemon.max_frame_bytes` keeps the data small. A single event over the cap is split (text)
+//! or cut with a marker (anything else).
 
 use crate::common::*;
 use serde_json::{Value, json};
@@ -173,4 +174,65 @@ fn a_messages_page_stops_at_its_byte_budget_and_the_cli_pages_on() {
         );
         assert!(shown.contains(&format!("answer {n}")), "answer {n} missing");
     }
+}
+
+/// A `session/update` frame as the daemon wrote it fits the cap.
+fn event_fits(params: &Value) {
+    fits(&json!({"jsonrpc": "2.0", "method": "session/update", "params": params}));
+}
+
+#[test]
+fn an_event_over_the_cap_is_split_if_text_and_cut_with_a_marker_if_not() {
+    let env = small_cap();
+    // One streamed delta of 20 KiB (quotes and newlines take two bytes on the wire), then a
+    // tool whose output is 30 KiB.
+    let text = "say \"hi\"\n".repeat(2300);
+    env.fake.push(openai::text(&[&text]));
+    std::fs::write(env.work.join("big.txt"), "b".repeat(30 * 1024)).unwrap();
+    env.fake.push(
+        openai::Builder::new()
+            .tool_call(0, "call_1", "read_file", r#"{"path": "big.txt"}"#, 1)
+            .build(),
+    );
+    env.fake.push(openai::text(&["done"]));
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+
+    let turn = client.prompt(&session, "talk", no_questions);
+    let chunks = turn.of_type("agent_message_chunk");
+    assert!(chunks.len() > 2, "{} chunks", chunks.len());
+    chunks.iter().for_each(|e| event_fits(e));
+    let joined: String = chunks.iter().map(|e| e["text"].as_str().unwrap()).collect();
+    assert_eq!(joined, text, "the split chunks join to the text");
+
+    let turn = client.prompt(&session, "read it", no_questions);
+    let result = turn.of_type("tool_result")[0].clone();
+    event_fits(&result);
+    let out = output(&result);
+    assert!(out.starts_with("bbbb"), "{out}");
+    assert!(
+        out.contains("…[cut by zeroclaw to fit the frame limit: "),
+        "{out}"
+    );
+    assert!(out.ends_with(" bytes removed]"), "{out}");
+
+    // The history keeps the whole output; its replay is fitted by the same rule.
+    let stored = env.fake.wait_for_requests(3)[2].body.to_string();
+    assert!(
+        stored.contains(&"b".repeat(30 * 1024)),
+        "the model got it all"
+    );
+    let (replayed, _) = client.load_with_replay(&session);
+    replayed.iter().for_each(event_fits);
+    let joined: String = replayed
+        .iter()
+        .filter(|e| e["type"] == "agent_message_chunk")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert!(joined.starts_with(&text), "the replayed answer is whole");
+    let replayed_result = replayed
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .unwrap();
+    assert!(output(replayed_result).contains("bytes removed]"));
 }

@@ -94,11 +94,12 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             "killed bash commands left running by a previous daemon"
         );
     }
+    let frame_cap = config.daemon.max_frame_bytes;
     let state = Arc::new(DaemonState::new(
         options.paths.clone(),
         config,
         options.ephemeral,
-        Sessions::new(opened.store, opened.sessions),
+        Sessions::new(opened.store, opened.sessions, frame_cap),
         provider,
     ));
     let signals = signals::watch(state.shutdown.clone()).map_err(DaemonError::Signal)?;

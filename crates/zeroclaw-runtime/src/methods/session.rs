@@ -3,7 +3,7 @@
 use super::errors::{start_error, storage, turn_error};
 use super::{Ctx, Handle, Reply};
 use crate::history;
-use crate::session::{Session, update_frame};
+use crate::session::{Session, fit_update};
 use crate::state::DaemonState;
 use crate::store::{MessageRow, SessionRow};
 use crate::turn::{self, Origin};
@@ -289,14 +289,16 @@ async fn load(ctx: Ctx, p: LoadParams) -> Result<SessionSummary, RpcError> {
     loaded
 }
 
-/// The replay of a session's history, one `session/update` per stored message.
-fn replay(session: &Session, rows: &[MessageRow]) -> Vec<Notification> {
+/// The replay of a session's history, one `session/update` per stored message (more for
+/// a message over the frame cap: see `session/fit.rs`).
+fn replay(session: &Session, rows: &[MessageRow], frame_cap: usize) -> Vec<Notification> {
     rows.iter()
-        .filter_map(|row| {
-            update_frame(
+        .flat_map(|row| {
+            fit_update(
                 &session.id,
                 row.turn_id.as_deref(),
                 history::replay_event(row),
+                frame_cap,
             )
         })
         .collect()
@@ -315,7 +317,7 @@ async fn replay_and_attach(
     let peer = &ctx.0.peer;
     let rows = ctx.0.join(session, replay_history).await.map_err(storage)?;
     let sent = async {
-        for frame in &replay(session, &rows) {
+        for frame in &replay(session, &rows, daemon.config.daemon.max_frame_bytes) {
             peer.send(frame).await?;
         }
         while let Some(held) = session.go_live(ctx.0.id) {

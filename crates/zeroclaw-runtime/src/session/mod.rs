@@ -16,6 +16,7 @@
 //! gets a joining connection every event exactly once is in `audience.rs`.
 
 mod audience;
+mod fit;
 mod pace;
 
 use crate::store::{MessageRow, SessionRow, Store, StoreError};
@@ -24,10 +25,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use zeroclaw_protocol::{Decision, SessionUpdate, Update, events::SESSION_UPDATE};
+use zeroclaw_protocol::{Decision, Update};
 use zeroclaw_rpc::{Notification, PeerHandle};
 
 pub use audience::ConnId;
+pub use fit::fit_update;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every critical section here is a few map operations that leave the data consistent
@@ -99,17 +101,20 @@ pub struct Session {
     pub id: String,
     pub cwd: String,
     pub model: String,
+    /// `daemon.max_frame_bytes`: no event frame is longer (`fit.rs`).
+    frame_cap: usize,
     audience: Mutex<Audience>,
     always_allow: Mutex<HashSet<String>>,
     turn: Mutex<Option<Arc<ActiveTurn>>>,
 }
 
 impl Session {
-    fn from_row(row: &SessionRow) -> Self {
+    fn from_row(row: &SessionRow, frame_cap: usize) -> Self {
         Self {
             id: row.id.clone(),
             cwd: row.cwd.clone(),
             model: row.model.clone(),
+            frame_cap,
             audience: Mutex::new(Audience::default()),
             always_allow: Mutex::new(row.always_allow.iter().cloned().collect()),
             turn: Mutex::new(None),
@@ -161,13 +166,13 @@ impl Session {
     /// Sends a `session/update` that is never stored to every attached connection. See the
     /// module docs for the overflow rule.
     pub fn broadcast(&self, turn_id: &str, update: Update<'_>) {
-        self.send(&Tag::Live, self.frame(turn_id, update));
+        self.send(&Tag::Live, self.frames(turn_id, update));
     }
 
     /// Sends the event of the message stored as row `row`. Store first, then send: see
     /// `audience.rs` for why a joining connection then gets it exactly once.
     pub fn send_stored(&self, turn_id: &str, row: i64, update: Update<'_>) {
-        self.send(&Tag::Row(row), self.frame(turn_id, update));
+        self.send(&Tag::Row(row), self.frames(turn_id, update));
     }
 
     /// Registers what an event announces (`register` gets the frame as sent) and sends it,
@@ -180,12 +185,11 @@ impl Session {
         update: Update<'_>,
         register: impl FnOnce(Option<&Notification>) -> T,
     ) -> T {
-        let frame = self.frame(turn_id, update);
+        // Only text chunks are split (`fit.rs`): what is registered here is one frame.
+        let frames = self.frames(turn_id, update);
         let mut audience = lock(&self.audience);
-        let registered = register(frame.as_ref());
-        let stalled = frame
-            .map(|f| audience.send(&Tag::Live, &f))
-            .unwrap_or_default();
+        let registered = register(frames.first());
+        let stalled = send_all(&mut audience, &Tag::Live, &frames);
         drop(audience);
         self.close_stalled(stalled);
         registered
@@ -194,9 +198,10 @@ impl Session {
     /// Sends a streamed chunk of step `step`'s answer (or, with `thought`, of its
     /// reasoning) and adds it to the text in progress a joining connection is sent.
     pub fn stream_chunk(&self, turn_id: &str, step: i64, thought: bool, text: &str) {
-        let Some(frame) = self.frame(turn_id, Update::chunk(thought, text)) else {
+        let frames = self.frames(turn_id, Update::chunk(thought, text));
+        if frames.is_empty() {
             return;
-        };
+        }
         let tag = Tag::Text {
             turn_id: turn_id.to_owned(),
             step,
@@ -217,7 +222,7 @@ impl Session {
             &mut streaming.text
         };
         so_far.push_str(text);
-        let stalled = audience.send(&tag, &frame);
+        let stalled = send_all(&mut audience, &tag, &frames);
         drop(audience);
         self.close_stalled(stalled);
     }
@@ -234,15 +239,16 @@ impl Session {
         lock(&self.audience).go_live(conn)
     }
 
-    fn frame(&self, turn_id: &str, update: Update<'_>) -> Option<Notification> {
-        update_frame(&self.id, Some(turn_id), update)
+    /// The frames of one of this session's events, each within the frame cap.
+    pub fn frames(&self, turn_id: &str, update: Update<'_>) -> Vec<Notification> {
+        fit_update(&self.id, Some(turn_id), update, self.frame_cap)
     }
 
-    fn send(&self, tag: &Tag, frame: Option<Notification>) {
-        let Some(frame) = frame else {
+    fn send(&self, tag: &Tag, frames: Vec<Notification>) {
+        if frames.is_empty() {
             return;
-        };
-        let stalled = lock(&self.audience).send(tag, &frame);
+        }
+        let stalled = send_all(&mut lock(&self.audience), tag, &frames);
         self.close_stalled(stalled);
     }
 
@@ -276,8 +282,8 @@ impl Session {
                     step: streaming.step,
                     thought,
                 };
-                let frame = self.frame(&turn.id, Update::chunk(thought, text.as_str()));
-                first.extend(frame.map(|f| (tag, f)));
+                let frames = self.frames(&turn.id, Update::chunk(thought, text.as_str()));
+                first.extend(frames.into_iter().map(|f| (tag.clone(), f)));
             }
         }
         first.extend(turn.pending_events().into_iter().map(|f| (Tag::Live, f)));
@@ -285,31 +291,21 @@ impl Session {
     }
 }
 
-/// A `session/update` notification, serialised once for every connection it goes to.
-pub fn update_frame(
-    session_id: &str,
-    turn_id: Option<&str>,
-    update: Update<'_>,
-) -> Option<Notification> {
-    let kind = update.kind();
-    let params = SessionUpdate {
-        session_id: session_id.into(),
-        turn_id: turn_id.map(Into::into),
-        update,
-    };
-    match Notification::new(SESSION_UPDATE, &params) {
-        Ok(frame) => Some(frame),
-        Err(e) => {
-            tracing::error!(session = %session_id, kind, error = %e, "event not serialisable; not sent");
-            None
-        }
+/// Sends `frames` in order; the connections found stalled on the way.
+fn send_all(audience: &mut Audience, tag: &Tag, frames: &[Notification]) -> Vec<Stalled> {
+    let mut stalled = Vec::new();
+    for frame in frames {
+        stalled.extend(audience.send(tag, frame));
     }
+    stalled
 }
 
 /// The sessions held in memory, in front of the store.
 pub struct Sessions {
     pub store: Store,
     live: Mutex<HashMap<String, Arc<Session>>>,
+    /// `daemon.max_frame_bytes`, for every session's events.
+    frame_cap: usize,
     /// Sessions in the store, kept here so `status` never queries the database.
     total: std::sync::atomic::AtomicI64,
 }
@@ -321,11 +317,12 @@ impl std::fmt::Debug for Sessions {
 }
 
 impl Sessions {
-    /// `total`: how many sessions `store` holds.
-    pub fn new(store: Store, total: i64) -> Self {
+    /// `total`: how many sessions `store` holds; `frame_cap`: `daemon.max_frame_bytes`.
+    pub fn new(store: Store, total: i64, frame_cap: usize) -> Self {
         Self {
             store,
             live: Mutex::new(HashMap::new()),
+            frame_cap,
             total: std::sync::atomic::AtomicI64::new(total),
         }
     }
@@ -361,13 +358,13 @@ impl Sessions {
         // Another caller may have loaded it meanwhile; keep the first.
         let session = live
             .entry(row.id.clone())
-            .or_insert_with(|| Arc::new(Session::from_row(&row)))
+            .or_insert_with(|| Arc::new(Session::from_row(&row, self.frame_cap)))
             .clone();
         Ok(Some(session))
     }
 
     pub fn create(&self, row: &SessionRow) -> Arc<Session> {
-        let session = Arc::new(Session::from_row(row));
+        let session = Arc::new(Session::from_row(row, self.frame_cap));
         lock(&self.live).insert(row.id.clone(), session.clone());
         session
     }
