@@ -254,3 +254,24 @@ fn a_backup_made_beside_a_running_daemon_checks_clean_and_check_and_recover_wait
     let list = restored.client().call("session/list", json!({}));
     assert_eq!(list["sessions"].as_array().unwrap().len(), 3, "{list}");
 }
+
+#[test]
+fn a_stopped_daemon_leaves_one_whole_database_file_and_no_wal() {
+    let dir = TestDir::new();
+    let mut daemon = dir.start(&[]);
+    let mut client = daemon.client();
+    let session = client.call("session/new", json!({"cwd": dir.path()}))["sessionId"].clone();
+    // `zeroclaw stop`'s way: the connection asking is still open while the daemon stops.
+    assert_eq!(client.call("shutdown", json!({})), json!({}));
+    assert!(daemon.wait_exit().success());
+    for sidecar in ["-wal", "-shm"] {
+        let path = format!("{}{sidecar}", db(&dir).display());
+        assert!(!Path::new(&path).exists(), "{path} left behind");
+    }
+    // The file alone (what a user copies as a backup) holds the session.
+    let copy = TestDir::new();
+    make_data_dir(&copy);
+    std::fs::copy(db(&dir), db(&copy)).unwrap();
+    let list = copy.start(&[]).client().call("session/list", json!({}));
+    assert_eq!(list["sessions"][0]["sessionId"], session, "{list}");
+}

@@ -151,6 +151,9 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     {
         tracing::warn!("some connections did not finish within {DRAIN_TIMEOUT:?}");
     }
+    // Last: nothing writes any more. Closing checkpoints the WAL, so the database file is
+    // whole on its own (a copy of it is a backup).
+    state.sessions.store.close().await;
     signals.abort();
     tracing::info!("stopped");
     Ok(())

@@ -207,14 +207,19 @@ impl Handle for m::SessionList {
             let daemon = &ctx.0.daemon;
             let limit = p.limit.unwrap_or(DEFAULT_LIST_PAGE).clamp(1, MAX_PAGE);
             let after = p.cursor.as_deref().map(ListCursor::parse).transpose()?;
-            let rows = daemon.sessions.store.sessions().await.map_err(storage)?;
-            // Rows come most recently updated first, then by id: the cursor is the last
-            // row sent, so the next page starts right after it wherever it now is.
-            let start = after.map_or(0, |after| rows.partition_point(|row| !after.is_before(row)));
+            // One row more than the page, to know whether another page follows. The cursor
+            // is the last row sent, so the next page starts right after it wherever the
+            // rows have moved meanwhile.
+            let rows = daemon
+                .sessions
+                .store
+                .sessions_page(after.map(|c| (c.updated_at, c.id)), limit + 1)
+                .await
+                .map_err(storage)?;
             let budget = page_budget(daemon);
             let mut used = 0;
             let mut sessions = Vec::new();
-            for row in rows.iter().skip(start).take(limit) {
+            for row in rows.iter().take(limit) {
                 let summary = summary(daemon, row);
                 used += json_size(&summary) + 1;
                 if used > budget && !sessions.is_empty() {
@@ -222,9 +227,8 @@ impl Handle for m::SessionList {
                 }
                 sessions.push(summary);
             }
-            let sent = start + sessions.len();
             let next_cursor =
-                (sent < rows.len() && sent > start).then(|| ListCursor::of(&rows[sent - 1]));
+                (sessions.len() < rows.len()).then(|| ListCursor::of(&rows[sessions.len() - 1]));
             Ok(SessionListResult {
                 sessions,
                 next_cursor,
@@ -258,13 +262,6 @@ impl ListCursor {
                     "`cursor` is not one `session/list` gave; pass a page's `nextCursor` back unchanged",
                 )
             })
-    }
-
-    /// Whether `row` comes after the cursor in the list's order (updated_at descending,
-    /// then id ascending).
-    fn is_before(&self, row: &SessionRow) -> bool {
-        (std::cmp::Reverse(self.updated_at), self.id.as_str())
-            < (std::cmp::Reverse(row.updated_at), row.id.as_str())
     }
 }
 

@@ -47,6 +47,14 @@ impl Db {
         Ok(Self { conn })
     }
 
+    /// Closes the connection. The last connection to close checkpoints the WAL into the
+    /// database file and removes it, so a stopped daemon leaves one self-contained file.
+    pub fn close(self) -> Result<()> {
+        self.conn
+            .close()
+            .map_err(|(_, e)| StoreError::ctx("close the database")(e))
+    }
+
     pub fn open_in_memory() -> Result<(Self, usize)> {
         let conn = Connection::open_in_memory().map_err(StoreError::ctx("open the database"))?;
         Self::init(conn)
@@ -98,17 +106,31 @@ impl Db {
             .map_err(StoreError::ctx("read the session"))
     }
 
-    /// Every session, most recently updated first.
-    pub fn sessions(&self) -> Result<Vec<SessionRow>> {
-        let sql =
-            format!("SELECT {SESSION_COLUMNS} FROM sessions s ORDER BY s.updated_at DESC, s.id");
-        let mut stmt = self
-            .conn
-            .prepare(&sql)
-            .map_err(StoreError::ctx("list sessions"))?;
-        stmt.query_map([], session_row)
-            .and_then(|rows| rows.collect())
-            .map_err(StoreError::ctx("list sessions"))
+    /// Up to `limit` sessions, most recently updated first, then by id; with `after` (a
+    /// row's `updated_at` and `id`), the ones that come after that row in this order.
+    pub fn sessions_page(
+        &self,
+        after: Option<(i64, &str)>,
+        limit: usize,
+    ) -> Result<Vec<SessionRow>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let page = |sql: &str, params: &[&dyn rusqlite::ToSql]| {
+            let sql = format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions s {sql} \
+                 ORDER BY s.updated_at DESC, s.id LIMIT ?1"
+            );
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            stmt.query_map(params, session_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        };
+        match after {
+            None => page("", &[&limit]),
+            Some((at, id)) => page(
+                "WHERE s.updated_at < ?2 OR (s.updated_at = ?2 AND s.id > ?3)",
+                &[&limit, &at, &id],
+            ),
+        }
+        .map_err(StoreError::ctx("list sessions"))
     }
 
     pub fn count_sessions(&self) -> Result<i64> {
@@ -372,6 +394,49 @@ fn message_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MessageRow> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn session_pages_follow_each_other_from_the_index_without_sorting() {
+        let (db, _) = Db::open_in_memory().unwrap();
+        for n in 0..7 {
+            db.create_session(&format!("s{n}"), None, "/tmp", "m")
+                .unwrap();
+        }
+        // Same `updated_at` for some: the id orders them.
+        db.execute_batch("UPDATE sessions SET updated_at = 5 WHERE id IN ('s1', 's2', 's3')")
+            .unwrap();
+        let mut seen = Vec::new();
+        let mut after: Option<(i64, String)> = None;
+        loop {
+            let page = db
+                .sessions_page(after.as_ref().map(|(at, id)| (*at, id.as_str())), 3)
+                .unwrap();
+            let Some(last) = page.last() else { break };
+            after = Some((last.updated_at, last.id.clone()));
+            seen.extend(page.iter().map(|row| row.id.clone()));
+        }
+        let distinct: std::collections::HashSet<&String> = seen.iter().collect();
+        assert_eq!((seen.len(), distinct.len()), (7, 7), "{seen:?}");
+        assert_eq!(&seen[4..], ["s1", "s2", "s3"], "{seen:?}");
+
+        let plan: Vec<String> = db
+            .conn
+            .prepare(
+                "EXPLAIN QUERY PLAN SELECT id FROM sessions s \
+                 WHERE s.updated_at < 1 OR (s.updated_at = 1 AND s.id > 'x') \
+                 ORDER BY s.updated_at DESC, s.id LIMIT 3",
+            )
+            .unwrap()
+            .query_map([], |r| r.get(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let plan = plan.join("; ");
+        assert!(
+            plan.contains("sessions_by_update") && !plan.contains("TEMP B-TREE"),
+            "{plan}"
+        );
+    }
 
     #[test]
     fn sessions_messages_and_turns_round_trip() {

@@ -238,6 +238,13 @@ impl Store {
         })
     }
 
+    /// Finishes the queued work and closes both connections, the writer's last so that it
+    /// checkpoints the WAL into the file. Calls after this fail with "no answer".
+    pub async fn close(&self) {
+        self.reader.close().await;
+        self.writer.close().await;
+    }
+
     /// A fresh database in memory: one connection, so one thread for reads and writes.
     pub fn open_in_memory() -> Result<Opened> {
         let (db, interrupted) = Db::open_in_memory()?;
@@ -276,9 +283,17 @@ impl Store {
         self.reader.run(move |db| db.session(&id)).await
     }
 
-    /// Every session, most recently updated first.
-    pub async fn sessions(&self) -> Result<Vec<SessionRow>> {
-        self.reader.run(|db| db.sessions()).await
+    /// A page of sessions in `session/list`'s order: see [`db::Db::sessions_page`].
+    pub async fn sessions_page(
+        &self,
+        after: Option<(i64, String)>,
+        limit: usize,
+    ) -> Result<Vec<SessionRow>> {
+        self.reader
+            .run(move |db| {
+                db.sessions_page(after.as_ref().map(|(at, id)| (*at, id.as_str())), limit)
+            })
+            .await
     }
 
     pub async fn delete_session(&self, id: &str) -> Result<bool> {
@@ -384,7 +399,10 @@ mod tests {
             assert!(id > last);
             last = id;
         }
-        assert_eq!(store.sessions().await.unwrap()[0].message_count, 6);
+        assert_eq!(
+            store.sessions_page(None, 10).await.unwrap()[0].message_count,
+            6
+        );
         let reopened = Store::open(&dir.path().join("z.db")).unwrap();
         assert_eq!((reopened.interrupted, reopened.sessions), (1, 1));
     }

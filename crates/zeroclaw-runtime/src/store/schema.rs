@@ -5,7 +5,8 @@ use rusqlite::Connection;
 use std::time::Duration;
 
 /// Schema migrations, applied in order; `PRAGMA user_version` records how many ran.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE sessions (
     id           TEXT PRIMARY KEY,
     title        TEXT,
@@ -41,7 +42,13 @@ CREATE TABLE messages (
     created_at   INTEGER NOT NULL
 );
 CREATE INDEX messages_by_session ON messages(session_id, id);
-"#];
+"#,
+    // 2: `session/list` pages in its order (most recently updated first, then by id) straight
+    // from this index, without reading the sessions before the page.
+    r#"
+CREATE INDEX sessions_by_update ON sessions(updated_at DESC, id);
+"#,
+];
 
 /// The schema version this build writes: how many migrations it has.
 pub const VERSION: usize = MIGRATIONS.len();

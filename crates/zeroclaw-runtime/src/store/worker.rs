@@ -15,7 +15,12 @@ use tokio::sync::{mpsc, oneshot};
 /// Jobs waiting for one store thread (see the module docs for the overflow rule).
 pub const QUEUE_BOUND: usize = 64;
 
-type Job = Box<dyn FnOnce(&mut Db) + Send>;
+enum Job {
+    Run(Box<dyn FnOnce(&mut Db) + Send>),
+    /// Close the connection (after the jobs queued before this one) and end the thread;
+    /// the sender learns when it is closed.
+    Close(oneshot::Sender<()>),
+}
 
 #[derive(Clone)]
 pub struct Worker {
@@ -23,22 +28,45 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Starts the thread `name`, which owns `db` until every handle is dropped.
+    /// Starts the thread `name`, which owns `db` until [`Worker::close`] or until every
+    /// handle is dropped.
     pub fn spawn(name: &str, mut db: Db) -> Result<Self> {
         let (jobs, mut queue) = mpsc::channel::<Job>(QUEUE_BOUND);
         std::thread::Builder::new()
             .name(name.to_owned())
             .spawn(move || {
                 while let Some(job) = queue.blocking_recv() {
-                    // A job that panics drops its answer (its caller gets an error); the
-                    // thread goes on: SQLite rolled back whatever it had open.
-                    if std::panic::catch_unwind(AssertUnwindSafe(|| job(&mut db))).is_err() {
-                        tracing::error!("a store job panicked");
+                    match job {
+                        Job::Run(job) => {
+                            // A job that panics drops its answer (its caller gets an
+                            // error); the thread goes on: SQLite rolled back whatever it
+                            // had open.
+                            let ran = std::panic::catch_unwind(AssertUnwindSafe(|| job(&mut db)));
+                            if ran.is_err() {
+                                tracing::error!("a store job panicked");
+                            }
+                        }
+                        Job::Close(closed) => {
+                            if let Err(e) = db.close() {
+                                tracing::error!(error = %e, "could not close the database");
+                            }
+                            let _ = closed.send(());
+                            return;
+                        }
                     }
                 }
             })
             .map_err(StoreError::thread)?;
         Ok(Self { jobs })
+    }
+
+    /// Runs the jobs queued so far, then closes the connection and ends the thread. Jobs
+    /// sent after this fail with "no answer". Returns once the connection is closed.
+    pub async fn close(&self) {
+        let (closed, done) = oneshot::channel();
+        if self.jobs.send(Job::Close(closed)).await.is_ok() {
+            let _ = done.await;
+        }
     }
 
     /// Runs `job` on the thread and returns its answer.
@@ -47,10 +75,10 @@ impl Worker {
         job: impl FnOnce(&mut Db) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let (answer, answered) = oneshot::channel();
-        let job: Job = Box::new(move |db| {
+        let job = Job::Run(Box::new(move |db| {
             // The caller may have gone (its request was cancelled); the work is done anyway.
             let _ = answer.send(job(db));
-        });
+        }));
         self.jobs
             .send(job)
             .await
