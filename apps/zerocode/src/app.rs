@@ -29,6 +29,7 @@ Type a message and press Enter to send it to the agent.
   /sessions         list recent sessions, numbered
   /load ID|N        resume a session by id (or a unique prefix) or by its /sessions number
   /cancel           cancel a turn running in this session
+  /compact          fold older turns into a summary the model is sent instead (all stay stored)
   /help             this help
   /quit             exit (also Ctrl-D, or Ctrl-C twice)
 While a turn runs: Ctrl-C cancels it (twice quits). Approvals: y = allow once, a = allow
@@ -290,6 +291,21 @@ impl App {
                         self.session.cwd
                     )));
                     self.follow_running().await?;
+                }
+            }
+            "/compact" => {
+                self.line(&dim(
+                    "compacting: the model is summarising the older turns…",
+                ));
+                match self.client.session_compact(&self.session.id).await {
+                    Ok(done) if done.messages_folded == 0 => {
+                        self.line(&dim(
+                            "nothing to compact: the session has one turn since the last summary",
+                        ));
+                    }
+                    // The `context_compacted` event says the rest.
+                    Ok(_) => {}
+                    Err(e) => self.failed("compact failed", &e)?,
                 }
             }
             "/cancel" => match self.client.session_cancel(&self.session.id).await {
@@ -627,6 +643,12 @@ impl App {
                 is_error,
                 ..
             } => self.screen().tool_result(&raw_output, is_error),
+            Update::ContextCompacted {
+                messages_folded, ..
+            } => {
+                self.screen().end_line();
+                self.line(&dim(&render::compacted(messages_folded)));
+            }
             Update::TurnComplete { stop_reason, error } if following => {
                 self.screen().end_line();
                 if let Some(error) = error {

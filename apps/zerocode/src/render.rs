@@ -148,9 +148,22 @@ impl Screen {
                 let mark = if *is_error { "✗" } else { "⎿" };
                 self.line(&format!("  {}", dim(&format!("{mark}  {shown}"))));
             }
+            Update::ContextCompacted {
+                messages_folded, ..
+            } => {
+                self.end_line();
+                self.line(&dim(&compacted(*messages_folded)));
+            }
             _ => {}
         }
     }
+}
+
+/// The line saying a session was compacted.
+pub fn compacted(messages_folded: u64) -> String {
+    format!(
+        "context compacted: the model now reads a summary in place of {messages_folded} older messages (all still stored)"
+    )
 }
 
 /// A tool call's arguments in a few words: `command` for bash, `path` for the file tools,

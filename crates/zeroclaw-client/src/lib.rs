@@ -375,6 +375,12 @@ impl Client {
         self.request::<m::SessionRename>(&params).await.map(drop)
     }
 
+    /// Folds the session's older messages into a summary now (`session/compact`).
+    pub async fn session_compact(&self, session_id: &str) -> CallResult<m::CompactResult> {
+        let params = session_id_params(session_id);
+        self.request::<m::SessionCompact>(&params).await
+    }
+
     pub async fn session_delete(&self, session_id: &str) -> CallResult<bool> {
         let params = session_id_params(session_id);
         Ok(self.request::<m::SessionDelete>(&params).await?.deleted)

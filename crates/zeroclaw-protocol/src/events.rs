@@ -18,6 +18,7 @@ pub const EVENTS: &[&str] = &[
     "approval_request",
     "user_message_chunk",
     "turn_complete",
+    "context_compacted",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -90,6 +91,13 @@ pub enum Update<'a> {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// Older messages were folded into a summary, which the model is sent from now on in
+    /// their place; the messages stay stored (`session/messages`).
+    #[serde(rename_all = "camelCase")]
+    ContextCompacted {
+        summary: Cow<'a, str>,
+        messages_folded: u64,
+    },
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
@@ -126,6 +134,7 @@ impl<'a> Update<'a> {
             Update::ToolResult { .. } => "tool_result",
             Update::ApprovalRequest { .. } => "approval_request",
             Update::TurnComplete { .. } => "turn_complete",
+            Update::ContextCompacted { .. } => "context_compacted",
             Update::Unknown => "unknown",
         }
     }
@@ -186,6 +195,10 @@ mod tests {
             Update::TurnComplete {
                 stop_reason: StopReason::EndTurn,
                 error: None,
+            },
+            Update::ContextCompacted {
+                summary: "s".into(),
+                messages_folded: 3,
             },
         ]
     }

@@ -15,6 +15,9 @@ pub enum MessageKind {
     Thought,
     ToolCall,
     ToolResult,
+    /// What compaction wrote in place of older messages, which stay stored: the model is
+    /// sent this text instead of them (`text`; `data.upTo` is the last message it folds).
+    Summary,
 }
 
 impl MessageKind {
@@ -25,6 +28,7 @@ impl MessageKind {
             MessageKind::Thought => "thought",
             MessageKind::ToolCall => "tool_call",
             MessageKind::ToolResult => "tool_result",
+            MessageKind::Summary => "summary",
         }
     }
 
@@ -35,6 +39,7 @@ impl MessageKind {
             "thought" => MessageKind::Thought,
             "tool_call" => MessageKind::ToolCall,
             "tool_result" => MessageKind::ToolResult,
+            "summary" => MessageKind::Summary,
             _ => return None,
         })
     }

@@ -68,6 +68,10 @@ method!(
     SessionRename, "session/rename", RenameParams, Empty
 );
 method!(
+    /// Folds the session's older messages into a summary the model is sent instead.
+    SessionCompact, "session/compact", SessionIdParams, CompactResult
+);
+method!(
     /// Deletes a session and its history, cancelling a running turn first.
     SessionDelete, "session/delete", SessionIdParams, DeleteResult
 );
@@ -387,6 +391,16 @@ pub struct RenameParams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeleteResult {
     pub deleted: bool,
+}
+
+/// What `session/compact` did: how many messages the new summary folds (0: nothing was
+/// old enough to fold, and no summary was written).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
+    pub messages_folded: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
 }
 
 #[cfg(test)]

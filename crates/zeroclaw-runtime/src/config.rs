@@ -42,6 +42,9 @@ pub struct ProviderConfig {
     pub max_retries: u32,
     /// `max_tokens` per model call (required by Anthropic, optional for OpenAI).
     pub max_tokens: Option<u32>,
+    /// The model's context window in tokens; unset: known for well-known model names,
+    /// else a conservative 8192 (`provider/window.rs`).
+    pub context_window: Option<u64>,
 }
 
 impl Default for ProviderConfig {
@@ -55,6 +58,7 @@ impl Default for ProviderConfig {
             idle_timeout_secs: 120,
             max_retries: 3,
             max_tokens: None,
+            context_window: None,
         }
     }
 }
@@ -72,6 +76,9 @@ pub struct AgentConfig {
     pub system_prompt: Option<String>,
     /// Tool calls run per model call; each further call of that step gets an error result.
     pub max_tool_calls_per_step: usize,
+    /// A turn compacts the session before a model call whose request would pass this share
+    /// of the context window, in percent (10 to 95).
+    pub compact_at_percent: u8,
 }
 
 impl Default for AgentConfig {
@@ -82,6 +89,7 @@ impl Default for AgentConfig {
             ask_user_timeout_secs: 300,
             system_prompt: None,
             max_tool_calls_per_step: 64,
+            compact_at_percent: 80,
         }
     }
 }
@@ -268,6 +276,15 @@ impl Config {
         }
         if self.provider.model.trim().is_empty() {
             return Err("provider.model must not be empty".into());
+        }
+        if !(10..=95).contains(&self.agent.compact_at_percent) {
+            return Err(format!(
+                "agent.compact_at_percent must be between 10 and 95, got {}",
+                self.agent.compact_at_percent
+            ));
+        }
+        if self.provider.context_window.is_some_and(|w| w < 1024) {
+            return Err("provider.context_window must be at least 1024 tokens".into());
         }
         Ok(())
     }

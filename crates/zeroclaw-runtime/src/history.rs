@@ -1,5 +1,10 @@
 //! Stored messages, seen three ways: as the conversation the model is sent, as the
 //! `session/update` events of a replay, and as `session/messages` entries.
+//!
+//! A compacted session's newest `summary` message stands, for the model, for every message
+//! up to the one it names (`data.upTo`); those stay stored and are still replayed and
+//! listed. What the model is sent after a summary has old tool outputs cut to their head
+//! and tail.
 
 use crate::provider::{ChatMessage, ToolCall};
 use crate::store::{MessageKind, MessageRow};
@@ -8,15 +13,53 @@ use std::collections::HashSet;
 use std::time::{Duration, UNIX_EPOCH};
 use zeroclaw_protocol::{Message, Update};
 
+/// What the model is sent of a session's history.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Context {
+    /// The newest summary's text: what the messages it folds said.
+    pub summary: Option<String>,
+    pub messages: Vec<ChatMessage>,
+}
+
+/// How much of a tool output of an earlier turn a compacted session sends: its head and its
+/// tail, half each.
+pub const OLD_OUTPUT_KEEP: usize = 2048;
+
+/// The newest summary in `rows`: its text and the id of the last message it folds.
+pub fn latest_summary(rows: &[MessageRow]) -> Option<(&str, i64)> {
+    rows.iter().rev().find_map(|row| {
+        (row.kind == MessageKind::Summary).then(|| {
+            let up_to = row
+                .data
+                .as_ref()
+                .and_then(|d| d.get("upTo"))
+                .and_then(Value::as_i64)
+                .unwrap_or(row.id);
+            (row.text.as_deref().unwrap_or_default(), up_to)
+        })
+    })
+}
+
 /// The conversation as the model sees it. One assistant message per model step (its text
 /// and every tool call it made), followed by that step's tool results. A call whose result
 /// never got stored (the turn was cancelled or the daemon died) gets a stand-in result, since
-/// providers reject a tool call left unanswered.
-pub fn conversation(rows: &[MessageRow]) -> Vec<ChatMessage> {
+/// providers reject a tool call left unanswered. After a summary, only the messages it does
+/// not fold, with the tool outputs of turns before the last cut to [`OLD_OUTPUT_KEEP`].
+pub fn conversation(rows: &[MessageRow]) -> Context {
+    let summary = latest_summary(rows);
+    let rows: Vec<&MessageRow> = rows
+        .iter()
+        .filter(|row| row.kind != MessageKind::Summary)
+        .filter(|row| summary.is_none_or(|(_, up_to)| row.id > up_to))
+        .collect();
+    let last_prompt = rows
+        .iter()
+        .rposition(|row| row.kind == MessageKind::User)
+        .unwrap_or(0);
     let mut messages: Vec<ChatMessage> = Vec::new();
     // (turn, step) of the assistant message being built, and its index.
     let mut current: Option<(Option<&str>, i64, usize)> = None;
-    for row in rows {
+    for (at, row) in rows.iter().enumerate() {
         let key = (row.turn_id.as_deref(), row.step);
         match row.kind {
             MessageKind::User => {
@@ -25,7 +68,7 @@ pub fn conversation(rows: &[MessageRow]) -> Vec<ChatMessage> {
                     text: row.text.clone().unwrap_or_default(),
                 });
             }
-            MessageKind::Thought => {}
+            MessageKind::Thought | MessageKind::Summary => {}
             MessageKind::Assistant | MessageKind::ToolCall => {
                 let at = match current {
                     Some((turn, step, at)) if (turn, step) == key => at,
@@ -56,15 +99,48 @@ pub fn conversation(rows: &[MessageRow]) -> Vec<ChatMessage> {
                     }
                 }
             }
-            MessageKind::ToolResult => messages.push(ChatMessage::ToolResult {
-                call_id: row.tool_call_id.clone().unwrap_or_default(),
-                name: row.tool_name.clone().unwrap_or_default(),
-                output: result_text(row),
-                is_error: row.is_error,
-            }),
+            MessageKind::ToolResult => {
+                let output = result_text(row);
+                let output = if summary.is_some() && at < last_prompt {
+                    head_and_tail(&output, OLD_OUTPUT_KEEP)
+                } else {
+                    output
+                };
+                messages.push(ChatMessage::ToolResult {
+                    call_id: row.tool_call_id.clone().unwrap_or_default(),
+                    name: row.tool_name.clone().unwrap_or_default(),
+                    output,
+                    is_error: row.is_error,
+                });
+            }
         }
     }
-    answer_orphan_calls(messages)
+    Context {
+        summary: summary.map(|(text, _)| text.to_owned()),
+        messages: answer_orphan_calls(messages),
+    }
+}
+
+/// `text` if it is at most `keep` bytes; else its first and last `keep / 2` bytes (at
+/// character boundaries) around a line that says how much was cut.
+pub fn head_and_tail(text: &str, keep: usize) -> String {
+    if text.len() <= keep {
+        return text.to_owned();
+    }
+    let mut head = keep / 2;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - keep / 2;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{}\n[... {} bytes cut ...]\n{}",
+        &text[..head],
+        tail - head,
+        &text[tail..]
+    )
 }
 
 fn result_text(row: &MessageRow) -> String {
@@ -135,6 +211,10 @@ pub fn replay_event(row: &MessageRow) -> Update<'static> {
             raw_output: data,
             is_error: row.is_error,
         },
+        MessageKind::Summary => Update::ContextCompacted {
+            summary: text(),
+            messages_folded: data.get("folded").and_then(Value::as_u64).unwrap_or(0),
+        },
     }
 }
 
@@ -156,7 +236,10 @@ pub fn message(row: &MessageRow) -> Message {
     };
     let data = || Some(row.data.clone().unwrap_or(Value::Null));
     match row.kind {
-        MessageKind::User | MessageKind::Assistant | MessageKind::Thought => {
+        MessageKind::User
+        | MessageKind::Assistant
+        | MessageKind::Thought
+        | MessageKind::Summary => {
             message.text = Some(row.text.clone().unwrap_or_default());
         }
         MessageKind::ToolCall | MessageKind::ToolResult => {
@@ -209,7 +292,7 @@ mod tests {
             r
         };
         let rows = vec![user, text, call(3, "a"), result(4, "a"), call(5, "b")];
-        let conversation = conversation(&rows);
+        let conversation = conversation(&rows).messages;
         assert_eq!(conversation.len(), 4);
         match &conversation[1] {
             ChatMessage::Assistant { text, tool_calls } => {
@@ -223,6 +306,65 @@ mod tests {
         );
         assert!(
             matches!(&conversation[3], ChatMessage::ToolResult { call_id, is_error: true, .. } if call_id == "b")
+        );
+    }
+
+    #[test]
+    fn a_summary_stands_for_what_it_folds_and_old_outputs_are_cut() {
+        let user = |id: i64, turn: &str| {
+            let mut r = row(id, turn, 0, MessageKind::User);
+            r.text = Some(format!("prompt {id}"));
+            r
+        };
+        let call = |id: i64, turn: &str| {
+            let mut r = row(id, turn, 1, MessageKind::ToolCall);
+            r.tool_call_id = Some(format!("c{id}"));
+            r.tool_name = Some("bash".into());
+            r
+        };
+        let result = |id: i64, turn: &str| {
+            let mut r = row(id, turn, 1, MessageKind::ToolResult);
+            r.tool_call_id = Some(format!("c{}", id - 1));
+            r.tool_name = Some("bash".into());
+            r.data = Some(json!("o".repeat(10_000)));
+            r
+        };
+        let mut summary = row(10, "t3", 0, MessageKind::Summary);
+        summary.text = Some("they said hello".into());
+        summary.data = Some(json!({"upTo": 3, "folded": 3}));
+        let rows = vec![
+            user(1, "t1"),
+            call(2, "t1"),
+            result(3, "t1"),
+            user(4, "t2"),
+            call(5, "t2"),
+            result(6, "t2"),
+            user(7, "t3"),
+            call(8, "t3"),
+            result(9, "t3"),
+            summary,
+        ];
+        let context = conversation(&rows);
+        assert_eq!(context.summary.as_deref(), Some("they said hello"));
+        let outputs: Vec<usize> = context
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                ChatMessage::ToolResult { output, .. } => Some(output.len()),
+                _ => None,
+            })
+            .collect();
+        // Turn t1 is folded; t2's output (an earlier turn) is cut; t3's (the last) is whole.
+        assert_eq!(context.messages.len(), 6);
+        assert!(outputs[0] < 2200 && outputs[1] == 10_000, "{outputs:?}");
+        assert!(matches!(&context.messages[0], ChatMessage::User { text } if text == "prompt 4"));
+        // Without a summary nothing is cut.
+        let whole = conversation(&rows[..6]);
+        assert_eq!(whole.summary, None);
+        assert_eq!(whole.messages.len(), 6);
+        assert_eq!(
+            head_and_tail("héllo wörld", 4).matches("bytes cut").count(),
+            1
         );
     }
 

@@ -342,6 +342,24 @@ impl Reply {
         )
     }
 
+    /// OpenAI's refusal of a request longer than the model's context window (`limit` and
+    /// `size` in bytes, reported as tokens at four bytes each).
+    pub fn context_length_exceeded(limit: usize, size: usize) -> Reply {
+        Reply::status(
+            400,
+            json!({"error": {
+                "message": format!(
+                    "This model's maximum context length is {} tokens. However, your messages resulted in {} tokens. Please reduce the length of the messages.",
+                    limit / 4,
+                    size / 4
+                ),
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded"
+            }}),
+        )
+    }
+
     /// `404` with OpenAI's unknown-model body:
     /// `{"error":{"message":"The model `x` does not exist","type":"invalid_request_error","code":"model_not_found"}}`.
     pub fn openai_model_not_found(model: &str) -> Reply {
@@ -404,6 +422,10 @@ struct State {
     requests: Vec<Recorded>,
     /// Index of the next request [`FakeProvider::next_request`] returns.
     cursor: usize,
+    /// [`FakeProvider::limit_context`].
+    context_limit: Option<usize>,
+    /// [`FakeProvider::answer_when`]: (text the body contains, reply).
+    body_routes: Vec<(String, Reply)>,
 }
 
 /// State shared between the handle and the server tasks.
@@ -429,7 +451,21 @@ impl Shared {
             .iter()
             .find(|(m, p, _)| m.eq_ignore_ascii_case(&request.method) && p == bare_path)
             .map(|(_, _, r)| r.clone());
+        let too_long = st
+            .context_limit
+            .filter(|limit| request.raw_body.len() > *limit)
+            .map(|limit| Reply::context_length_exceeded(limit, request.raw_body.len()));
+        let by_body = st
+            .body_routes
+            .iter()
+            .find(|(needle, _)| {
+                let needle = needle.as_bytes();
+                request.raw_body.windows(needle.len()).any(|w| w == needle)
+            })
+            .map(|(_, r)| r.clone());
         let reply = routed
+            .or(too_long)
+            .or(by_body)
             .or_else(|| st.queue.pop_front())
             .unwrap_or_else(Reply::no_reply_left);
         st.requests.push(request);
@@ -546,6 +582,23 @@ impl FakeProvider {
     /// Queues a reply. Requests are answered FIFO.
     pub fn push(&self, reply: Reply) {
         self.shared.lock().queue.push_back(reply);
+    }
+
+    /// Refuses every request whose body is longer than `bytes` as a real provider refuses
+    /// one past the model's context window (OpenAI's `400 context_length_exceeded`),
+    /// without consuming a queued reply. Such requests are still recorded.
+    pub fn limit_context(&self, bytes: usize) {
+        self.shared.lock().context_limit = Some(bytes);
+    }
+
+    /// Answers every request whose body contains `needle` with a clone of `reply`, without
+    /// consuming the FIFO queue (after [`FakeProvider::limit_context`]'s refusal). For
+    /// requests whose place in the order a test cannot know, such as a summarising call.
+    pub fn answer_when(&self, needle: &str, reply: Reply) {
+        self.shared
+            .lock()
+            .body_routes
+            .push((needle.to_owned(), reply));
     }
 
     /// Queues several replies, in order.

@@ -114,6 +114,12 @@ fn render(m: &Message) -> String {
         MessageKind::User => format!("\n> {}\n", text.replace('\n', "\n> ")),
         MessageKind::Assistant => format!("{text}{cancelled}\n"),
         MessageKind::Thought => format!("{}\n", dim(&format!("(thinking) {text}"))),
+        MessageKind::Summary => format!(
+            "{}\n",
+            dim(&format!(
+                "── compacted: the model is sent this summary instead of the messages above ──\n{text}"
+            ))
+        ),
         MessageKind::ToolCall => format!(
             "{}\n",
             dim(&format!(

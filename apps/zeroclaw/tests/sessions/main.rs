@@ -16,6 +16,7 @@ mod approvals;
 mod ask_user;
 mod backpressure;
 mod cancel;
+mod compaction;
 mod disconnects;
 mod hardening;
 mod limits;

@@ -88,5 +88,6 @@ fn kind_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Timeout => "timeout",
         ErrorKind::Stream => "stream",
         ErrorKind::Provider => "provider",
+        ErrorKind::ContextLength => "context_length",
     }
 }

@@ -5,6 +5,7 @@
 //! [`TABLE`] makes it callable. [`dispatch`] decodes the params, runs the handler, and
 //! encodes its result; `initialize` advertises the table's names.
 
+mod compact;
 pub(crate) mod errors;
 mod lifecycle;
 mod session;
@@ -67,6 +68,7 @@ const TABLE: &[(&str, Handler)] = &[
     row::<m::SessionCancel>(),
     row::<m::SessionApprove>(),
     row::<m::SessionRename>(),
+    row::<m::SessionCompact>(),
     row::<m::SessionDelete>(),
 ];
 

@@ -91,7 +91,7 @@ async fn ensure_exists(daemon: &DaemonState, id: &str) -> Result<(), RpcError> {
 
 /// The session, if the calling connection is attached to it. Attachment is in memory, so
 /// this answers in frame order; only the refusal needs the store.
-fn attached(ctx: &Ctx, id: &str) -> Result<Arc<Session>, Refused> {
+pub(super) fn attached(ctx: &Ctx, id: &str) -> Result<Arc<Session>, Refused> {
     match ctx.0.daemon.sessions.live(id) {
         Some(session) if session.is_attached(ctx.0.id) => Ok(session),
         _ => Err(Refused {
@@ -102,14 +102,14 @@ fn attached(ctx: &Ctx, id: &str) -> Result<Arc<Session>, Refused> {
 }
 
 /// A call on a session the caller is not attached to.
-struct Refused {
+pub(super) struct Refused {
     daemon: Arc<DaemonState>,
     id: String,
 }
 
 impl Refused {
     /// -32003 if the session exists, -32000 if it does not.
-    fn reply<R: Send + 'static>(self) -> Reply<R> {
+    pub(super) fn reply<R: Send + 'static>(self) -> Reply<R> {
         Reply::later(async move {
             ensure_exists(&self.daemon, &self.id).await?;
             Err(not_attached(&self.id))

@@ -105,6 +105,13 @@ impl Provider {
         self.wire.name()
     }
 
+    /// The uncalibrated estimate of `request`'s input tokens: its body as this provider
+    /// would send it, at four bytes a token (see `window.rs`).
+    pub fn estimate(&self, request: &ChatRequest<'_>) -> u64 {
+        let body = self.wire.body(request, &self.config).to_string();
+        super::window::tokens_of(body.len())
+    }
+
     /// Starts one model call: sends the request (with retries) and returns once the
     /// provider has accepted it and its stream is open. Nothing has been shown yet, so a
     /// failure here leaves no trace of the call.

@@ -15,6 +15,8 @@ pub enum ErrorKind {
     Timeout,
     Stream,
     Provider,
+    /// The request is longer than the model's context window.
+    ContextLength,
 }
 
 /// What failed, and how to fix it, in words a user can act on.
@@ -83,6 +85,12 @@ pub(super) fn status(
     model: &str,
 ) -> ProviderError {
     let (kind, message) = match status {
+        400 | 413 if says_context_is_full(detail) => (
+            ErrorKind::ContextLength,
+            format!(
+                "the conversation is longer than model {model:?} can read (HTTP {status}: {detail}); compact the session (session/compact, /compact in zerocode) or set provider.context_window to the model's real context size"
+            ),
+        ),
         401 | 403 => (
             ErrorKind::Auth,
             match api_key_env {
@@ -121,11 +129,37 @@ pub(super) fn status(
 /// The provider said, inside its stream, that the call failed: `message`, of the type
 /// `kind` when it names one.
 pub(super) fn mid_stream(kind: Option<&str>, message: &str) -> ProviderError {
+    let error_kind = if says_context_is_full(message) || kind.is_some_and(says_context_is_full) {
+        ErrorKind::ContextLength
+    } else {
+        ErrorKind::Provider
+    };
     let message = match kind {
         Some(kind) => format!("the provider reported an error mid-stream ({kind}): {message}"),
         None => format!("the provider reported an error mid-stream: {message}"),
     };
-    ProviderError::new(ErrorKind::Provider, message)
+    ProviderError::new(error_kind, message)
+}
+
+/// Whether an error's text says the request passed the model's context window, in the
+/// words of OpenAI (`context_length_exceeded`, "maximum context length"), Anthropic
+/// ("prompt is too long"), llama.cpp (`exceed_context_size_error`, "exceeds the available
+/// context size"), vLLM and Ollama.
+pub fn says_context_is_full(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    [
+        "context_length_exceeded",
+        "context length",
+        "maximum context",
+        "context window",
+        "exceed_context_size",
+        "context size",
+        "prompt is too long",
+        "too many tokens",
+        "input is too long",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
 }
 
 /// A successful answer whose body held no streaming event at all.
@@ -204,5 +238,26 @@ mod tests {
         );
         assert_eq!(excerpt(""), "no details");
         assert!(excerpt(&"x".repeat(1000)).ends_with('…'));
+    }
+
+    #[test]
+    fn context_length_refusals_are_recognised_in_each_providers_words() {
+        for detail in [
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+            "prompt is too long: 210000 tokens > 200000 maximum",
+            "the request exceeds the available context size, try increasing it",
+        ] {
+            let e = status(400, detail, "http://x", None, "m");
+            assert_eq!(e.kind, ErrorKind::ContextLength, "{detail}");
+            assert!(e.message.contains("compact"), "{}", e.message);
+        }
+        assert_eq!(
+            status(400, "bad tool schema", "http://x", None, "m").kind,
+            ErrorKind::Http
+        );
+        assert_eq!(
+            mid_stream(Some("exceed_context_size_error"), "x").kind,
+            ErrorKind::ContextLength
+        );
     }
 }

@@ -27,6 +27,7 @@ fn config(base_url: String, kind: ProviderKind) -> ProviderConfig {
         idle_timeout_secs: 30,
         max_retries: 0,
         max_tokens: None,
+        context_window: None,
     }
 }
 

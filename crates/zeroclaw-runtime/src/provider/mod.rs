@@ -10,6 +10,7 @@ mod error;
 mod http_tests;
 mod openai;
 pub mod sse;
+pub mod window;
 mod wire;
 
 pub use client::Provider;

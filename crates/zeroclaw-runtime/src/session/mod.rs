@@ -19,6 +19,7 @@ mod audience;
 mod fit;
 mod pace;
 
+use crate::provider::window::Calibration;
 use crate::store::{MessageRow, SessionRow, Store, StoreError};
 use audience::{Audience, Replayed, Stalled, Streaming, Tag};
 use std::collections::{HashMap, HashSet};
@@ -106,6 +107,9 @@ pub struct Session {
     audience: Mutex<Audience>,
     always_allow: Mutex<HashSet<String>>,
     turn: Mutex<Option<Arc<ActiveTurn>>>,
+    /// How the provider counts this session's requests against our estimate (learnt from
+    /// each call's reported input tokens; kept while the session is in memory).
+    calibration: Mutex<Calibration>,
 }
 
 impl Session {
@@ -118,6 +122,7 @@ impl Session {
             audience: Mutex::new(Audience::default()),
             always_allow: Mutex::new(row.always_allow.iter().cloned().collect()),
             turn: Mutex::new(None),
+            calibration: Mutex::new(Calibration::default()),
         }
     }
 
@@ -150,6 +155,14 @@ impl Session {
         }
     }
 
+    pub fn calibration(&self) -> Calibration {
+        *lock(&self.calibration)
+    }
+
+    pub fn set_calibration(&self, calibration: Calibration) {
+        *lock(&self.calibration) = calibration;
+    }
+
     pub fn is_always_allowed(&self, tool: &str) -> bool {
         lock(&self.always_allow).contains(tool)
     }
@@ -173,6 +186,13 @@ impl Session {
     /// `audience.rs` for why a joining connection then gets it exactly once.
     pub fn send_stored(&self, turn_id: &str, row: i64, update: Update<'_>) {
         self.send(&Tag::Row(row), self.frames(turn_id, update));
+    }
+
+    /// [`Session::send_stored`] for a message that belongs to no turn (a summary written
+    /// by `session/compact`).
+    pub fn send_stored_outside_turns(&self, row: i64, update: Update<'_>) {
+        let frames = fit_update(&self.id, None, update, self.frame_cap);
+        self.send(&Tag::Row(row), frames);
     }
 
     /// Registers what an event announces (`register` gets the frame as sent) and sends it,

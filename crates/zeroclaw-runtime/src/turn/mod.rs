@@ -10,12 +10,14 @@
 
 mod approval;
 mod ask_user;
+mod compact;
 mod error;
 mod spawn;
 mod step;
 mod target;
 mod tool_call;
 
+pub use compact::{CompactError, Compaction, Mode as CompactMode};
 pub use error::{Failure, TurnError};
 pub use spawn::{StartError, start};
 

@@ -6,9 +6,12 @@
 //! connection (one queue per connection keeps that order). Each message is stored when it
 //! completes; nothing at all is stored when the very first model call fails.
 
+use super::compact::{CompactError, Compaction, Mode};
 use super::{Env, Failure, Origin, TurnError};
 use crate::history;
-use crate::provider::{ChatMessage, ChatRequest, Delta, StepResult, ToolCall};
+use crate::provider::{
+    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, window,
+};
 use crate::session::{ActiveTurn, Session};
 use crate::store::{MessageKind, NewMessage, StoreError, Usage};
 use crate::tools::{ToolOutput, ToolSet};
@@ -22,6 +25,35 @@ fn default_system_prompt(cwd: &str) -> String {
          that directory. Changes and commands may need the user's approval. When you need a \
          decision only the user can make, ask with ask_user. Be concise."
     )
+}
+
+/// The system prompt, with the summary of what compaction folded after it.
+fn with_summary(system: &str, summary: Option<&str>) -> String {
+    match summary {
+        Some(summary) => format!(
+            "{system}\n\nThe earlier part of this conversation was compacted into this summary \
+             (the messages after it follow verbatim):\n{summary}"
+        ),
+        None => system.to_owned(),
+    }
+}
+
+/// How a model call ended, short of failing.
+enum Call {
+    /// Its text and result.
+    Done(String, StepResult),
+    Cancelled,
+    /// The provider refused the request as longer than the model's context window.
+    TooLong(ProviderError),
+}
+
+/// What a compaction left the turn with.
+enum Compact {
+    /// The conversation to send from now on.
+    Done(history::Context),
+    /// Nothing old enough to fold.
+    Nothing,
+    Cancelled,
 }
 
 pub(super) struct Turn<'a> {
@@ -69,33 +101,76 @@ impl Turn<'_> {
     async fn run(&mut self) -> Result<PromptResult, TurnError> {
         let rows = self.env.store.history(&self.session.id).await;
         let rows = self.stored(rows).await?;
-        let mut conversation = history::conversation(&rows);
-        conversation.push(ChatMessage::User {
+        let mut context = history::conversation(&rows);
+        context.messages.push(ChatMessage::User {
             text: self.prompt.to_owned(),
         });
-        let system = self
+        let base_system = self
             .env
             .config
             .agent
             .system_prompt
             .clone()
             .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
-        for step in 1..=i64::from(self.env.config.agent.max_steps) {
+        let window =
+            window::context_window(self.env.config.provider.context_window, &self.session.model);
+        let limit = window * u64::from(self.env.config.agent.compact_at_percent) / 100;
+        // Each step compacts at most once before its call, and the turn retries at most
+        // once after a refusal as too long: a session that cannot be made to fit fails.
+        let mut compacted_at = 0;
+        let mut retried = false;
+        let mut step = 1;
+        while step <= i64::from(self.env.config.agent.max_steps) {
             // The step's calls run against the tools this model call was offered.
             let tools = self.env.tools.snapshot();
+            let system = with_summary(&base_system, context.summary.as_deref());
             let request = ChatRequest {
                 model: &self.session.model,
                 system: Some(&system),
-                messages: &conversation,
+                messages: &context.messages,
                 tools: tools.definitions(),
             };
-            let Some((text, result)) = self.model_call(step, &request).await? else {
-                return self.finish(StopReason::Cancelled).await;
+            let estimate = self.env.provider.estimate(&request);
+            if compacted_at < step && self.session.calibration().apply(estimate) > limit {
+                compacted_at = step;
+                match self.compact(Mode::Auto, window).await? {
+                    Compact::Done(compacted) => {
+                        context = compacted;
+                        continue;
+                    }
+                    Compact::Nothing => {}
+                    Compact::Cancelled => return self.finish(StopReason::Cancelled).await,
+                }
+            }
+            let (text, result) = match self.model_call(step, &request).await? {
+                Call::Done(text, result) => (text, result),
+                Call::Cancelled => return self.finish(StopReason::Cancelled).await,
+                Call::TooLong(error) => {
+                    if !retried {
+                        retried = true;
+                        match self.compact(Mode::Forced, window).await? {
+                            Compact::Done(compacted) => {
+                                context = compacted;
+                                continue;
+                            }
+                            Compact::Nothing => {}
+                            Compact::Cancelled => {
+                                return self.finish(StopReason::Cancelled).await;
+                            }
+                        }
+                    }
+                    return Err(self.provider_failure(error).await);
+                }
             };
+            if let Some(usage) = result.usage {
+                let mut calibration = self.session.calibration();
+                calibration.learn(estimate, usage.input_tokens);
+                self.session.set_calibration(calibration);
+            }
             if result.tool_calls.is_empty() {
                 return self.finish(StopReason::EndTurn).await;
             }
-            conversation.push(ChatMessage::Assistant {
+            context.messages.push(ChatMessage::Assistant {
                 text,
                 tool_calls: result.tool_calls.clone(),
             });
@@ -111,7 +186,7 @@ impl Turn<'_> {
                     ))
                 });
                 let (output, cancelled) = self.call_tool(step, call, &tools, over).await?;
-                conversation.push(ChatMessage::ToolResult {
+                context.messages.push(ChatMessage::ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     output: output.text,
@@ -121,17 +196,46 @@ impl Turn<'_> {
                     return self.finish(StopReason::Cancelled).await;
                 }
             }
+            step += 1;
         }
         self.finish(StopReason::MaxTurns).await
     }
 
+    /// Compacts the session (see `compact.rs`); the turn and its prompt are stored first,
+    /// so the summary belongs to this turn and the prompt stays verbatim. Returns the
+    /// conversation to send from now on.
+    async fn compact(&mut self, mode: Mode, window: u64) -> Result<Compact, TurnError> {
+        self.ensure_started().await?;
+        let compaction = Compaction {
+            env: self.env,
+            session: self.session,
+            turn_id: Some(self.id()),
+            cancel: &self.active.cancel,
+            window,
+        };
+        match compaction.run(mode).await {
+            Ok(None) => Ok(Compact::Nothing),
+            Ok(Some(_)) => {
+                let rows = self.env.store.history(&self.session.id).await;
+                let rows = self.stored(rows).await?;
+                Ok(Compact::Done(history::conversation(&rows)))
+            }
+            Err(CompactError::Cancelled) => Ok(Compact::Cancelled),
+            Err(CompactError::Storage(e)) => {
+                tracing::error!(error = %e, session = %self.session.id, turn = %self.id(), "storage failed while compacting");
+                Err(self.fail(Failure::Storage(e)).await)
+            }
+            Err(CompactError::Provider(error)) => Err(self.provider_failure(error).await),
+        }
+    }
+
     /// One model call: streams its text to the session, stores it whole, and returns it
-    /// with the call's result; `None` if the turn was cancelled meanwhile.
+    /// with the call's result.
     async fn model_call(
         &mut self,
         step: i64,
         request: &ChatRequest<'_>,
-    ) -> Result<Option<(String, StepResult)>, TurnError> {
+    ) -> Result<Call, TurnError> {
         let cancel = self.active.cancel.clone();
         let opened = tokio::select! {
             biased;
@@ -139,7 +243,8 @@ impl Turn<'_> {
             opened = self.env.provider.open(request) => Some(opened),
         };
         let open = match opened {
-            None => return Ok(None),
+            None => return Ok(Call::Cancelled),
+            Some(Err(e)) if e.kind == ErrorKind::ContextLength => return Ok(Call::TooLong(e)),
             Some(Err(e)) => return Err(self.provider_failure(e).await),
             Some(Ok(open)) => open,
         };
@@ -180,7 +285,7 @@ impl Turn<'_> {
             self.text.push_str(&text);
         }
         let result = match outcome {
-            None => return Ok(None),
+            None => return Ok(Call::Cancelled),
             Some(Err(e)) => return Err(self.provider_failure(e).await),
             Some(Ok(result)) => result,
         };
@@ -192,7 +297,7 @@ impl Turn<'_> {
             total.input_tokens += u.input_tokens;
             total.output_tokens += u.output_tokens;
         }
-        Ok(Some((text, result)))
+        Ok(Call::Done(text, result))
     }
 
     /// One tool call: recorded, run (see `tool_call.rs`) unless `refused` already holds its
