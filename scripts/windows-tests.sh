@@ -17,7 +17,9 @@
 #   beside each exe, since doctests run from elsewhere);
 # - `wineserver -p` kept running for the whole run (one server start instead of one per
 #   test binary), `wineserver -k` at the end, even on failure;
-# - cargo runs each test binary through /usr/lib/wine/wine64.
+# - cargo runs each test binary through /usr/lib/wine/wine64, the whole run bounded by
+#   $ZC_WINDOWS_TESTS_TIMEOUT seconds (default 1800): a synchronous pipe handle has no read
+#   timeout, so the harness's per-read hang guard does not exist on Windows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,6 +61,8 @@ trap '"$wineserver" -k >/dev/null 2>&1 || true' EXIT
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=$wine
 status=0
-cargo test --target "$target" --locked "${@:---workspace}" || status=$?
+timeout --foreground "${ZC_WINDOWS_TESTS_TIMEOUT:-1800}" \
+  cargo test --target "$target" --locked "${@:---workspace}" || status=$?
+[ "$status" -eq 124 ] && echo "windows-tests: TIMED OUT after ${ZC_WINDOWS_TESTS_TIMEOUT:-1800} s" >&2
 echo "windows-tests: $(( $(date +%s) - started )) s, exit status $status"
 exit $status
