@@ -189,7 +189,8 @@ pub enum ConnectError {
 }
 
 /// The pid of the daemon holding `endpoint`'s lock, for a client that found no socket
-/// there: a daemon whose socket file was deleted. Always `None` on Windows (no lock file).
+/// there: a daemon whose socket file was deleted. Always `None` on Windows, where a pipe cannot
+/// be deleted from under its daemon.
 pub fn lock_holder(endpoint: &Endpoint) -> Option<u32> {
     #[cfg(unix)]
     return unix::lock_holder(endpoint.as_path());
