@@ -1,6 +1,7 @@
 //! `zeroclaw`: the daemon and its command-line client.
 
 mod commands;
+mod help;
 mod terminal;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -12,15 +13,12 @@ use std::process::ExitCode;
     name = "zeroclaw",
     version,
     about = "A local AI-agent daemon and its command-line client",
-    long_about = "zeroclaw runs an AI agent as a local daemon. Clients talk to it with JSON-RPC 2.0 \
-over NDJSON on a Unix socket (a named pipe on Windows).\n\n\
-The endpoint is <data dir>/daemon.sock, where the data dir is <config dir>/data and the config \
-dir is --config-dir, $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw. $ZEROCLAW_DATA_DIR overrides the data \
-dir and $ZEROCLAW_SOCKET the endpoint itself. The provider is set in <config dir>/config.toml.",
-    after_help = "Examples:\n  zeroclaw daemon                       # run the daemon in the foreground\n  zeroclaw prompt \"what is in this directory?\"\n  zeroclaw status\n  socat READLINE UNIX-CONNECT:$(zeroclaw endpoint)\n  zeroclaw stop"
+    long_about = help::LONG_ABOUT,
+    after_help = help::EXAMPLES
 )]
 struct Cli {
-    /// Configuration directory (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw).
+    /// Configuration directory (default: ZEROCLAW_CONFIG_DIR, else .zeroclaw in your home
+    /// directory).
     #[arg(long, global = true, value_name = "DIR")]
     config_dir: Option<PathBuf>,
 
@@ -48,9 +46,7 @@ pub enum Shell {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the daemon in the foreground until SIGTERM, Ctrl-C or `zeroclaw stop`.
-    #[command(
-        after_help = "Examples:\n  zeroclaw daemon\n  ZEROCLAW_SOCKET=/tmp/zc.sock zeroclaw daemon\n  RUST_LOG=debug zeroclaw daemon --config-dir ./dev-config"
-    )]
+    #[command(after_help = help::DAEMON_EXAMPLES)]
     Daemon {
         /// Exit one second after the last client disconnects (never before the first one
         /// has connected). Clients that start a daemon for themselves use this.
@@ -128,7 +124,7 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
     #[command(after_help = "Example:\n  zeroclaw stop")]
     Stop,
     /// Print the endpoint the daemon listens on (socket path or pipe name).
-    #[command(after_help = "Example:\n  socat READLINE UNIX-CONNECT:$(zeroclaw endpoint)")]
+    #[command(after_help = help::ENDPOINT_EXAMPLE)]
     Endpoint,
     /// Print a shell completion script.
     #[command(

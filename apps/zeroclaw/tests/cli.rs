@@ -99,7 +99,8 @@ fn prompt_streams_the_answer_to_stdout_and_runs_a_call_approved_by_approve_all()
         .assert()
         .code(0);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    // The tool's own output may end its lines with CRLF (`cmd` on Windows).
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).replace("\r\n", "\n");
     assert_eq!(stdout, "Running it.\nThe tool said hello.\n");
     assert!(stderr.contains("→ bash echo from-the-tool"), "{stderr}");
     assert!(stderr.contains("from-the-tool\n[exit code 0]"), "{stderr}");
@@ -307,5 +308,50 @@ fn every_command_has_help_with_an_example() {
             .assert()
             .success()
             .stdout(predicate::str::contains("Example"));
+    }
+}
+
+/// Issue 12, defect 4: Windows' help described `<data dir>/daemon.sock`, suggested `socat
+/// UNIX-CONNECT` and `ZEROCLAW_SOCKET=/tmp/zc.sock`. Each platform's help speaks of its own
+/// endpoint.
+#[test]
+fn help_describes_this_platforms_endpoint() {
+    let dir = TestDir::new();
+    let help = |args: &[&str]| {
+        let out = zeroclaw(&dir).args(args).assert().success();
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    let all = [
+        help(&["--help"]),
+        help(&["daemon", "--help"]),
+        help(&["endpoint", "--help"]),
+    ]
+    .join("\n");
+    if cfg!(windows) {
+        for unix in [
+            "daemon.sock",
+            "socat",
+            "UNIX-CONNECT",
+            "/tmp/",
+            "~/.zeroclaw",
+        ] {
+            assert!(!all.contains(unix), "{unix:?} in Windows help:\n{all}");
+        }
+        for windows in [
+            r"\\.\pipe\zeroclaw-",
+            r"\\.\pipe\my-zeroclaw",
+            "NamedPipeClientStream",
+        ] {
+            assert!(all.contains(windows), "{windows:?} missing:\n{all}");
+        }
+    } else {
+        for unix in [
+            "daemon.sock",
+            "socat READLINE UNIX-CONNECT",
+            "ZEROCLAW_SOCKET=/tmp/zc.sock",
+        ] {
+            assert!(all.contains(unix), "{unix:?} missing:\n{all}");
+        }
+        assert!(!all.contains(r"\\.\pipe\"), "{all}");
     }
 }

@@ -8,6 +8,8 @@
 //! fake provider records. The only timeouts that elapse are the configured ones a test is
 //! about (idle 1 s, approval 1 s).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// What only the Unix-only tests use.
+#![cfg_attr(windows, allow(unused_imports, dead_code))]
 
 mod common;
 
@@ -229,15 +231,19 @@ fn a_provider_event_without_end_is_cut_off_at_its_size_cap_as_a_stream_error() {
 // ---------------------------------------------------------------------------------------
 
 /// Bytes in the big answer whose storing must fail: several times the file-size limit.
+#[cfg(unix)]
 const BIG_ANSWER_CHUNKS: usize = 3 * 1024;
+#[cfg(unix)]
 const FSIZE_LIMIT: u64 = 1024 * 1024;
 
+#[cfg(unix)]
 fn big_answer() -> Reply {
     openai::many_chunks(BIG_ANSWER_CHUNKS, &"x".repeat(1024))
 }
 
 /// Turn 1 stores fine; turn 2's answer cannot be stored (the write fails); turn 3 is small
 /// again. Returns the session id.
+#[cfg(unix)]
 fn store_failure_scenario(env: &mut Env) -> String {
     env.fake.push(openai::text(&["first answer"]));
     env.fake.push(big_answer());
@@ -282,6 +288,7 @@ fn store_failure_scenario(env: &mut Env) -> String {
 }
 
 /// After a restart without the fault: everything stored before (and after) is there.
+#[cfg(unix)]
 fn assert_history_survived(env: &mut Env, session: &str) {
     let mut client = env.daemon.client();
     let stored = client.messages(session);
@@ -298,6 +305,7 @@ fn assert_history_survived(env: &mut Env, session: &str) {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_database_write_past_the_file_size_limit_fails_the_turn_and_keeps_what_was_stored() {
     let limits = Limits {
         fsize: Some(FSIZE_LIMIT),
@@ -319,6 +327,7 @@ fn a_database_write_past_the_file_size_limit_fails_the_turn_and_keeps_what_was_s
 }
 
 #[test]
+#[cfg(unix)]
 fn a_file_size_limit_does_not_kill_the_daemon_even_when_sigxfsz_is_not_ignored_by_its_parent() {
     use std::os::unix::process::ExitStatusExt;
     let limits = Limits {
@@ -348,8 +357,10 @@ fn a_file_size_limit_does_not_kill_the_daemon_even_when_sigxfsz_is_not_ignored_b
 }
 
 /// A small tmpfs mounted for the test, unmounted (lazily) when dropped.
+#[cfg(unix)]
 struct Tmpfs(PathBuf);
 
+#[cfg(unix)]
 impl Tmpfs {
     /// `None` (with the reason printed) when mounting is not possible here.
     fn mount(at: &Path, size: &str) -> Option<Self> {
@@ -380,6 +391,7 @@ impl Tmpfs {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg("-l").arg(&self.0).status();
@@ -387,6 +399,7 @@ impl Drop for Tmpfs {
 }
 
 /// Fills the file system holding `dir` until a write fails with ENOSPC.
+#[cfg(unix)]
 fn fill(dir: &Path) -> PathBuf {
     use std::io::Write;
     let path = dir.join("filler");
@@ -404,6 +417,7 @@ fn fill(dir: &Path) -> PathBuf {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_full_disk_fails_the_turn_clearly_and_the_daemon_recovers_once_space_is_freed() {
     let dir = TestDir::new();
     let data = dir.path().join("data");
@@ -486,7 +500,7 @@ fn sigkill_mid_turn_keeps_the_completed_steps_and_the_session_takes_new_prompts(
     let marker = env.work.join("step-one-ran");
     env.fake.push(bash_call(
         "call_one",
-        &format!("echo step-one && touch {}", marker.display()),
+        &format!("echo step-one && {}", touch_command(&marker)),
         2,
     ));
     env.fake.push(
@@ -621,6 +635,7 @@ fn a_client_killed_while_its_elicitation_waits_fails_the_question_at_once_and_th
 /// of waiting in the listen backlog of a daemon out of descriptors; served clients keep
 /// working, storage included, and a freed slot is taken again.
 #[test]
+#[cfg(unix)]
 fn clients_past_the_open_file_limit_get_a_limit_error_instead_of_hanging() {
     let dir = TestDir::new();
     let limits = Limits {
@@ -656,6 +671,7 @@ fn clients_past_the_open_file_limit_get_a_limit_error_instead_of_hanging() {
 /// A bash command still running when the daemon is SIGKILLed is killed, with its process
 /// group, by the next daemon as it starts: the group was recorded in the data dir.
 #[test]
+#[cfg(unix)]
 fn bash_commands_left_running_by_a_sigkilled_daemon_are_killed_by_the_next_one() {
     let mut env = Env::new("idle_timeout_secs = 60", BASH_ALLOWED);
     let (_client, _, pid) = env.start_long_bash();

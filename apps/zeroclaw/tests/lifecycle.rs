@@ -6,9 +6,11 @@ mod common;
 
 use common::*;
 use serde_json::json;
+#[cfg(unix)]
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 
 #[test]
+#[cfg(unix)]
 fn socket_is_0600_and_data_dir_is_0700() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
@@ -22,6 +24,7 @@ fn socket_is_0600_and_data_dir_is_0700() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_loose_existing_data_dir_is_tightened_to_0700() {
     let dir = TestDir::new();
     let data = dir.config_dir().join("data");
@@ -37,9 +40,15 @@ fn each_connection_is_logged_with_its_peer_label() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
     let _conn = daemon.connect();
-    let uid = rustix::process::geteuid().as_raw();
     let line = daemon.wait_for_log("connection accepted");
-    let label = format!("peer=unix:pid={},uid={uid}", std::process::id());
+    #[cfg(unix)]
+    let label = format!(
+        "peer=unix:pid={},uid={}",
+        std::process::id(),
+        rustix::process::geteuid().as_raw()
+    );
+    #[cfg(windows)]
+    let label = "peer=pipe:local".to_string();
     assert!(line.contains(&label), "{line}");
 }
 
@@ -52,15 +61,134 @@ fn a_second_daemon_is_refused_with_the_holders_pid_while_the_first_keeps_serving
     assert!(!status.success());
     let stderr = second.log_text();
     assert!(stderr.contains(&format!("pid {}", first.pid())), "{stderr}");
-    assert!(
-        stderr.contains(&first.endpoint.display().to_string()),
-        "{stderr}"
-    );
+    // Unix locks the endpoint; Windows the data dir (whatever the pipe's name).
+    #[cfg(unix)]
+    let named = first.endpoint.display().to_string();
+    #[cfg(windows)]
+    let named = dir.data_dir().display().to_string();
+    assert!(stderr.contains(&named), "{stderr}");
     let mut conn = first.initialized();
     assert_eq!(conn.call("status", json!({}))["pid"], json!(first.pid()));
 }
 
+/// Windows twins of the lock and the stale socket, and issue 12's defects 1, 2 and 4 at
+/// the command line.
+#[cfg(windows)]
+mod windows {
+    use super::*;
+
+    /// Defect 2: `C:\zc2\data` and `c:\ZC2\DATA\` got two pipes, and two daemons served one
+    /// database. Now one pipe name (normalised) and one lock (the data dir's).
+    #[test]
+    fn a_second_daemon_on_another_spelling_of_the_data_dir_is_refused_naming_the_first() {
+        let dir = TestDir::new();
+        let data = dir.data_dir().display().to_string();
+        let first = dir.start_with(&[], &[("ZEROCLAW_DATA_DIR", &data)]);
+        let other = format!("{}\\", data.to_uppercase().replace('\\', "/"));
+        let mut second = dir.spawn_with(&[], &[("ZEROCLAW_DATA_DIR", &other)]);
+        assert!(!second.wait_exit().success());
+        let stderr = second.log_text();
+        assert!(
+            stderr.contains(&format!("pid {}", first.pid())) && stderr.contains("data directory"),
+            "{stderr}"
+        );
+        let mut conn = first.initialized();
+        assert_eq!(conn.call("status", json!({}))["pid"], json!(first.pid()));
+    }
+
+    /// Defect 2's lock: a second daemon on the same data dir through another pipe name
+    /// (ZEROCLAW_SOCKET) is refused too; Windows has no socket file to lock beside.
+    #[test]
+    fn a_second_daemon_on_one_data_dir_through_another_pipe_is_refused() {
+        let dir = TestDir::new();
+        let first = dir.start(&[]);
+        let pipe = format!(r"\\.\pipe\zc-test-{}-other", std::process::id());
+        let mut second = dir.spawn_with(&[], &[("ZEROCLAW_SOCKET", &pipe)]);
+        assert!(!second.wait_exit().success());
+        let stderr = second.log_text();
+        assert!(stderr.contains(&format!("pid {}", first.pid())), "{stderr}");
+        assert!(dir.data_dir().join("daemon.lock").is_file());
+    }
+
+    /// The stale-socket twin: a killed daemon leaves no pipe (it vanishes with the process)
+    /// and a lock file that no longer holds, so the next daemon starts at once.
+    #[test]
+    fn a_killed_daemon_leaves_nothing_stale_and_the_next_one_starts() {
+        let dir = TestDir::new();
+        let mut first = dir.start(&[]);
+        assert!(!first.kill().success());
+        assert!(first.endpoint_gone());
+        assert!(dir.data_dir().join("daemon.lock").is_file());
+        let second = dir.start(&[]);
+        let mut conn = second.initialized();
+        assert_eq!(conn.call("status", json!({}))["pid"], json!(second.pid()));
+    }
+
+    /// Defect 1: with `ZEROCLAW_SOCKET` naming a file, `zeroclaw status` overwrote it with
+    /// JSON-RPC frames. Clients and the daemon now refuse it, naming the variable, and the
+    /// file keeps its bytes.
+    #[test]
+    fn a_file_in_zeroclaw_socket_is_refused_by_clients_and_the_daemon_and_left_untouched() {
+        let dir = TestDir::new();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "precious\r\n").unwrap();
+        let socket = notes.to_str().unwrap();
+        for command in [
+            &["status"][..],
+            &["call", "status"],
+            &["stop"],
+            &["sessions"],
+        ] {
+            let out = dir
+                .command(command)
+                .env("ZEROCLAW_SOCKET", socket)
+                .output()
+                .unwrap();
+            assert!(!out.status.success());
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("ZEROCLAW_SOCKET") && stderr.contains(r"\\.\pipe\"),
+                "{command:?}: {stderr}"
+            );
+        }
+        let mut daemon = dir.spawn_with(&[], &[("ZEROCLAW_SOCKET", socket)]);
+        assert!(!daemon.wait_exit().success());
+        assert!(
+            daemon.log_text().contains("ZEROCLAW_SOCKET"),
+            "{}",
+            daemon.log_text()
+        );
+        assert_eq!(std::fs::read(&notes).unwrap(), b"precious\r\n");
+    }
+
+    /// Defect 4: the Unix example `ZEROCLAW_SOCKET=/tmp/zc.sock` failed with "Invalid name
+    /// (os error 123)" and no hint; a pipe name over 256 characters with error 206.
+    #[test]
+    fn unix_paths_and_overlong_names_in_zeroclaw_socket_are_clear_errors() {
+        let dir = TestDir::new();
+        let mut daemon = dir.spawn_with(&[], &[("ZEROCLAW_SOCKET", "/tmp/zc.sock")]);
+        assert!(!daemon.wait_exit().success());
+        let stderr = daemon.log_text();
+        assert!(
+            stderr.contains("ZEROCLAW_SOCKET") && stderr.contains(r"\\.\pipe\my-zeroclaw"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("os error 123"), "{stderr}");
+
+        let long = format!(r"\\.\pipe\{}", "p".repeat(300));
+        let mut daemon = dir.spawn_with(&[], &[("ZEROCLAW_SOCKET", &long)]);
+        assert!(!daemon.wait_exit().success());
+        let stderr = daemon.log_text();
+        assert!(
+            stderr.contains("ZEROCLAW_SOCKET") && stderr.contains("256") && stderr.contains("309"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("os error 206"), "{stderr}");
+    }
+}
+
 #[test]
+#[cfg(unix)]
 fn a_stale_socket_left_by_sigkill_is_recovered() {
     let dir = TestDir::new();
     let mut first = dir.start(&[]);
@@ -74,6 +202,7 @@ fn a_stale_socket_left_by_sigkill_is_recovered() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_regular_file_at_the_socket_path_is_left_untouched_and_the_daemon_exits_nonzero() {
     let dir = TestDir::new();
     let path = dir.path().join("not-a.sock");
@@ -90,6 +219,7 @@ fn a_regular_file_at_the_socket_path_is_left_untouched_and_the_daemon_exits_nonz
 }
 
 #[test]
+#[cfg(unix)]
 fn a_live_foreign_socket_is_never_removed() {
     let dir = TestDir::new();
     let path = dir.path().join("foreign.sock");
@@ -106,6 +236,7 @@ fn a_live_foreign_socket_is_never_removed() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_symlink_at_the_lock_path_is_refused_not_followed() {
     let dir = TestDir::new();
     let socket = dir.path().join("d.sock");
@@ -123,6 +254,7 @@ fn a_symlink_at_the_lock_path_is_refused_not_followed() {
 }
 
 #[test]
+#[cfg(unix)]
 fn sigterm_and_sigint_exit_zero_and_remove_the_socket() {
     for signal in [rustix::process::Signal::TERM, rustix::process::Signal::INT] {
         let dir = TestDir::new();
@@ -141,6 +273,7 @@ fn sigterm_and_sigint_exit_zero_and_remove_the_socket() {
 /// SIGHUP is an orderly stop like SIGTERM (not a reload): the running turn is answered as
 /// cancelled, its bash command is killed rather than orphaned, the socket is removed.
 #[test]
+#[cfg(unix)]
 fn sighup_stops_in_order_answering_the_running_turn_and_killing_its_bash_command() {
     let mut env = Env::new("", BASH_ALLOWED);
     let (mut client, prompt, shell) = env.start_long_bash();
@@ -168,10 +301,11 @@ fn shutdown_answers_then_stops_and_removes_the_socket() {
     assert_eq!(conn.call("shutdown", json!({})), json!({}));
     assert!(conn.at_eof());
     assert!(daemon.wait_exit().success());
-    assert!(!daemon.endpoint.exists());
+    assert!(daemon.endpoint_gone());
 }
 
 #[test]
+#[cfg(unix)]
 fn shutdown_leaves_a_socket_that_is_no_longer_its_own() {
     let dir = TestDir::new();
     let mut daemon = dir.start(&[]);
@@ -185,6 +319,7 @@ fn shutdown_leaves_a_socket_that_is_no_longer_its_own() {
 /// A deleted socket file is noticed (`socket_check_secs`) and re-created owner-only; the
 /// daemon is reachable again, and at shutdown it removes the new socket as its own.
 #[test]
+#[cfg(unix)]
 fn a_deleted_socket_file_is_re_created_and_the_daemon_is_reachable_again() {
     let dir = TestDir::new();
     dir.write_config("[daemon]\nsocket_check_secs = 1\n");
@@ -209,6 +344,7 @@ fn a_deleted_socket_file_is_re_created_and_the_daemon_is_reachable_again() {
 /// With its socket file gone (and not yet re-created), `zeroclaw status` names the pid
 /// holding the lock instead of saying that no daemon runs.
 #[test]
+#[cfg(unix)]
 fn status_names_the_pid_holding_the_lock_when_the_socket_is_missing() {
     let dir = TestDir::new();
     // Never re-created, so the socket stays missing while `status` looks.
@@ -256,6 +392,7 @@ fn connections_that_never_initialize_cannot_lock_clients_out() {
 }
 
 #[test]
+#[cfg(unix)]
 fn an_overlong_socket_path_is_a_clear_error_naming_zeroclaw_socket() {
     let dir = TestDir::new();
     let long = format!("{}/{}.sock", dir.path().display(), "s".repeat(120));
@@ -304,7 +441,7 @@ mod ephemeral {
             left.elapsed() >= Duration::from_secs(1),
             "exited before the grace second"
         );
-        assert!(!daemon.endpoint.exists());
+        assert!(daemon.endpoint_gone());
     }
 
     #[test]
@@ -370,15 +507,17 @@ mod cli {
             String::from_utf8(out.stdout).unwrap().trim(),
             dir.default_endpoint().to_str().unwrap()
         );
+        let elsewhere = if cfg!(windows) {
+            r"\\.\pipe\elsewhere"
+        } else {
+            "/tmp/elsewhere.sock"
+        };
         let out = dir
             .command(&["endpoint"])
-            .env("ZEROCLAW_SOCKET", "/tmp/elsewhere.sock")
+            .env("ZEROCLAW_SOCKET", elsewhere)
             .output()
             .unwrap();
-        assert_eq!(
-            String::from_utf8(out.stdout).unwrap().trim(),
-            "/tmp/elsewhere.sock"
-        );
+        assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), elsewhere);
     }
 
     #[test]
@@ -423,6 +562,6 @@ mod cli {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(daemon.wait_exit().success());
-        assert!(!daemon.endpoint.exists());
+        assert!(daemon.endpoint_gone());
     }
 }

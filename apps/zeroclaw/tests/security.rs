@@ -6,11 +6,14 @@
 //! The other-user cases need root (to run a client as `nobody` with `setpriv`); without it
 //! they print why they are skipped and pass.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// What only the Unix-only tests use.
+#![cfg_attr(windows, allow(unused_imports, dead_code))]
 
 mod common;
 
 use common::*;
 use serde_json::json;
+#[cfg(unix)]
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use zeroclaw_testkit::{Reply, openai};
@@ -39,6 +42,7 @@ except OSError as e:
 "#;
 
 /// A Python interpreter that `nobody` can run (a pyenv shim under /root is not one).
+#[cfg(unix)]
 fn python_for_nobody() -> Option<String> {
     for candidate in ["/usr/bin/python3", "/usr/local/bin/python3", "python3"] {
         let mut cmd = as_nobody(candidate, &["-I", "-c", "print('ok')"])?;
@@ -54,6 +58,7 @@ fn python_for_nobody() -> Option<String> {
 }
 
 /// Runs the probe as nobody against `socket`; its output.
+#[cfg(unix)]
 fn probe_as_nobody(python: &str, socket: &Path) -> String {
     let out = as_nobody(python, &["-I", "-c", PROBE, socket.to_str().unwrap()])
         .unwrap()
@@ -69,6 +74,7 @@ fn probe_as_nobody(python: &str, socket: &Path) -> String {
     result
 }
 
+#[cfg(unix)]
 fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
@@ -78,6 +84,7 @@ fn chmod(path: &Path, mode: u32) {
 // ---------------------------------------------------------------------------------------
 
 #[test]
+#[cfg(unix)]
 fn another_user_cannot_open_the_socket_in_its_0700_dir_nor_a_0600_socket_in_an_open_dir() {
     let Some(python) = python_for_nobody() else {
         return;
@@ -116,6 +123,7 @@ fn another_user_cannot_open_the_socket_in_its_0700_dir_nor_a_0600_socket_in_an_o
 }
 
 #[test]
+#[cfg(unix)]
 fn another_user_who_gets_past_the_file_modes_is_refused_by_the_daemon_and_logged() {
     let Some(python) = python_for_nobody() else {
         return;
@@ -152,6 +160,7 @@ fn another_user_who_gets_past_the_file_modes_is_refused_by_the_daemon_and_logged
 // ---------------------------------------------------------------------------------------
 
 /// Starts a daemon on `socket` and asserts it refuses to start, naming a symbolic link.
+#[cfg(unix)]
 fn assert_refused_symlink_socket(dir: &TestDir, socket: &Path) {
     let mut daemon = dir.spawn_with(&[], &[("ZEROCLAW_SOCKET", socket.to_str().unwrap())]);
     assert!(!daemon.wait_exit().success());
@@ -170,6 +179,7 @@ fn assert_refused_symlink_socket(dir: &TestDir, socket: &Path) {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_symlink_planted_at_the_socket_path_is_refused_and_neither_it_nor_its_target_is_touched() {
     let dir = TestDir::new();
     let target = dir.path().join("precious");
@@ -185,6 +195,7 @@ fn a_symlink_planted_at_the_socket_path_is_refused_and_neither_it_nor_its_target
 }
 
 #[test]
+#[cfg(unix)]
 fn a_dangling_symlink_at_the_socket_path_is_refused_and_its_target_never_created() {
     let dir = TestDir::new();
     let target = dir.path().join("nowhere.sock");
@@ -199,6 +210,7 @@ fn a_dangling_symlink_at_the_socket_path_is_refused_and_its_target_never_created
 }
 
 #[test]
+#[cfg(unix)]
 fn a_dangling_symlink_at_the_default_socket_path_is_refused_too() {
     // The same rule inside the daemon's own data dir, with no ZEROCLAW_SOCKET.
     let dir = TestDir::new();
@@ -218,6 +230,7 @@ fn a_dangling_symlink_at_the_default_socket_path_is_refused_too() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_data_dir_owned_by_another_user_is_refused_with_a_clear_message() {
     if !is_root() {
         eprintln!("skipped: needs root to give a directory to another user");
@@ -244,6 +257,7 @@ fn a_data_dir_owned_by_another_user_is_refused_with_a_clear_message() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_data_dir_that_is_a_symlink_to_another_users_dir_is_refused() {
     if !is_root() {
         eprintln!("skipped: needs root to give a directory to another user");
@@ -335,8 +349,7 @@ fn the_api_key_never_appears_in_logs_database_files_or_answers() {
     );
     // ... and after it stopped (checkpointed), and the whole debug log.
     drop(client);
-    env.daemon.signal(rustix::process::Signal::TERM);
-    assert!(env.daemon.wait_exit().success());
+    assert!(env.daemon.stop().success());
     assert_no_file_holds(env.dir.path(), &secret);
     let log = env.daemon.log_text();
     assert!(

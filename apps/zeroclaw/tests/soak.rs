@@ -16,6 +16,8 @@
 //! `ZC_SOAK_MALLOC_TRIM=1` (needs gdb and ptrace rights) makes the daemon call
 //! `malloc_trim(0)` after each round, to tell free-but-kept heap from memory in use.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Linux only: it reads the daemon's memory from /proc and raises RLIMIT_NOFILE.
+#![cfg(target_os = "linux")]
 
 mod common;
 

@@ -7,7 +7,6 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use zeroclaw_testkit::openai;
@@ -18,11 +17,11 @@ fn data_dir(dir: &TestDir) -> PathBuf {
 
 /// The data dir, private as the daemon would make it, before any daemon has run.
 fn make_data_dir(dir: &TestDir) {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(data_dir(dir))
-        .unwrap();
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(data_dir(dir)).unwrap();
 }
 
 fn db(dir: &TestDir) -> PathBuf {
@@ -44,10 +43,9 @@ fn text(output: &Output) -> String {
     )
 }
 
-/// Stops the daemon with SIGTERM and waits for its orderly exit.
+/// Stops the daemon in order (SIGTERM; `shutdown` on Windows) and waits for its exit.
 fn stop(daemon: &mut Daemon) {
-    daemon.signal(rustix::process::Signal::TERM);
-    assert!(daemon.wait_exit().success());
+    assert!(daemon.stop().success());
 }
 
 /// Replaces the database (its commits are still in its WAL) with a backup of it: one

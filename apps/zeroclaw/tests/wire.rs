@@ -1,4 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// What only the Unix-only tests use.
+#![cfg_attr(windows, allow(unused_imports, dead_code))]
 //! The wire protocol over a real socket: framing, the envelope rules, the handshake gate,
 //! error codes and id echoing, frame caps, and one connection never stalling another.
 //!
@@ -13,6 +15,7 @@ use common::*;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::io::Write;
+#[cfg(unix)]
 use std::net::Shutdown;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -610,6 +613,7 @@ fn crlf_lines_are_answered_and_blank_lines_are_skipped() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_final_frame_without_newline_is_answered_at_end_of_stream() {
     let dir = TestDir::new();
     let daemon = dir.start(&[]);
@@ -843,6 +847,7 @@ fn nesting_100000_deep_is_a_parse_error_and_the_connection_stays_usable() {
 // ---------------------------------------------------------------------------------------
 
 #[test]
+#[cfg(unix)]
 fn a_client_that_never_reads_does_not_stall_another() {
     const FLOOD: usize = 200_000;
     let dir = TestDir::new();

@@ -132,7 +132,11 @@ async fn events_arrive_in_order_and_the_answer_comes_last() {
 /// event, and whether the file was made.
 async fn decide_a_bash_call(decision: Decision, answer: &str) -> (Vec<String>, bool) {
     let s = setup(vec![
-        bash_call("touch made-by-the-tool && echo ran"),
+        bash_call(if cfg!(windows) {
+            "type nul > made-by-the-tool && echo ran"
+        } else {
+            "touch made-by-the-tool && echo ran"
+        }),
         openai::text(&[answer]),
     ])
     .await;

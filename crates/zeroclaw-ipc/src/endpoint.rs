@@ -7,9 +7,9 @@
 //! | `ZEROCLAW_CONFIG_DIR` | config dir, when no flag |
 //! | neither | `~/.zeroclaw` |
 //! | `ZEROCLAW_DATA_DIR` | data dir; otherwise `<config dir>/data` |
-//! | `ZEROCLAW_SOCKET` (non-empty) | the endpoint, verbatim |
+//! | `ZEROCLAW_SOCKET` (non-empty) | the endpoint, verbatim (on Windows it must be a pipe name, `\\.\pipe\NAME`, of at most 256 characters) |
 //! | default, Unix | `<data dir>/daemon.sock` |
-//! | default, Windows | `\\.\pipe\zeroclaw-<first 16 hex digits of SHA-256(data dir)>` |
+//! | default, Windows | `\\.\pipe\zeroclaw-<first 16 hex digits of SHA-256(data dir, normalised)>` |
 
 use sha2::{Digest, Sha256};
 use std::ffi::OsString;
@@ -40,6 +40,14 @@ pub const SUN_PATH_LEN: usize = 104;
     target_os = "dragonfly"
 )))]
 pub const SUN_PATH_LEN: usize = 108;
+
+/// How every local named pipe's name starts (compared without regard to case).
+pub const PIPE_PREFIX: &str = r"\\.\pipe\";
+
+/// Longest pipe name Windows accepts, prefix included, in UTF-16 units (CreateNamedPipeW:
+/// "the entire pipe name string can be up to 256 characters long"); a longer one fails
+/// with error 206.
+pub const PIPE_NAME_MAX: usize = 256;
 
 /// Where the daemon listens: a socket path on Unix, a pipe name on Windows.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -98,6 +106,14 @@ pub enum ResolveError {
     },
     #[error("cannot make {path} absolute: {reason}")]
     NotAbsolute { path: String, reason: String },
+    #[error(
+        "{ENV_SOCKET} is {value:?}, which is not a named pipe: on Windows it must name one, like {ENV_SOCKET}=\\\\.\\pipe\\my-zeroclaw (a file there would be overwritten, so it is never opened)"
+    )]
+    NotAPipeName { value: String },
+    #[error(
+        "{ENV_SOCKET} names a pipe of {len} characters, but Windows allows at most {PIPE_NAME_MAX} (the \\\\.\\pipe\\ prefix included); set {ENV_SOCKET} to a shorter name, e.g. \\\\.\\pipe\\my-zeroclaw"
+    )]
+    PipeNameTooLong { value: String, len: usize },
 }
 
 /// Resolves the paths from the process environment.
@@ -129,6 +145,8 @@ pub fn resolve_with(
     };
     #[cfg(unix)]
     check_socket_path_len(endpoint.as_path())?;
+    #[cfg(windows)]
+    check_pipe_name(endpoint.as_path().as_os_str())?;
     Ok(Paths {
         config_dir,
         data_dir,
@@ -165,10 +183,72 @@ pub fn unix_socket_in(data_dir: &Path) -> Endpoint {
 
 /// The default Windows pipe name for a data dir. SHA-256 rather than std's hasher, whose
 /// output may change between Rust releases: clients of one build must find daemons of another.
+/// The path is normalised first ([`normalize_windows_path`]), so every spelling of one
+/// directory names one pipe.
 pub fn pipe_name_for(data_dir: &Path) -> String {
-    let digest = Sha256::digest(data_dir.to_string_lossy().as_bytes());
+    let normal = normalize_windows_path(&data_dir.to_string_lossy());
+    let digest = Sha256::digest(normal.as_bytes());
     let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
     format!(r"\\.\pipe\zeroclaw-{hex}")
+}
+
+/// One spelling for each Windows path that names the same directory by its text alone:
+/// `/` becomes `\`, a `\\?\` (or `\\?\UNC\`) prefix goes, repeated and trailing separators
+/// go (a drive's root keeps its one), and the whole is lower-cased (Windows paths are
+/// case-insensitive). What the text cannot show (8.3 short names, links) is the data dir
+/// lock's to catch. Pure text, so it behaves the same on every platform.
+pub fn normalize_windows_path(path: &str) -> String {
+    let path = path.replace('/', "\\");
+    let (lead, rest) = if let Some(rest) = strip_prefix_ignore_case(&path, r"\\?\UNC\") {
+        (r"\\", rest)
+    } else if let Some(rest) = path.strip_prefix(r"\\?\") {
+        ("", rest)
+    } else if let Some(rest) = path.strip_prefix(r"\\") {
+        (r"\\", rest)
+    } else {
+        ("", path.as_str())
+    };
+    let mut out = String::from(lead);
+    let mut parts = rest.split('\\').filter(|part| !part.is_empty()).peekable();
+    let absolute = rest.starts_with('\\') && lead.is_empty();
+    if absolute {
+        out.push('\\');
+    }
+    while let Some(part) = parts.next() {
+        out.push_str(part);
+        // A drive's root (`c:\`) keeps its separator; anything else loses a trailing one.
+        if parts.peek().is_some() || (part.ends_with(':') && out.len() == part.len()) {
+            out.push('\\');
+        }
+    }
+    out.to_lowercase()
+}
+
+fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
+/// Fails unless `name` is a local pipe name (`\\.\pipe\NAME`, any case) that Windows can
+/// create: a client must never open, and write JSON-RPC frames into, a file that
+/// `ZEROCLAW_SOCKET` names by mistake.
+pub fn check_pipe_name(name: &std::ffi::OsStr) -> Result<(), ResolveError> {
+    let text = name.to_string_lossy();
+    let is_pipe = strip_prefix_ignore_case(&text, PIPE_PREFIX).is_some_and(|rest| !rest.is_empty());
+    if !is_pipe {
+        return Err(ResolveError::NotAPipeName {
+            value: text.into_owned(),
+        });
+    }
+    let len = text.encode_utf16().count();
+    if len > PIPE_NAME_MAX {
+        return Err(ResolveError::PipeNameTooLong {
+            value: text.into_owned(),
+            len,
+        });
+    }
+    Ok(())
 }
 
 /// Fails with a message naming the path, the limit and `ZEROCLAW_SOCKET` when a socket
@@ -272,10 +352,85 @@ mod tests {
 
     #[test]
     fn pipe_name_is_a_stable_sha256_prefix() {
-        // The digest was computed independently (Python's hashlib); pinning it makes a
-        // change of hashing break this test rather than every client of an older build.
+        // The digest was computed independently (Python's hashlib, of the normalised text
+        // `c:\users\u\.zeroclaw\data`); pinning it makes a change of hashing break this test
+        // rather than every client of an older build.
         let name = pipe_name_for(Path::new(r"C:\Users\u\.zeroclaw\data"));
-        assert_eq!(name, r"\\.\pipe\zeroclaw-ec1e6dbfaa850c5e");
+        assert_eq!(name, r"\\.\pipe\zeroclaw-69d8a60e06755a74");
         assert_ne!(name, pipe_name_for(Path::new(r"C:\Users\v\.zeroclaw\data")));
+    }
+
+    /// Issue 12, defect 2: `C:\zc2\data` and `c:\ZC2\DATA\` got two pipes, and two daemons
+    /// served one database.
+    #[test]
+    fn every_spelling_of_one_data_dir_names_one_pipe() {
+        let one = pipe_name_for(Path::new(r"C:\zc2\data"));
+        for spelling in [
+            r"c:\ZC2\DATA\",
+            r"C:\zc2\data\\",
+            r"C:/zc2/data/",
+            r"C:\zc2/Data",
+            r"\\?\C:\zc2\data",
+            r"\\?\c:\ZC2\DATA\",
+            r"C:\\zc2\\data",
+        ] {
+            assert_eq!(pipe_name_for(Path::new(spelling)), one, "{spelling}");
+        }
+        assert_ne!(pipe_name_for(Path::new(r"C:\zc2\data2")), one);
+        assert_ne!(pipe_name_for(Path::new(r"D:\zc2\data")), one);
+    }
+
+    #[test]
+    fn windows_paths_normalise_to_one_spelling() {
+        for (input, expected) in [
+            (r"C:\", r"c:\"),
+            (r"C:", r"c:\"),
+            (r"c:/", r"c:\"),
+            (r"\\?\C:\", r"c:\"),
+            (r"\\?\UNC\Server\Share\Dir\", r"\\server\share\dir"),
+            (r"\\Server\Share\", r"\\server\share"),
+            (r"\Users\U\", r"\users\u"),
+            (r"C:\Users\Ü\Data", r"c:\users\ü\data"),
+        ] {
+            assert_eq!(normalize_windows_path(input), expected, "{input}");
+        }
+    }
+
+    /// Issue 12, defects 1 and 4: a `ZEROCLAW_SOCKET` that is not a pipe name (a file, or a
+    /// Unix path from the docs) or is too long is refused with the variable named.
+    #[test]
+    fn only_local_pipe_names_of_at_most_256_characters_are_endpoints_on_windows() {
+        use std::ffi::OsStr;
+        for ok in [r"\\.\pipe\zc", r"\\.\PIPE\zc", r"\\.\pipe\a\b"] {
+            assert_eq!(check_pipe_name(OsStr::new(ok)), Ok(()), "{ok}");
+        }
+        for bad in [
+            r"C:\zc-x\notes.txt",
+            "/tmp/zc.sock",
+            r"\\.\pipe\",
+            r"\\server\pipe\zc",
+            r"\\?\pipe\zc",
+            "zc",
+        ] {
+            let err = check_pipe_name(OsStr::new(bad)).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                matches!(err, ResolveError::NotAPipeName { .. }),
+                "{bad}: {text}"
+            );
+            assert!(text.contains("ZEROCLAW_SOCKET"), "{text}");
+            assert!(text.contains(r"\\.\pipe\my-zeroclaw"), "{text}");
+        }
+        let longest = format!(
+            r"\\.\pipe\{}",
+            "x".repeat(PIPE_NAME_MAX - PIPE_PREFIX.len())
+        );
+        assert_eq!(check_pipe_name(OsStr::new(&longest)), Ok(()));
+        let long = format!("{longest}x");
+        let text = check_pipe_name(OsStr::new(&long)).unwrap_err().to_string();
+        assert!(
+            text.contains("ZEROCLAW_SOCKET") && text.contains("257") && text.contains("256"),
+            "{text}"
+        );
     }
 }

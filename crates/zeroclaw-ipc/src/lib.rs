@@ -12,6 +12,8 @@ mod windows;
 
 pub use endpoint::{Endpoint, Paths, ResolveError, resolve};
 pub use local::{LocalStream, LocalTransport};
+#[cfg(windows)]
+pub use windows::is_wine;
 
 use std::io;
 use std::path::PathBuf;
@@ -74,6 +76,13 @@ pub enum BindError {
         match .pid { Some(pid) => format!("pid {pid}"), None => "pid unknown".to_string() }
     )]
     AlreadyRunning { endpoint: String, pid: Option<u32> },
+    /// Windows: the data dir's lock (`daemon.lock`) is held, whatever pipe that daemon uses.
+    #[error(
+        "another zeroclaw daemon ({}) is already using the data directory {}; stop it with `zeroclaw stop`, or use another data dir (--config-dir or ZEROCLAW_DATA_DIR) to run a second one",
+        match .pid { Some(pid) => format!("pid {pid}"), None => "pid unknown".to_string() },
+        path.display()
+    )]
+    DataDirInUse { path: PathBuf, pid: Option<u32> },
     #[error(
         "{} exists and is {what}, not a socket; it was left untouched. Remove it yourself, or set ZEROCLAW_SOCKET to another path",
         path.display()
@@ -142,10 +151,10 @@ impl LocalListener {
 pub struct DaemonLock {
     #[cfg(unix)]
     _file: std::fs::File,
-    /// Windows has no lock file: the pipe name is the daemon's exclusivity, so it is held by
-    /// creating the pipe (a client that connects meanwhile waits until its own timeout).
+    /// Windows: the data dir's lock (`<data dir>\daemon.lock`), the one a daemon takes
+    /// before it creates its pipe.
     #[cfg(windows)]
-    _pipe: windows::PipeServer,
+    _file: std::fs::File,
 }
 
 /// Takes the daemon's lock for `paths`, or says which daemon holds it.
@@ -155,8 +164,14 @@ pub fn lock(paths: &Paths) -> Result<DaemonLock, BindError> {
         _file: unix::take_lock(paths.endpoint.as_path())?,
     };
     #[cfg(windows)]
-    let lock = DaemonLock {
-        _pipe: windows::PipeServer::bind(paths)?,
+    let lock = {
+        std::fs::create_dir_all(&paths.data_dir).map_err(|source| BindError::Io {
+            what: format!("create the data directory ({})", paths.data_dir.display()),
+            source,
+        })?;
+        DaemonLock {
+            _file: windows::take_lock(&paths.data_dir)?,
+        }
     };
     Ok(lock)
 }
@@ -174,7 +189,8 @@ pub enum ConnectError {
 }
 
 /// The pid of the daemon holding `endpoint`'s lock, for a client that found no socket
-/// there: a daemon whose socket file was deleted. Always `None` on Windows (no lock file).
+/// there: a daemon whose socket file was deleted. Always `None` on Windows, where a pipe cannot
+/// be deleted from under its daemon.
 pub fn lock_holder(endpoint: &Endpoint) -> Option<u32> {
     #[cfg(unix)]
     return unix::lock_holder(endpoint.as_path());

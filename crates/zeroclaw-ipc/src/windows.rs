@@ -1,38 +1,72 @@
-//! The Windows listener: a named pipe that only this user and SYSTEM may open.
+//! The Windows listener and client: a named pipe that only this user and SYSTEM may open,
+//! and a client that talks only to a pipe served by its own user.
 //!
-//! Three things keep it private (see the protocol reference, "Daemon lifecycle"):
+//! What keeps the daemon's side private (see the protocol reference, "Daemon lifecycle"):
+//! - the data dir lock (`LockFileEx` on `<data dir>\daemon.lock`), taken before the pipe is
+//!   created: one daemon per data dir, whatever the spelling of its path or its pipe name;
 //! - an explicit security descriptor granting only the creating user and SYSTEM, because the
 //!   OS default DACL for a pipe also lets Everyone (and anonymous) read it;
 //! - `reject_remote_clients`, so the pipe is not reachable over SMB;
 //! - `first_pipe_instance`, so if anyone (another daemon, or another user squatting on the
 //!   name) already owns the pipe, bind fails instead of joining their pipe as an extra
 //!   instance, whose security the first creator decided.
+//!
+//! What keeps a client safe: it opens only `\\.\pipe\` names, checks that the handle it got
+//! is a pipe before writing a byte, and checks that the process serving the pipe runs as the
+//! same user (the pipe namespace is shared by every user, so another one could create our
+//! pipe's name first and receive our prompts).
+//!
+//! Wine (used to run these tests on Linux) ignores `FILE_FLAG_FIRST_PIPE_INSTANCE` and
+//! stores but does not enforce a pipe's DACL; tests of those two facts say they are skipped
+//! there ([`is_wine`]).
 
 use crate::{Accepted, BindError, Endpoint, LocalStream, Paths, PeerInfo};
 use std::ffi::{OsStr, c_void};
-use std::io;
+use std::fs::File;
+use std::io::{self, Read, Seek, Write};
 use std::os::windows::ffi::OsStrExt;
+use std::os::windows::fs::OpenOptionsExt;
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+use std::path::Path;
 use std::ptr;
 use std::time::Duration;
-use tokio::net::windows::named_pipe::{ClientOptions, NamedPipeServer, ServerOptions};
+use tokio::net::windows::named_pipe::{
+    ClientOptions, NamedPipeClient, NamedPipeServer, ServerOptions,
+};
 use windows_sys::Win32::Foundation::{
-    ERROR_ACCESS_DENIED, ERROR_INSUFFICIENT_BUFFER, ERROR_PIPE_BUSY, HANDLE, LocalFree,
+    ERROR_ACCESS_DENIED, ERROR_FILENAME_EXCED_RANGE, ERROR_INSUFFICIENT_BUFFER, ERROR_INVALID_NAME,
+    ERROR_LOCK_VIOLATION, ERROR_PIPE_BUSY, HANDLE, LocalFree,
 };
 use windows_sys::Win32::Security::Authorization::{
     ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
 };
 use windows_sys::Win32::Security::{
-    GetTokenInformation, PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
-    TokenUser,
+    CopySid, EqualSid, GetLengthSid, GetTokenInformation, IsValidSid, PSECURITY_DESCRIPTOR, PSID,
+    SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER, TokenUser,
 };
+use windows_sys::Win32::Storage::FileSystem::{
+    FILE_FLAG_OPEN_REPARSE_POINT, FILE_FLAG_OVERLAPPED, FILE_TYPE_PIPE, GetFileType,
+    LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY, LockFileEx, SECURITY_IDENTIFICATION,
+};
+use windows_sys::Win32::System::IO::OVERLAPPED;
+use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
 use windows_sys::Win32::System::Pipes::GetNamedPipeServerProcessId;
-use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+use windows_sys::Win32::System::Threading::{
+    GetCurrentProcess, OpenProcess, OpenProcessToken, PROCESS_QUERY_LIMITED_INFORMATION,
+};
 
 /// How long [`connect`] keeps retrying while every pipe instance is busy (a burst of
 /// clients racing for the one listening instance before the daemon creates the next).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const BUSY_RETRY: Duration = Duration::from_millis(10);
+
+/// The data dir lock's file name.
+pub(crate) const LOCK_FILE: &str = "daemon.lock";
+
+/// The byte `LockFileEx` locks: far past the pid written at the start of the file. Windows
+/// locks are mandatory, so a lock over the pid would keep the next daemon from reading who
+/// holds it.
+const LOCK_OFFSET_HIGH: u32 = 1;
 
 pub(crate) struct PipeServer {
     name: std::ffi::OsString,
@@ -41,6 +75,9 @@ pub(crate) struct PipeServer {
     /// The instance currently waiting for a client. There is always one, so the name never
     /// lapses and nobody else can take it over between connections.
     next: NamedPipeServer,
+    /// The data dir lock, held for the server's lifetime; Windows releases it when the
+    /// process dies, so a killed daemon leaves nothing stale behind.
+    _lock: File,
 }
 
 impl PipeServer {
@@ -50,6 +87,7 @@ impl PipeServer {
             what: format!("create the data directory ({})", data_dir.display()),
             source,
         })?;
+        let lock = take_lock(data_dir)?;
         let sd = SecurityDescriptor::current_user_and_system().map_err(|source| BindError::Io {
             what: "build the named pipe's security descriptor".into(),
             source,
@@ -64,7 +102,7 @@ impl PipeServer {
             } else {
                 BindError::Io {
                     what: format!("create the named pipe {}", paths.endpoint),
-                    source: e,
+                    source: explain_name_error(e),
                 }
             }
         })?;
@@ -72,6 +110,7 @@ impl PipeServer {
             name,
             sd,
             next: first,
+            _lock: lock,
         })
     }
 
@@ -94,21 +133,191 @@ impl PipeServer {
     }
 }
 
-/// Connects to the daemon's pipe. A missing pipe is `ErrorKind::NotFound` (std maps
-/// ERROR_FILE_NOT_FOUND), which the caller reports as "no daemon".
+/// Takes the data dir's lock: an exclusive `LockFileEx` on `<data dir>\daemon.lock`, which
+/// then holds this process's pid. Refused, naming the holder's pid, while another process
+/// holds it. A link at the lock's path is never followed.
+pub(crate) fn take_lock(data_dir: &Path) -> Result<File, BindError> {
+    let path = data_dir.join(LOCK_FILE);
+    let lock_err = |source| BindError::Lock {
+        path: path.clone(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(&path)
+        .map_err(lock_err)?;
+    let meta = file.metadata().map_err(lock_err)?;
+    if !meta.file_type().is_file() {
+        return Err(lock_err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is not a regular file (a link is never followed); remove it if you did not create it",
+        )));
+    }
+    // SAFETY: a zeroed OVERLAPPED is a valid "no event" value; only its offset is set.
+    let mut at: OVERLAPPED = unsafe { std::mem::zeroed() };
+    at.Anonymous.Anonymous.OffsetHigh = LOCK_OFFSET_HIGH;
+    // SAFETY: `file` owns an open handle for the duration of the call, and `at` is a valid
+    // OVERLAPPED that outlives it; the handle is synchronous, so the call completes (or
+    // fails at once, with LOCKFILE_FAIL_IMMEDIATELY) before returning.
+    let locked = unsafe {
+        LockFileEx(
+            file.as_raw_handle() as HANDLE,
+            LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY,
+            0,
+            1,
+            0,
+            &mut at,
+        )
+    };
+    if locked == 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(ERROR_LOCK_VIOLATION as i32) {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            return Err(BindError::DataDirInUse {
+                path: data_dir.to_path_buf(),
+                pid: text.trim().parse().ok(),
+            });
+        }
+        return Err(lock_err(e));
+    }
+    file.set_len(0).map_err(lock_err)?;
+    file.rewind().map_err(lock_err)?;
+    writeln!(file, "{}", std::process::id()).map_err(lock_err)?;
+    Ok(file)
+}
+
+/// Connects to the daemon's pipe, if it is one served by this user. A missing pipe is
+/// `ErrorKind::NotFound` (std maps ERROR_FILE_NOT_FOUND), which the caller reports as "no
+/// daemon".
 pub(crate) async fn connect(endpoint: &Endpoint) -> io::Result<LocalStream> {
+    connect_as(endpoint, &Sid::current_user()?).await
+}
+
+/// [`connect`], accepting only a server that runs as `user`.
+async fn connect_as(endpoint: &Endpoint, user: &Sid) -> io::Result<LocalStream> {
     let name = endpoint.as_path().as_os_str();
+    crate::endpoint::check_pipe_name(name)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let deadline = tokio::time::Instant::now() + BUSY_TIMEOUT;
     loop {
-        match ClientOptions::new().open(name) {
-            Ok(client) => return Ok(LocalStream::PipeClient(client)),
+        match open_pipe(name) {
+            Ok(client) => {
+                check_server_user(&client, endpoint, user)?;
+                return Ok(LocalStream::PipeClient(client));
+            }
             // Every instance is taken; the daemon creates the next one as soon as it
             // accepts, so wait briefly rather than fail (the pattern tokio documents).
             Err(e) if is_busy(&e) && tokio::time::Instant::now() < deadline => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(explain_name_error(e)),
         }
         tokio::time::sleep(BUSY_RETRY).await;
     }
+}
+
+/// Opens `name` as a pipe client, and refuses (closing it, having neither written nor read
+/// anything) a handle that is not a pipe: a file or device that a wrong name led to. Opened
+/// as tokio's `ClientOptions` does (overlapped, no sharing, identification-only
+/// impersonation), but checked before tokio's I/O driver, which starts reading at once,
+/// gets it.
+fn open_pipe(name: &OsStr) -> io::Result<NamedPipeClient> {
+    use std::os::windows::io::IntoRawHandle;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .share_mode(0)
+        .custom_flags(FILE_FLAG_OVERLAPPED)
+        .security_qos_flags(SECURITY_IDENTIFICATION)
+        .open(name)?;
+    // SAFETY: `file` owns a valid handle for the duration of the call.
+    let kind = unsafe { GetFileType(file.as_raw_handle() as HANDLE) };
+    if kind != FILE_TYPE_PIPE {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is not a named pipe (file type {kind}); nothing was written to it",
+                Path::new(name).display()
+            ),
+        ));
+    }
+    // SAFETY: the handle is a pipe we opened and own alone; ownership passes to tokio.
+    unsafe { NamedPipeClient::from_raw_handle(file.into_raw_handle()) }
+}
+
+/// Refuses a pipe whose server process does not run as `user`.
+fn check_server_user(client: &NamedPipeClient, endpoint: &Endpoint, user: &Sid) -> io::Result<()> {
+    let refuse = |why: String| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "refusing to talk to {endpoint}: {why}. Another user may have created this pipe name first; set ZEROCLAW_SOCKET to a pipe name of your own"
+            ),
+        )
+    };
+    let mut pid = 0u32;
+    // SAFETY: `client` owns a valid pipe handle for the duration of the call, and `pid` is
+    // a valid place for the API to write a u32.
+    if unsafe { GetNamedPipeServerProcessId(client.as_raw_handle() as HANDLE, &mut pid) } == 0 {
+        let e = io::Error::last_os_error();
+        return Err(refuse(format!("cannot tell which process serves it ({e})")));
+    }
+    let owner = Sid::of_process(pid).map_err(|e| {
+        refuse(format!(
+            "cannot tell which user runs its server, pid {pid} ({e})"
+        ))
+    })?;
+    same_user(&owner, user).map_err(|why| refuse(format!("{why} (server pid {pid})")))
+}
+
+/// `Ok` if `server` and `ours` are one SID; otherwise says which users they are.
+fn same_user(server: &Sid, ours: &Sid) -> Result<(), String> {
+    if server == ours {
+        return Ok(());
+    }
+    let name = |sid: &Sid| sid.text().unwrap_or_else(|_| "an unreadable SID".into());
+    Err(format!(
+        "its server runs as {}, not as you ({})",
+        name(server),
+        name(ours)
+    ))
+}
+
+/// Adds what to do to the two errors a bad pipe name gives: 123 (ERROR_INVALID_NAME: not a
+/// pipe name at all) and 206 (ERROR_FILENAME_EXCED_RANGE: over 256 characters).
+fn explain_name_error(e: io::Error) -> io::Error {
+    let hint = match e.raw_os_error() {
+        Some(code) if code == ERROR_INVALID_NAME as i32 => format!(
+            "{e}: a pipe name must look like {}NAME; set ZEROCLAW_SOCKET to one, e.g. {}my-zeroclaw",
+            crate::endpoint::PIPE_PREFIX,
+            crate::endpoint::PIPE_PREFIX
+        ),
+        Some(code) if code == ERROR_FILENAME_EXCED_RANGE as i32 => format!(
+            "{e}: a pipe name may be at most {} characters, prefix included; set ZEROCLAW_SOCKET to a shorter one",
+            crate::endpoint::PIPE_NAME_MAX
+        ),
+        _ => return e,
+    };
+    io::Error::new(e.kind(), hint)
+}
+
+/// Whether this process runs under Wine rather than Windows: Wine's ntdll exports
+/// `wine_get_version`, which Windows' does not. For tests of what Wine does not do
+/// (`FILE_FLAG_FIRST_PIPE_INSTANCE`, enforcing a pipe's DACL), which must say they are
+/// skipped there rather than pass.
+pub fn is_wine() -> bool {
+    let ntdll = wide("ntdll.dll");
+    // SAFETY: `ntdll` is NUL-terminated and outlives the call; ntdll is always loaded, and
+    // the module handle is not reference-counted (nothing to release).
+    let module = unsafe { GetModuleHandleW(ntdll.as_ptr()) };
+    if module.is_null() {
+        return false;
+    }
+    // SAFETY: `module` is a loaded module and the name is a NUL-terminated ASCII string.
+    unsafe { GetProcAddress(module, c"wine_get_version".as_ptr().cast()) }.is_some()
 }
 
 fn create_instance(
@@ -202,80 +411,169 @@ impl SecurityDescriptor {
     }
 }
 
-/// The current process user's SID as a string (`S-1-5-21-...`).
-fn current_user_sid() -> io::Result<String> {
-    // SAFETY: no preconditions; the result is a pseudo-handle that needs no closing.
-    let process = unsafe { GetCurrentProcess() };
-    let mut raw: HANDLE = ptr::null_mut();
-    // SAFETY: `process` is valid for this process's lifetime; `raw` is a valid place for
-    // the token handle.
-    if unsafe { OpenProcessToken(process, TOKEN_QUERY, &mut raw) } == 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: OpenProcessToken succeeded, so `raw` is an open handle that we alone own;
-    // OwnedHandle closes it (CloseHandle) on drop.
-    let token = unsafe { OwnedHandle::from_raw_handle(raw) };
+/// A security identifier, copied into memory of our own.
+pub(crate) struct Sid(Vec<u64>);
 
-    let mut len = 0u32;
-    // SAFETY: a null buffer of length 0 asks only for the required size, written to `len`.
-    let ok = unsafe {
-        GetTokenInformation(
-            token.as_raw_handle() as HANDLE,
-            TokenUser,
-            ptr::null_mut(),
-            0,
-            &mut len,
-        )
-    };
-    if ok == 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(ERROR_INSUFFICIENT_BUFFER as i32) {
-            return Err(e);
+impl Sid {
+    /// The user this process runs as.
+    pub(crate) fn current_user() -> io::Result<Self> {
+        // SAFETY: no preconditions; the result is a pseudo-handle that needs no closing.
+        let process = unsafe { GetCurrentProcess() };
+        Self::of_process_handle(process)
+    }
+
+    /// The user process `pid` runs as.
+    pub(crate) fn of_process(pid: u32) -> io::Result<Self> {
+        // SAFETY: OpenProcess has no memory preconditions; a null result is an error.
+        let raw = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+        if raw.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: OpenProcess succeeded, so `raw` is an open handle that we alone own;
+        // OwnedHandle closes it on drop.
+        let process = unsafe { OwnedHandle::from_raw_handle(raw) };
+        Self::of_process_handle(process.as_raw_handle() as HANDLE)
+    }
+
+    fn of_process_handle(process: HANDLE) -> io::Result<Self> {
+        let mut raw: HANDLE = ptr::null_mut();
+        // SAFETY: the caller passes a process handle valid for this call; `raw` is a valid
+        // place for the token handle.
+        if unsafe { OpenProcessToken(process, TOKEN_QUERY, &mut raw) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: OpenProcessToken succeeded, so `raw` is an open handle that we alone own;
+        // OwnedHandle closes it (CloseHandle) on drop.
+        let token = unsafe { OwnedHandle::from_raw_handle(raw) };
+
+        let mut len = 0u32;
+        // SAFETY: a null buffer of length 0 asks only for the required size, written to `len`.
+        let ok = unsafe {
+            GetTokenInformation(
+                token.as_raw_handle() as HANDLE,
+                TokenUser,
+                ptr::null_mut(),
+                0,
+                &mut len,
+            )
+        };
+        if ok == 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(ERROR_INSUFFICIENT_BUFFER as i32) {
+                return Err(e);
+            }
+        }
+        if (len as usize) < size_of::<TOKEN_USER>() {
+            return Err(io::Error::other(
+                "GetTokenInformation(TokenUser) reported too small a size",
+            ));
+        }
+        // u64 elements keep the buffer aligned for TOKEN_USER (which holds pointers).
+        let mut buf = vec![0u64; (len as usize).div_ceil(size_of::<u64>())];
+        // SAFETY: `buf` is writable for at least `len` bytes and outlives the call.
+        let ok = unsafe {
+            GetTokenInformation(
+                token.as_raw_handle() as HANDLE,
+                TokenUser,
+                buf.as_mut_ptr().cast(),
+                len,
+                &mut len,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the call filled `buf` with a TOKEN_USER at its start; the buffer is large
+        // and aligned enough (checked above). Its SID pointer points into `buf`, which stays
+        // alive until the copy below is made.
+        let user = unsafe { buf.as_ptr().cast::<TOKEN_USER>().read() };
+        // SAFETY: `user.User.Sid` points to a SID inside `buf`, alive for the call.
+        unsafe { Self::copy(user.User.Sid) }
+    }
+
+    /// A SID from its string form (`S-1-5-18`).
+    #[cfg(test)]
+    pub(crate) fn parse(text: &str) -> io::Result<Self> {
+        use windows_sys::Win32::Security::Authorization::ConvertStringSidToSidW;
+        let text = wide(text);
+        let mut sid: PSID = ptr::null_mut();
+        // SAFETY: `text` is NUL-terminated and outlives the call; `sid` is a valid out pointer.
+        let ok = unsafe { ConvertStringSidToSidW(text.as_ptr(), &mut sid) };
+        let owned = LocalBox(sid);
+        if ok == 0 || owned.0.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: on success `sid` is a valid SID owned by `owned`, alive for the call.
+        unsafe { Self::copy(owned.0) }
+    }
+
+    /// Copies the SID at `sid` into a buffer of our own.
+    ///
+    /// # Safety
+    /// `sid` must point to a SID that stays valid for the duration of the call.
+    unsafe fn copy(sid: PSID) -> io::Result<Self> {
+        // SAFETY: the caller guarantees `sid` is readable; IsValidSid checks its structure
+        // before GetLengthSid trusts it.
+        if unsafe { IsValidSid(sid) } == 0 {
+            return Err(io::Error::other("not a valid SID"));
+        }
+        // SAFETY: `sid` is a valid SID (checked above).
+        let len = unsafe { GetLengthSid(sid) };
+        let mut buf = vec![0u64; (len as usize).div_ceil(size_of::<u64>())];
+        // SAFETY: `buf` is writable for at least `len` bytes; `sid` is valid for reading.
+        if unsafe { CopySid(len, buf.as_mut_ptr().cast(), sid) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self(buf))
+    }
+
+    fn as_psid(&self) -> PSID {
+        self.0.as_ptr().cast_mut().cast()
+    }
+
+    /// The string form, `S-1-5-21-...`.
+    pub(crate) fn text(&self) -> io::Result<String> {
+        let mut text: *mut u16 = ptr::null_mut();
+        // SAFETY: `self` holds a valid SID (only ever built by `copy`); `text` is a valid
+        // out pointer.
+        let ok = unsafe { ConvertSidToStringSidW(self.as_psid(), &mut text) };
+        let text = LocalBox(text.cast());
+        if ok == 0 || text.0.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        let p = text.0.cast::<u16>();
+        let mut n = 0;
+        // SAFETY: on success the API returns a NUL-terminated UTF-16 string owned by `text`
+        // (alive for this whole function), so every index up to the NUL is in bounds.
+        while unsafe { p.add(n).read() } != 0 {
+            n += 1;
+        }
+        // SAFETY: the `n` units before the NUL are initialised and stay alive with `text`.
+        let units = unsafe { std::slice::from_raw_parts(p, n) };
+        String::from_utf16(units)
+            .map_err(|_| io::Error::other("the SID string is not valid UTF-16"))
+    }
+}
+
+impl std::fmt::Debug for Sid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.text() {
+            Ok(text) => f.write_str(&text),
+            Err(_) => f.write_str("<unreadable SID>"),
         }
     }
-    if (len as usize) < size_of::<TOKEN_USER>() {
-        return Err(io::Error::other(
-            "GetTokenInformation(TokenUser) reported too small a size",
-        ));
-    }
-    // u64 elements keep the buffer aligned for TOKEN_USER (which holds pointers).
-    let mut buf = vec![0u64; (len as usize).div_ceil(size_of::<u64>())];
-    // SAFETY: `buf` is writable for at least `len` bytes and outlives the call.
-    let ok = unsafe {
-        GetTokenInformation(
-            token.as_raw_handle() as HANDLE,
-            TokenUser,
-            buf.as_mut_ptr().cast(),
-            len,
-            &mut len,
-        )
-    };
-    if ok == 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the call filled `buf` with a TOKEN_USER at its start; the buffer is large
-    // and aligned enough (checked above). Its SID pointer points into `buf`, which stays
-    // alive until after ConvertSidToStringSidW below.
-    let user = unsafe { buf.as_ptr().cast::<TOKEN_USER>().read() };
+}
 
-    let mut text: *mut u16 = ptr::null_mut();
-    // SAFETY: `user.User.Sid` is a valid SID inside `buf`; `text` is a valid out pointer.
-    let ok = unsafe { ConvertSidToStringSidW(user.User.Sid, &mut text) };
-    let text = LocalBox(text.cast());
-    if ok == 0 || text.0.is_null() {
-        return Err(io::Error::last_os_error());
+impl PartialEq for Sid {
+    fn eq(&self, other: &Self) -> bool {
+        // SAFETY: both hold valid SIDs (only ever built by `copy`), alive for the call.
+        unsafe { EqualSid(self.as_psid(), other.as_psid()) != 0 }
     }
-    let p = text.0.cast::<u16>();
-    let mut n = 0;
-    // SAFETY: on success the API returns a NUL-terminated UTF-16 string owned by `text`
-    // (alive for this whole function), so every index up to the NUL is in bounds.
-    while unsafe { p.add(n).read() } != 0 {
-        n += 1;
-    }
-    // SAFETY: the `n` units before the NUL are initialised and stay alive with `text`.
-    let units = unsafe { std::slice::from_raw_parts(p, n) };
-    String::from_utf16(units)
-        .map_err(|_| io::Error::other("the user's SID string is not valid UTF-16"))
+}
+
+/// The current process user's SID as a string (`S-1-5-21-...`).
+fn current_user_sid() -> io::Result<String> {
+    Sid::current_user()?.text()
 }
 
 fn wide(s: &str) -> Vec<u16> {
@@ -301,20 +599,246 @@ mod tests {
         }
     }
 
+    fn skipped_under_wine(what: &str) -> bool {
+        if is_wine() {
+            // Straight to stderr: libtest captures `eprintln!` of a passing test, and a skip
+            // must be seen.
+            let _ = writeln!(
+                io::stderr(),
+                "SKIPPED under Wine, which does not do it (run on Windows): {what}"
+            );
+            return true;
+        }
+        false
+    }
+
+    /// The data dir lock refuses a second server on one data dir, whatever its pipe, and
+    /// names the first one's pid (issue 12, defect 2).
     #[tokio::test]
-    async fn second_bind_reports_already_running_with_our_pid() {
+    async fn a_second_server_on_one_data_dir_is_refused_naming_the_holder() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = paths(dir.path(), "twice");
-        let _first = PipeServer::bind(&paths).unwrap();
-        assert!(paths.data_dir.is_dir());
-        match PipeServer::bind(&paths) {
-            Err(BindError::AlreadyRunning { endpoint, pid }) => {
-                assert_eq!(endpoint, paths.endpoint.to_string());
+        let first = paths(dir.path(), "dir-a");
+        let _server = PipeServer::bind(&first).unwrap();
+        assert!(first.data_dir.join(LOCK_FILE).is_file());
+        let other_pipe = paths(dir.path(), "dir-b");
+        match PipeServer::bind(&other_pipe) {
+            Err(BindError::DataDirInUse { path, pid }) => {
+                assert_eq!(path, first.data_dir);
                 assert_eq!(pid, Some(std::process::id()));
             }
             Err(e) => panic!("unexpected error: {e}"),
             Ok(_) => panic!("second bind succeeded"),
         }
+        // `zeroclaw store` takes the same lock.
+        assert!(matches!(
+            crate::lock(&other_pipe),
+            Err(BindError::DataDirInUse { .. })
+        ));
+    }
+
+    /// A server that is gone leaves nothing stale: its pipe vanished with its handles, and
+    /// its lock file, still there, is free.
+    #[tokio::test]
+    async fn a_server_that_is_gone_leaves_nothing_that_blocks_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths(dir.path(), "again");
+        drop(PipeServer::bind(&paths).unwrap());
+        assert!(paths.data_dir.join(LOCK_FILE).is_file());
+        let err = connect(&paths.endpoint).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        let _again = PipeServer::bind(&paths).unwrap();
+        let lock = std::fs::read_to_string(paths.data_dir.join(LOCK_FILE)).unwrap();
+        assert_eq!(lock.trim(), std::process::id().to_string());
+    }
+
+    /// FILE_FLAG_FIRST_PIPE_INSTANCE: a second server on one pipe name (another data dir)
+    /// is refused, naming the first's pid. Wine ignores the flag.
+    #[tokio::test]
+    async fn a_second_server_on_one_pipe_name_is_refused() {
+        if skipped_under_wine("FILE_FLAG_FIRST_PIPE_INSTANCE (a second server on one pipe)") {
+            return;
+        }
+        let one = tempfile::tempdir().unwrap();
+        let two = tempfile::tempdir().unwrap();
+        let first = paths(one.path(), "twice");
+        let _server = PipeServer::bind(&first).unwrap();
+        let second = paths(two.path(), "twice");
+        match PipeServer::bind(&second) {
+            Err(BindError::AlreadyRunning { endpoint, pid }) => {
+                assert_eq!(endpoint, first.endpoint.to_string());
+                assert_eq!(pid, Some(std::process::id()));
+            }
+            Err(e) => panic!("unexpected error: {e}"),
+            Ok(_) => panic!("second bind succeeded"),
+        }
+    }
+
+    /// The DACL set on the pipe reads back as exactly SYSTEM and this user, protected (no
+    /// inherited entries, no Everyone).
+    #[tokio::test]
+    async fn the_pipe_acl_reads_back_as_system_and_this_user_only() {
+        use windows_sys::Win32::Security::Authorization::{
+            ConvertSecurityDescriptorToStringSecurityDescriptorW, GetSecurityInfo, SE_KERNEL_OBJECT,
+        };
+        use windows_sys::Win32::Security::{ACL, DACL_SECURITY_INFORMATION};
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths(dir.path(), "acl");
+        let server = PipeServer::bind(&paths).unwrap();
+        let mut dacl: *mut ACL = ptr::null_mut();
+        let mut sd: PSECURITY_DESCRIPTOR = ptr::null_mut();
+        // SAFETY: the server's handle is open; the out pointers are valid; `sd` is freed
+        // by the LocalBox below.
+        let status = unsafe {
+            GetSecurityInfo(
+                server.next.as_raw_handle() as HANDLE,
+                SE_KERNEL_OBJECT,
+                DACL_SECURITY_INFORMATION,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                &mut dacl,
+                ptr::null_mut(),
+                &mut sd,
+            )
+        };
+        let sd = LocalBox(sd);
+        assert_eq!(status, 0, "GetSecurityInfo failed");
+        let mut text: *mut u16 = ptr::null_mut();
+        // SAFETY: `sd` is a valid descriptor; `text` is a valid out pointer, freed below.
+        let ok = unsafe {
+            ConvertSecurityDescriptorToStringSecurityDescriptorW(
+                sd.0,
+                SDDL_REVISION_1,
+                DACL_SECURITY_INFORMATION,
+                &mut text,
+                ptr::null_mut(),
+            )
+        };
+        let text = LocalBox(text.cast());
+        assert_ne!(ok, 0);
+        let p = text.0.cast::<u16>();
+        let mut n = 0;
+        // SAFETY: a NUL-terminated string owned by `text`.
+        while unsafe { p.add(n).read() } != 0 {
+            n += 1;
+        }
+        // SAFETY: the `n` units before the NUL.
+        let sddl = String::from_utf16(unsafe { std::slice::from_raw_parts(p, n) }).unwrap();
+        let user = current_user_sid().unwrap();
+        assert!(sddl.starts_with("D:P("), "{sddl}");
+        let aces: Vec<&str> = sddl["D:P".len()..].split_inclusive(')').collect();
+        assert_eq!(aces.len(), 2, "{sddl}");
+        assert!(aces.iter().all(|ace| ace.starts_with("(A;;")), "{sddl}");
+        assert!(aces.iter().any(|ace| ace.ends_with(";;;SY)")), "{sddl}");
+        assert!(
+            aces.iter().any(|ace| ace.ends_with(&format!(";;;{user})"))),
+            "{sddl}"
+        );
+    }
+
+    /// Windows enforces a pipe's DACL: a pipe whose descriptor leaves this user out cannot
+    /// be opened by it (what keeps other users off our pipe, which one user cannot show
+    /// directly). Wine stores the DACL (the test above) but does not enforce it.
+    #[tokio::test]
+    async fn a_pipe_whose_acl_leaves_this_user_out_refuses_it() {
+        if skipped_under_wine("DACL enforcement on a named pipe") {
+            return;
+        }
+        let sddl = wide("D:P(A;;GA;;;SY)");
+        let mut raw: PSECURITY_DESCRIPTOR = ptr::null_mut();
+        // SAFETY: as in SecurityDescriptor::current_user_and_system.
+        let ok = unsafe {
+            ConvertStringSecurityDescriptorToSecurityDescriptorW(
+                sddl.as_ptr(),
+                SDDL_REVISION_1,
+                &mut raw,
+                ptr::null_mut(),
+            )
+        };
+        assert_ne!(ok, 0);
+        let sd = SecurityDescriptor(LocalBox(raw));
+        let name = format!(r"\\.\pipe\zeroclaw-test-{}-system-only", std::process::id());
+        let _server = create_instance(OsStr::new(&name), &sd, true).unwrap();
+        let err = ClientOptions::new().open(&name).unwrap_err();
+        assert_eq!(
+            err.raw_os_error(),
+            Some(ERROR_ACCESS_DENIED as i32),
+            "{err}"
+        );
+    }
+
+    /// Issue 12, defect 1: `ZEROCLAW_SOCKET='C:\zc-x\notes.txt'` made `zeroclaw status`
+    /// overwrite the file with JSON-RPC frames. A name without the pipe prefix is refused
+    /// naming the variable, and the file is never opened.
+    #[tokio::test]
+    async fn a_file_named_as_the_endpoint_is_refused_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "my notes\r\n").unwrap();
+        let err = connect(&Endpoint::new(&notes)).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("ZEROCLAW_SOCKET") && text.contains(r"\\.\pipe\"),
+            "{text}"
+        );
+        assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes\r\n");
+    }
+
+    /// Defect 1's second line: whatever the name, a handle that is not a pipe is closed
+    /// before a byte is written (a file reached through the raw open, as a name that passes
+    /// the prefix check but leads elsewhere would be).
+    #[tokio::test]
+    async fn a_handle_that_is_not_a_pipe_is_refused_before_any_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "my notes").unwrap();
+        let err = open_pipe(notes.as_os_str()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        assert!(err.to_string().contains("not a named pipe"), "{err}");
+        assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes");
+    }
+
+    /// Issue 12, defect 3: the client checks who serves the pipe. Under one user (Wine, CI)
+    /// the check's logic is tested against this user's SID and others.
+    #[test]
+    fn the_server_user_check_accepts_this_user_only() {
+        let me = Sid::current_user().unwrap();
+        assert_eq!(Sid::of_process(std::process::id()).unwrap(), me);
+        assert_eq!(same_user(&me, &Sid::current_user().unwrap()), Ok(()));
+        for other in ["S-1-5-18", "S-1-1-0", "S-1-5-21-1-2-3-1001"] {
+            let sid = Sid::parse(other).unwrap();
+            assert_eq!(sid.text().unwrap(), other);
+            let why = same_user(&sid, &me).unwrap_err();
+            assert!(
+                why.contains(other) && why.contains(&me.text().unwrap()),
+                "{why}"
+            );
+        }
+    }
+
+    /// The whole check on a real pipe: the client that expects another user (SYSTEM) as the
+    /// server refuses ours, and one that expects this user accepts it.
+    #[tokio::test]
+    async fn a_pipe_served_by_another_user_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths(dir.path(), "owner");
+        let mut server = PipeServer::bind(&paths).unwrap();
+        let system = Sid::parse("S-1-5-18").unwrap();
+        let err = connect_as(&paths.endpoint, &system).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("S-1-5-18") && text.contains("ZEROCLAW_SOCKET"),
+            "{text}"
+        );
+        // The refused client's instance is used up; the next one is ours.
+        let _refused = server.accept().await;
+        let mut ok = connect(&paths.endpoint).await.unwrap();
+        let mut accepted = server.accept().await.unwrap();
+        ok.write_all(b"hi\n").await.unwrap();
+        let mut buf = [0u8; 3];
+        accepted.stream.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"hi\n");
     }
 
     #[tokio::test]

@@ -6,19 +6,59 @@
 use super::HANG_GUARD;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 
+/// One end of a connection to the daemon, whatever the platform: a Unix socket, or a named
+/// pipe opened the way Windows clients open one (`CreateFileW` on `\\.\pipe\NAME`, which is
+/// what `File::open` calls). Both read and write the same NDJSON bytes.
+#[cfg(unix)]
+pub type Stream = std::os::unix::net::UnixStream;
+#[cfg(windows)]
+pub type Stream = std::fs::File;
+
+/// Connects to the daemon's endpoint. Reads are hang-guarded where the OS has read
+/// timeouts (sockets; a synchronous pipe handle has none).
+pub fn open_stream(endpoint: &Path) -> std::io::Result<Stream> {
+    #[cfg(unix)]
+    {
+        let stream = Stream::connect(endpoint)?;
+        stream.set_read_timeout(Some(HANG_GUARD))?;
+        Ok(stream)
+    }
+    #[cfg(windows)]
+    {
+        // ERROR_PIPE_BUSY: every instance is taken for an instant (another client just
+        // connected, and the daemon is creating the next one); try again, hang-guarded.
+        const ERROR_PIPE_BUSY: i32 = 231;
+        let deadline = std::time::Instant::now() + HANG_GUARD;
+        loop {
+            match std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(endpoint)
+            {
+                Err(e)
+                    if e.raw_os_error() == Some(ERROR_PIPE_BUSY)
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::yield_now()
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
 pub struct Conn {
-    pub stream: UnixStream,
-    reader: BufReader<UnixStream>,
+    pub stream: Stream,
+    reader: BufReader<Stream>,
     next_id: u64,
 }
 
 impl Conn {
     pub fn connect(endpoint: &Path) -> Self {
-        let stream = UnixStream::connect(endpoint).unwrap();
-        stream.set_read_timeout(Some(HANG_GUARD)).unwrap();
+        let stream = open_stream(endpoint)
+            .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", endpoint.display()));
         let reader = BufReader::new(stream.try_clone().unwrap());
         Self {
             stream,

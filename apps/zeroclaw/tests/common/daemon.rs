@@ -1,7 +1,7 @@
 //! A temp dir, and the `zeroclaw daemon` process started in it with its stderr collected
 //! line by line: the log lines are the events tests wait on.
 
-use super::{Client, Conn, HANG_GUARD, Limits, bin};
+use super::{Client, Conn, HANG_GUARD, Limits, bin, open_stream};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -16,10 +16,10 @@ pub struct TestDir {
 
 impl TestDir {
     pub fn new() -> Self {
-        // Short paths: a Unix socket path must fit in 107 bytes.
+        // Short names: a Unix socket path must fit in 107 bytes.
         let dir = tempfile::Builder::new()
             .prefix("zc")
-            .tempdir_in("/tmp")
+            .tempdir_in(std::env::temp_dir())
             .unwrap();
         Self { dir }
     }
@@ -32,8 +32,18 @@ impl TestDir {
         self.dir.path().join("cfg")
     }
 
+    /// The default data dir: `<config dir>/data`.
+    pub fn data_dir(&self) -> PathBuf {
+        self.config_dir().join("data")
+    }
+
+    /// The endpoint a daemon of this config dir listens on by default: `<data
+    /// dir>/daemon.sock` on Unix, the pipe named after the data dir on Windows.
     pub fn default_endpoint(&self) -> PathBuf {
-        self.config_dir().join("data").join("daemon.sock")
+        #[cfg(unix)]
+        return self.data_dir().join("daemon.sock");
+        #[cfg(windows)]
+        return PathBuf::from(zeroclaw_ipc::endpoint::pipe_name_for(&self.data_dir()));
     }
 
     /// Writes `<config dir>/config.toml`.
@@ -206,6 +216,39 @@ impl Daemon {
         }
     }
 
+    /// Kills the daemon at once (SIGKILL; TerminateProcess on Windows) and waits for it.
+    pub fn kill(&mut self) -> ExitStatus {
+        #[cfg(unix)]
+        self.signal(rustix::process::Signal::KILL);
+        #[cfg(windows)]
+        self.child.kill().unwrap();
+        self.wait_exit()
+    }
+
+    /// Stops the daemon in order and waits for it: SIGTERM on Unix; on Windows, which has
+    /// no signal to send another console's process, the `shutdown` method (which stops it
+    /// "as on SIGTERM").
+    pub fn stop(&mut self) -> ExitStatus {
+        #[cfg(unix)]
+        self.signal(rustix::process::Signal::TERM);
+        #[cfg(windows)]
+        assert_eq!(self.initialized().call("shutdown", json!({})), json!({}));
+        self.wait_exit()
+    }
+
+    /// Whether nothing listens at the endpoint any more: no socket file on Unix, no pipe of
+    /// that name on Windows (opening one that exists would connect to it).
+    pub fn endpoint_gone(&self) -> bool {
+        #[cfg(unix)]
+        return !self.endpoint.exists();
+        #[cfg(windows)]
+        return matches!(
+            open_stream(&self.endpoint),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound
+        );
+    }
+
+    #[cfg(unix)]
     pub fn signal(&self, signal: rustix::process::Signal) {
         let pid = rustix::process::Pid::from_raw(self.pid() as i32).unwrap();
         rustix::process::kill_process(pid, signal).unwrap();
@@ -228,6 +271,7 @@ impl Daemon {
     }
 
     /// Peak and current resident memory of the daemon, in KiB, from /proc.
+    #[cfg(target_os = "linux")]
     pub fn memory_kib(&self) -> (u64, u64) {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
         let field = |name: &str| {

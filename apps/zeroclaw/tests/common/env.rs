@@ -93,6 +93,7 @@ impl Env {
     /// Starts a turn whose bash command records its shell's pid and sleeps 300 s (bash must
     /// be allowed); returns the client, the prompt's request id, and the shell's pid once
     /// it runs.
+    #[cfg(unix)]
     pub fn start_long_bash(&self) -> (super::Client, serde_json::Value, u32) {
         let pid_file = self.work.join("shell.pid");
         self.fake.push(super::bash_call(
@@ -112,8 +113,7 @@ impl Env {
     /// Kills the daemon with SIGKILL and starts a new one on the same directory (without
     /// the first one's environment variables or limits).
     pub fn kill_and_restart(&mut self) {
-        self.daemon.signal(rustix::process::Signal::KILL);
-        assert!(!self.daemon.wait_exit().success());
+        assert!(!self.daemon.kill().success());
         self.daemon = self.dir.start(&[]);
     }
 }

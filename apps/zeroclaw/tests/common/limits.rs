@@ -1,6 +1,10 @@
 //! Resource limits set on the daemon process between fork and exec, to make it run out of
 //! file descriptors or disk (file size) on purpose.
 
+//! Unix only: on Windows a `Limits` exists (so helpers that take one compile) and must be
+//! the default.
+
+#[cfg(unix)]
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -17,11 +21,14 @@ pub struct Limits {
     pub ignore_sigxfsz: bool,
 }
 
+#[cfg(unix)]
 unsafe extern "C" {
     /// libc's `signal(2)`; std links libc, and it is async-signal-safe.
     fn signal(signum: i32, handler: usize) -> usize;
 }
+#[cfg(unix)]
 const SIG_IGN: usize = 1;
+#[cfg(unix)]
 const SIG_ERR: usize = usize::MAX;
 
 impl Limits {
@@ -30,6 +37,9 @@ impl Limits {
         if self == Self::default() {
             return;
         }
+        #[cfg(windows)]
+        panic!("resource limits are set on Unix only: {self:?} for {cmd:?}");
+        #[cfg(unix)]
         // SAFETY: the closure only makes raw syscalls (setrlimit, signal); it allocates
         // nothing and takes no locks.
         unsafe {
@@ -37,6 +47,7 @@ impl Limits {
         }
     }
 
+    #[cfg(unix)]
     fn apply(self) -> std::io::Result<()> {
         use rustix::process::{Resource, Rlimit, setrlimit};
         let set = |resource, soft: Option<u64>, n| {

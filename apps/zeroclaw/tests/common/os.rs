@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Whether the process is gone (or a zombie nobody reaps yet).
+#[cfg(target_os = "linux")]
 pub fn process_gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
@@ -27,12 +28,14 @@ pub fn wait_for_pid_file(path: &Path) -> u32 {
 }
 
 /// Whether this process runs as root.
+#[cfg(unix)]
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
 /// `setpriv` running `program args` as nobody:nogroup, or `None` (with the reason
 /// printed) when this cannot be done here: not root, or no `setpriv`.
+#[cfg(unix)]
 pub fn as_nobody(program: &str, args: &[&str]) -> Option<Command> {
     if !is_root() {
         eprintln!("skipped: needs root to run a process as another user");

@@ -17,6 +17,16 @@ pub fn bash_call(id: &str, command: &str, split: usize) -> Reply {
     tool_call(id, "bash", json!({ "command": command }), split)
 }
 
+/// A shell command that creates the empty file `path`: `touch` for bash, `type nul >` for
+/// `cmd` (the Windows shell tool).
+pub fn touch_command(path: &std::path::Path) -> String {
+    if cfg!(windows) {
+        format!("type nul > \"{}\"", path.display())
+    } else {
+        format!("touch {}", path.display())
+    }
+}
+
 /// One `ask_user` call, with `choices` if given.
 pub fn ask(id: &str, question: &str, choices: Option<&[&str]>) -> Reply {
     let mut args = json!({ "question": question });

@@ -6,11 +6,18 @@ use crate::common::*;
 use serde_json::{Value, json};
 use zeroclaw_testkit::openai;
 
+/// A command whose output shows a shell ran it: 6 × 7 computed, in bash or in `cmd` (the
+/// Windows shell tool; `call` expands `%x%` after `set` ran).
+const MARKER_COMMAND: &str = if cfg!(windows) {
+    "set /a x=6*7 >nul && call echo marker-%x%"
+} else {
+    "echo marker-$((6*7))"
+};
+
 #[test]
 fn an_approved_bash_call_runs_and_its_output_goes_back_to_the_model() {
     let env = Env::new("", "");
-    env.fake
-        .push(bash_call("call_1", "echo marker-$((6*7))", 8));
+    env.fake.push(bash_call("call_1", MARKER_COMMAND, 8));
     env.fake.push(openai::text(&["The answer ", "is 42."]));
     let mut client = env.daemon.client();
     let session = client.new_session(&env.work);
@@ -34,7 +41,7 @@ fn an_approved_bash_call_runs_and_its_output_goes_back_to_the_model() {
     let call = turn.one("tool_call");
     assert_eq!(call["toolCallId"], "call_1");
     assert_eq!(call["name"], "bash");
-    assert_eq!(call["rawInput"], json!({"command": "echo marker-$((6*7))"}));
+    assert_eq!(call["rawInput"], json!({"command": MARKER_COMMAND}));
     let ask = turn.one("approval_request");
     assert_eq!(ask["toolCallId"], "call_1");
     assert_eq!(ask["name"], "bash");
@@ -78,7 +85,7 @@ fn an_approved_bash_call_runs_and_its_output_goes_back_to_the_model() {
             .unwrap(),
     )
     .unwrap();
-    assert_eq!(args, json!({"command": "echo marker-$((6*7))"}));
+    assert_eq!(args, json!({"command": MARKER_COMMAND}));
 
     // The approval request is gone once answered.
     let stale = client.fail(

@@ -30,6 +30,7 @@ fn cancelled_tool_result(turn: &TurnLog) -> &Value {
 }
 
 #[test]
+#[cfg(unix)]
 fn cancel_while_bash_runs_kills_the_command_and_answers_cancelled() {
     let env = Env::new("", BASH_ALLOWED);
     env.fake.push(bash_call(

@@ -11,6 +11,7 @@ const KEY: &str = "sk-zc-test-secret-4242";
 const OTHER_KEY: &str = "sk-zc-other-secret-1717";
 
 #[test]
+#[cfg(unix)]
 fn the_provider_key_is_kept_from_tools_and_the_daemons_own_files_are_asked_about() {
     let env = Env::with_env(
         "api_key_env = \"ZC_TEST_PROVIDER_KEY\"",
@@ -176,6 +177,7 @@ fn calls_with_invalid_arguments_get_their_error_without_an_approval_request() {
 }
 
 /// A `work/link` to a directory beside the working directory, and that directory.
+#[cfg(unix)]
 fn link_out(env: &Env) -> std::path::PathBuf {
     let outside = env.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
@@ -188,6 +190,7 @@ fn write(id: &str, path: &str) -> zeroclaw_testkit::Reply {
 }
 
 #[test]
+#[cfg(unix)]
 fn writes_outside_the_cwd_are_refused_without_asking_by_default() {
     let env = Env::new("", "");
     let outside = link_out(&env);
@@ -216,6 +219,7 @@ fn writes_outside_the_cwd_are_refused_without_asking_by_default() {
 }
 
 #[test]
+#[cfg(unix)]
 fn an_approval_request_names_the_resolved_target_and_whether_it_leaves_the_cwd() {
     let env = Env::new("", "[tools]\nconfine_to_cwd = false");
     let outside = link_out(&env);

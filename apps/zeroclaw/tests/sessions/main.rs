@@ -7,6 +7,8 @@
 //! requests the fake provider records, never by sleeping. The only timeouts are the
 //! configured ones a test is about (approval, ask_user, idle), and hang guards.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// What only the Unix-only tests use.
+#![cfg_attr(windows, allow(unused_imports, dead_code))]
 
 #[path = "../common/mod.rs"]
 mod common;

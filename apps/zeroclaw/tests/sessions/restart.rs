@@ -65,6 +65,7 @@ fn a_daemon_killed_mid_turn_restarts_with_the_completed_steps_and_the_turn_inter
 }
 
 #[test]
+#[cfg(unix)]
 fn sigterm_mid_turn_ends_it_as_cancelled_with_its_history_kept() {
     let mut env = Env::new("", "");
     env.fake.push(
@@ -100,6 +101,7 @@ fn sigterm_mid_turn_ends_it_as_cancelled_with_its_history_kept() {
 }
 
 #[test]
+#[cfg(unix)]
 fn a_daemon_killed_while_a_tool_runs_answers_the_unfinished_call_for_the_model_after_restart() {
     let mut env = Env::new("", BASH_ALLOWED);
     env.fake.push(bash_call(
@@ -114,6 +116,7 @@ fn a_daemon_killed_while_a_tool_runs_answers_the_unfinished_call_for_the_model_a
     drop(client);
     env.kill_and_restart();
     // A SIGKILLed daemon cannot stop what it started; end the orphan ourselves.
+    #[cfg(unix)]
     let _ = rustix::process::kill_process(
         rustix::process::Pid::from_raw(pid as i32).unwrap(),
         rustix::process::Signal::KILL,

@@ -368,7 +368,7 @@ impl Found {
             self.cut = Some(Cut::MaxResults);
             return false;
         }
-        let entry = format!("{}:{number}: {}\n", path.display(), shorten(line, at));
+        let entry = format!("{}:{number}: {}\n", slashed(path), shorten(line, at));
         if self.text.len() + self.file_text.len() + entry.len() > self.output_limit {
             self.cut = Some(Cut::OutputLimit);
             return false;
@@ -467,6 +467,17 @@ fn count(n: u64, one: &str, many: &str) -> String {
         format!("1 {one}")
     } else {
         format!("{n} {many}")
+    }
+}
+
+/// A path as grep shows it: with `/` between components on every platform (Windows
+/// accepts it, and a session's history reads the same wherever it ran).
+fn slashed(path: &Path) -> std::borrow::Cow<'_, str> {
+    let text = path.to_string_lossy();
+    if std::path::MAIN_SEPARATOR == '/' {
+        text
+    } else {
+        text.replace(std::path::MAIN_SEPARATOR, "/").into()
     }
 }
 
