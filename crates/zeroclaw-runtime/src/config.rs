@@ -153,6 +153,9 @@ impl ApprovalsConfig {
 pub struct ToolsConfig {
     pub bash_timeout_secs: u64,
     pub output_limit_bytes: usize,
+    /// The most of one bash command's output saved to a file when it is longer than
+    /// `output_limit_bytes` (`tools/spill.rs`); 0 saves nothing.
+    pub saved_output_limit_bytes: u64,
     /// Variables (`*` matches any run of characters, ASCII case ignored) the processes
     /// tools start do not inherit, besides `provider.api_key_env`.
     pub scrub_env: Vec<String>,
@@ -166,6 +169,7 @@ impl Default for ToolsConfig {
         Self {
             bash_timeout_secs: 120,
             output_limit_bytes: 32 * 1024,
+            saved_output_limit_bytes: 256 * 1024 * 1024,
             scrub_env: vec!["*_API_KEY".into()],
             confine_to_cwd: true,
         }

@@ -123,3 +123,48 @@ fn grep_runs_without_approval_and_finds_lines_under_the_session_cwd() {
         "a path outside the cwd is refused"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_100_mb_output_is_cut_in_the_result_and_saved_whole_until_the_session_goes() {
+    let env = Env::new("", "[approvals]\nbash = \"allow\"");
+    let command = "head -c 100000000 /dev/zero | tr '\\0' x; echo; echo done >&2";
+    env.fake.push(
+        openai::Builder::new()
+            .tool_call(
+                0,
+                "call_1",
+                "bash",
+                &json!({ "command": command }).to_string(),
+                1,
+            )
+            .build(),
+    );
+    env.fake.push(openai::text(&["ok"]));
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let turn = client.prompt(&session, "print a lot", no_questions);
+    let result = output(turn.one("tool_result"));
+    assert!(
+        result.len() < 40 * 1024,
+        "the result is cut: {} bytes",
+        result.len()
+    );
+    assert!(result.contains(" bytes cut ...]"), "{result}");
+    let (_, rest) = result
+        .split_once("[the whole output (")
+        .unwrap_or_else(|| panic!("no saved-output note: {result}"));
+    let (size, rest) = rest.split_once(" bytes) is saved in ").unwrap();
+    let path = std::path::PathBuf::from(rest.split_once(';').unwrap().0);
+    // 100,000,000 x, a newline, and "done\n" on stderr.
+    assert_eq!(size, "100000006");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 100_000_006);
+    assert!(
+        path.starts_with(env.dir.path()),
+        "under the data dir: {}",
+        path.display()
+    );
+
+    client.call("session/delete", json!({"sessionId": session}));
+    assert!(!path.exists(), "removed with its session");
+}

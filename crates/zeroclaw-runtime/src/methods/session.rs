@@ -6,6 +6,7 @@ use crate::history;
 use crate::session::{Session, fit_update};
 use crate::state::DaemonState;
 use crate::store::{MessageRow, SessionRow};
+use crate::tools::spill;
 use crate::turn::{self, Origin};
 use serde_json::json;
 use std::sync::Arc;
@@ -545,6 +546,15 @@ async fn delete(ctx: Ctx, p: SessionIdParams) -> Result<DeleteResult, RpcError> 
         .map_err(storage)?;
     if deleted {
         daemon.sessions.count_change(-1);
+        // Only an id the store knew (one the daemon made) names a directory here.
+        let saved = spill::session_dir(&daemon.paths.data_dir, &p.session_id);
+        match tokio::fs::remove_dir_all(&saved).await {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!(error = %e, dir = %saved.display(), "could not remove the deleted session's saved tool outputs");
+            }
+        }
     }
     daemon.sessions.forget(&p.session_id);
     Ok(DeleteResult { deleted })

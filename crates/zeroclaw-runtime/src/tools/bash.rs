@@ -17,6 +17,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
+use super::spill::Spill;
 use super::text::{utf8_head, utf8_tail};
 use super::{Tool, ToolContext, ToolDef, ToolOutput, orphans};
 
@@ -110,6 +111,9 @@ async fn execute(
     let half = ctx.limits.output_limit_bytes / 2;
     let mut out_cap = Capture::new(half, ctx.limits.output_limit_bytes - half);
     let mut err_cap = Capture::new(half, ctx.limits.output_limit_bytes - half);
+    // Once the output passes what the result holds, all of it goes to a file as well.
+    let mut spill: Option<Spill> = None;
+    let limit = ctx.limits.output_limit_bytes;
     let mut out_buf = vec![0u8; READ_CHUNK];
     let mut err_buf = vec![0u8; READ_CHUNK];
 
@@ -126,13 +130,19 @@ async fn execute(
         tokio::select! {
             r = read_some(&mut stdout, &mut out_buf) => {
                 match r {
-                    Some(n) => out_cap.push(&out_buf[..n]),
+                    Some(n) => {
+                        save(&mut spill, ctx, limit, [&out_cap, &err_cap], &out_buf[..n]);
+                        out_cap.push(&out_buf[..n]);
+                    }
                     None => stdout = None,
                 }
             }
             r = read_some(&mut stderr, &mut err_buf) => {
                 match r {
-                    Some(n) => err_cap.push(&err_buf[..n]),
+                    Some(n) => {
+                        save(&mut spill, ctx, limit, [&out_cap, &err_cap], &err_buf[..n]);
+                        err_cap.push(&err_buf[..n]);
+                    }
                     None => stderr = None,
                 }
             }
@@ -179,6 +189,10 @@ async fn execute(
             PIPE_GRACE.as_millis()
         ));
     }
+    if let Some(spill) = &spill {
+        end_line(&mut text);
+        text.push_str(&spill.note());
+    }
     end_line(&mut text);
     let is_error = match stopped {
         Some(Stopped::TimedOut) => {
@@ -199,6 +213,33 @@ async fn execute(
         }
     };
     Ok(ToolOutput { text, is_error })
+}
+
+/// Saves `data` (just read) to the call's spill file, creating it the first time the
+/// output passes `limit`: then with what the captures hold, which is everything so far (they
+/// hold `limit` bytes before dropping any), stdout's first.
+fn save(
+    spill: &mut Option<Spill>,
+    ctx: &ToolContext,
+    limit: usize,
+    caps: [&Capture; 2],
+    data: &[u8],
+) {
+    if spill.is_none() {
+        let Some(to) = &ctx.spill else { return };
+        let total: usize = caps.iter().map(|c| c.total).sum();
+        if total + data.len() <= limit {
+            return;
+        }
+        let mut created = Spill::create(to);
+        for cap in caps {
+            created.write(&cap.whole());
+        }
+        *spill = Some(created);
+    }
+    if let Some(spill) = spill {
+        spill.write(data);
+    }
 }
 
 fn end_line(text: &mut String) {
@@ -412,6 +453,13 @@ impl Capture {
             self.tail.drain(..overflow);
             self.tail.extend(rest);
         }
+    }
+
+    /// Every byte pushed, while nothing has been dropped (`total` ≤ head_cap + tail_cap).
+    fn whole(&self) -> Vec<u8> {
+        let mut all = self.head.clone();
+        all.extend(self.tail.iter());
+        all
     }
 
     /// The stream as text, cut to at most `budget` bytes (head and tail, half each) with

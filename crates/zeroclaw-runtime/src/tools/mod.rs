@@ -26,6 +26,7 @@ pub mod orphans;
 mod read_file;
 mod registry;
 mod scrub;
+pub mod spill;
 mod text;
 mod write_file;
 
@@ -168,6 +169,8 @@ pub struct ToolContext {
     pub ask_user: Option<Arc<dyn AskUser>>,
     /// The daemon's variables a started process does not inherit (the provider's key).
     pub scrub: EnvScrub,
+    /// Where bash saves an output too long for its result (`spill.rs`); `None` saves none.
+    pub spill: Option<spill::SpillTo>,
 }
 
 /// `path` relative to `cwd` unless it is absolute.

@@ -16,6 +16,7 @@ pub(super) fn ctx(dir: &Path) -> ToolContext {
         process_records: None,
         ask_user: None,
         scrub: EnvScrub::default(),
+        spill: None,
     }
 }
 

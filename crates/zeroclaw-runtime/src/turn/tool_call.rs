@@ -5,6 +5,7 @@ use super::ask_user::Elicitation;
 use super::step::Turn;
 use super::target::{self, Own, Target};
 use crate::provider::ToolCall;
+use crate::tools::spill::{self, SpillTo};
 use crate::tools::{AskUser, DynTool, EnvScrub, ToolContext, ToolLimits, ToolOutput, ToolSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,6 +46,10 @@ impl Turn<'_> {
             cwd: self.session.cwd.clone().into(),
             cancel: self.active.cancel.child_token(),
             process_records: Some(crate::tools::orphans::dir(&self.env.paths.data_dir)),
+            spill: (config.tools.saved_output_limit_bytes > 0).then(|| SpillTo {
+                dir: spill::session_dir(&self.env.paths.data_dir, &self.session.id),
+                limit: config.tools.saved_output_limit_bytes,
+            }),
             limits: ToolLimits {
                 output_limit_bytes: config.tools.output_limit_bytes,
                 bash_default_timeout: Duration::from_secs(config.tools.bash_timeout_secs.max(1)),
