@@ -22,6 +22,7 @@ mod compaction;
 mod disconnects;
 mod hardening;
 mod limits;
+mod many_turns;
 mod provider_errors;
 mod replay;
 mod restart;
