@@ -19,6 +19,7 @@ mod cancel;
 mod disconnects;
 mod hardening;
 mod limits;
+mod mcp;
 mod provider_errors;
 mod replay;
 mod restart;

@@ -7,6 +7,7 @@
 
 pub(crate) mod errors;
 mod lifecycle;
+mod mcp;
 mod session;
 
 use crate::connection::Connection;
@@ -68,6 +69,8 @@ const TABLE: &[(&str, Handler)] = &[
     row::<m::SessionApprove>(),
     row::<m::SessionRename>(),
     row::<m::SessionDelete>(),
+    row::<m::McpServers>(),
+    row::<m::McpTools>(),
 ];
 
 fn find(method: &str) -> Option<Handler> {

@@ -19,6 +19,7 @@ mod audience;
 mod fit;
 mod pace;
 
+use crate::mcp::Mcp;
 use crate::store::{MessageRow, SessionRow, Store, StoreError};
 use audience::{Audience, Replayed, Stalled, Streaming, Tag};
 use std::collections::{HashMap, HashSet};
@@ -106,9 +107,27 @@ pub struct Session {
     audience: Mutex<Audience>,
     always_allow: Mutex<HashSet<String>>,
     turn: Mutex<Option<Arc<ActiveTurn>>>,
+    /// The session's own MCP servers (`session/new {mcpServers}`), stopped when the session
+    /// leaves memory: no connection attached and no turn running.
+    mcp: Mutex<Option<Arc<Mcp>>>,
 }
 
 impl Session {
+    pub fn mcp(&self) -> Option<Arc<Mcp>> {
+        lock(&self.mcp).clone()
+    }
+
+    pub fn set_mcp(&self, mcp: Mcp) {
+        *lock(&self.mcp) = Some(Arc::new(mcp));
+    }
+
+    /// Stops the session's own MCP servers (in the background).
+    fn stop_mcp(&self) {
+        if let Some(mcp) = lock(&self.mcp).take() {
+            mcp.stop_now();
+        }
+    }
+
     fn from_row(row: &SessionRow, frame_cap: usize) -> Self {
         Self {
             id: row.id.clone(),
@@ -118,6 +137,7 @@ impl Session {
             audience: Mutex::new(Audience::default()),
             always_allow: Mutex::new(row.always_allow.iter().cloned().collect()),
             turn: Mutex::new(None),
+            mcp: Mutex::new(None),
         }
     }
 
@@ -415,13 +435,26 @@ impl Sessions {
     /// Drops a session from memory once nothing needs it there.
     pub fn evict_if_idle(&self, session: &Session) {
         let mut live = lock(&self.live);
-        if lock(&session.audience).is_empty() && session.active_turn().is_none() {
-            live.remove(&session.id);
+        if lock(&session.audience).is_empty()
+            && session.active_turn().is_none()
+            && let Some(gone) = live.remove(&session.id)
+        {
+            gone.stop_mcp();
         }
     }
 
     pub fn forget(&self, session_id: &str) {
-        lock(&self.live).remove(session_id);
+        if let Some(gone) = lock(&self.live).remove(session_id) {
+            gone.stop_mcp();
+        }
+    }
+
+    /// Stops every session's own MCP servers (daemon shutdown), waiting at most `wait`.
+    pub async fn stop_mcp(&self, wait: std::time::Duration) {
+        let all: Vec<Arc<Mcp>> = lock(&self.live).values().filter_map(|s| s.mcp()).collect();
+        for mcp in all {
+            mcp.stop(wait).await;
+        }
     }
 
     pub fn running_count(&self) -> usize {
