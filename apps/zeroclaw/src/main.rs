@@ -212,8 +212,9 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     // The daemon narrates its lifecycle; a client command stays quiet unless asked.
+    // rmcp narrates every MCP message at info and debug (tool traffic, not ours to log).
     init_logging(if matches!(cli.command, Command::Daemon { .. }) {
-        "info"
+        "info,rmcp=warn"
     } else {
         "warn"
     });

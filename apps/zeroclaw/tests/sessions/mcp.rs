@@ -454,3 +454,13 @@ fn zeroclaw_mcp_lists_the_servers_and_a_servers_tools() {
         "{text}"
     );
 }
+
+#[test]
+fn a_malformed_entry_stops_start_up_naming_it() {
+    let dir = TestDir::new();
+    dir.write_config("[[mcp_servers]]\nname = \"ok\"\ncommand = \"x\"\n\n[[mcp_servers]]\nname = \"bad_name\"\ncommand = \"x\"\n");
+    let out = dir.command(&["daemon"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("mcp_servers[1] (\"bad_name\")"), "{err}");
+}

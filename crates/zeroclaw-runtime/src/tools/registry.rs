@@ -383,4 +383,28 @@ mod tests {
             ToolOutput::error("list_dir: cancelled before it started")
         );
     }
+
+    #[test]
+    fn a_group_is_replaced_in_one_change_and_a_sessions_tools_come_after_the_daemons() {
+        let tools = Tools::builtin();
+        let refused = tools.replace(&[], vec![Echo("s__a".into()), Echo("bash".into())]);
+        assert_eq!(refused, [NameTaken("bash".into())]);
+        let before = tools.snapshot();
+        let refused = tools.replace(
+            &["s__a".into()],
+            vec![Echo("s__b".into()), Echo("s__c".into())],
+        );
+        assert!(refused.is_empty());
+        let after = tools.snapshot();
+        assert!(before.get("s__a").is_some() && before.get("s__b").is_none());
+        assert!(after.get("s__a").is_none());
+        assert_eq!(names(&after)[names(&after).len() - 2..], ["s__b", "s__c"]);
+
+        let own = Tools::empty();
+        own.register(Echo("own__x".into())).unwrap();
+        own.register(Echo("bash".into())).unwrap();
+        let merged = after.merged(&own.snapshot());
+        assert_eq!(names(&merged).last().map(String::as_str), Some("own__x"));
+        assert_eq!(merged.names().iter().filter(|n| **n == "bash").count(), 1);
+    }
 }
