@@ -207,6 +207,17 @@ fn a_hanging_call_hits_its_timeout_and_the_server_is_kept() {
         results[0]
     );
     assert_eq!(output(results[1]), "still here");
+
+    // Three in a row: the server is restarted.
+    for id in ["h1", "h2", "h3"] {
+        env.fake.push(call(id, "test__hang", json!({})));
+    }
+    env.fake.push(openai::text(&["ok"]));
+    let turn = client.prompt(&session, "hang thrice", no_questions);
+    assert_eq!(turn.of_type("tool_result").len(), 3);
+    let server = &servers(&mut client)[0];
+    assert_eq!(server["state"], "ready", "{server}");
+    assert_eq!(server["error"], "3 calls in a row timed out");
 }
 
 #[test]

@@ -29,6 +29,8 @@ use crate::tools::{ToolContext, ToolDef, ToolOutput, Tools};
 
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// Why a server is restarted when its side closed.
+const CLOSED: &str = "the server closed its connection (it exited or crashed)";
 /// Calls in a row that time out before the server is restarted.
 const TIMEOUTS_BEFORE_RESTART: u32 = 3;
 
@@ -175,16 +177,11 @@ impl Server {
             tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return None,
-                () = live.closed.cancelled() => {
-                    return Some("the server closed its connection (it exited or crashed)".into());
-                }
                 () = live.lost.cancelled() => {
-                    return Some(if self.timeouts.load(Ordering::Relaxed) >= TIMEOUTS_BEFORE_RESTART {
-                        format!("{TIMEOUTS_BEFORE_RESTART} calls in a row timed out")
-                    } else {
-                        "the connection to the server was lost".into()
-                    });
+                    // `lose` has said why.
+                    return Some(self.status.borrow().error.clone().unwrap_or_default());
                 }
+                () = live.closed.cancelled() => return Some(CLOSED.into()),
                 () = self.changed.notified() => {
                     if let Err(e) = self.refresh_bounded(live).await {
                         tracing::warn!(server = %self.name(), error = %e, "could not refresh the MCP server's tools");
@@ -297,6 +294,21 @@ impl Server {
         lock(&self.live).clone()
     }
 
+    /// A call found `live` unusable: from now on calls fail at once and the state says
+    /// `restarting` (before the call's result is out, so a client that reads it next sees
+    /// the restart); the supervisor restarts it.
+    fn lose(&self, live: &Arc<Live>, why: String) {
+        {
+            let mut current = lock(&self.live);
+            if !current.as_ref().is_some_and(|c| Arc::ptr_eq(c, live)) {
+                return;
+            }
+            *current = None;
+        }
+        self.set(State::Restarting, Some(why));
+        live.lost.cancel();
+    }
+
     /// Calls the server's tool `tool` (its own name) with `args`.
     pub async fn call(self: &Arc<Self>, tool: &str, args: Value, ctx: &ToolContext) -> ToolOutput {
         let server = self.name();
@@ -343,7 +355,10 @@ impl Server {
             None => {
                 let n = self.timeouts.fetch_add(1, Ordering::Relaxed) + 1;
                 if n >= TIMEOUTS_BEFORE_RESTART {
-                    live.lost.cancel();
+                    self.lose(
+                        &live,
+                        format!("{TIMEOUTS_BEFORE_RESTART} calls in a row timed out"),
+                    );
                 }
                 return ToolOutput::error(format!(
                     "the MCP server {server} did not answer within {} s (its timeout_secs), so the call was cancelled",
@@ -362,10 +377,12 @@ impl Server {
                 ))
             }
             Some(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
-                // A closed side is seen by the supervisor itself, with the better reason.
-                if !live.closed.is_cancelled() {
-                    live.lost.cancel();
-                }
+                let why = if live.closed.is_cancelled() {
+                    CLOSED
+                } else {
+                    "the connection to the server was lost"
+                };
+                self.lose(&live, why.to_owned());
                 return ToolOutput::error(format!(
                     "the MCP server {server} exited or lost its connection during the call ({e}); it is being restarted, and the call may or may not have had an effect"
                 ));
