@@ -357,6 +357,10 @@ pub struct LoadParams {
     /// Send the stored history as `session/update` events before answering.
     #[serde(default)]
     pub replay: bool,
+    /// MCP servers for the session while it is in memory, as in `session/new`; ignored if
+    /// the session is in memory with servers of its own already.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<SessionMcpServer>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

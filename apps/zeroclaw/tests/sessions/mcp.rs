@@ -359,6 +359,24 @@ fn a_sessions_own_servers_stop_when_it_is_unloaded() {
     assert!(!tool_names(&requests[2].body).contains(&"own__pid".to_owned()));
     drop(client);
     poll_until("the session's server to stop", || process_gone(pid));
+
+    // `session/load {mcpServers}` (as an ACP editor sends it) starts them again.
+    let mut client = env.daemon.client();
+    client.call(
+        "session/load",
+        json!({
+            "sessionId": session,
+            "mcpServers": [{"name": "own", "command": server_bin(), "args": [], "env": []}]
+        }),
+    );
+    env.fake.push(call("c2", "own__pid", json!({})));
+    env.fake.push(openai::text(&["ok"]));
+    let turn = client.prompt(&session, "pid again?", decide_all("allow_once"));
+    let again: u32 = output(turn.one("tool_result")).parse().unwrap();
+    assert_ne!(again, pid);
+    let own = client.call("mcp/servers", json!({"sessionId": session, "wait": true}));
+    assert_eq!(own["servers"][0]["name"], "own");
+    assert_eq!(own["servers"][0]["state"], "ready");
 }
 
 /// The test server's pid, from a turn that calls its `pid` tool.

@@ -194,6 +194,23 @@ fn session_servers(servers: &[SessionMcpServer]) -> Result<Vec<McpServerConfig>,
     Ok(configs)
 }
 
+/// A session's own servers, started in the background in its cwd.
+fn start_session_servers(
+    daemon: &DaemonState,
+    servers: &[McpServerConfig],
+    cwd: std::path::PathBuf,
+) -> crate::mcp::Mcp {
+    crate::mcp::Mcp::start(
+        servers,
+        Arc::new(crate::tools::Tools::empty()),
+        crate::mcp::Settings {
+            records: Some(crate::tools::orphans::dir(&daemon.paths.data_dir)),
+            scrub: crate::state::scrub(&daemon.config),
+            cwd: Some(cwd),
+        },
+    )
+}
+
 impl Handle for m::SessionNew {
     fn handle(ctx: Ctx, params: NewSessionParams) -> Reply<SessionInfo> {
         Reply::later(create(ctx, params))
@@ -239,15 +256,7 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
     daemon.sessions.count_change(1);
     let session = daemon.sessions.create(&row);
     if !mcp_servers.is_empty() {
-        session.set_mcp(crate::mcp::Mcp::start(
-            &mcp_servers,
-            Arc::new(crate::tools::Tools::empty()),
-            crate::mcp::Settings {
-                records: Some(crate::tools::orphans::dir(&daemon.paths.data_dir)),
-                scrub: crate::state::scrub(&daemon.config),
-                cwd: Some(cwd.clone()),
-            },
-        ));
+        session.set_mcp(start_session_servers(daemon, &mcp_servers, cwd.clone()));
     }
     ctx.0.attach(&session);
     Ok(SessionInfo {
@@ -331,12 +340,17 @@ impl Handle for m::SessionLoad {
 
 async fn load(ctx: Ctx, p: LoadParams) -> Result<SessionSummary, RpcError> {
     let daemon = ctx.0.daemon.clone();
+    let mcp_servers = session_servers(&p.mcp_servers)?;
     let session = daemon
         .sessions
         .get(&p.session_id)
         .await
         .map_err(storage)?
         .ok_or_else(|| not_found(&p.session_id))?;
+    if !mcp_servers.is_empty() && session.mcp().is_none() {
+        let cwd = std::path::PathBuf::from(&session.cwd);
+        session.set_mcp(start_session_servers(&daemon, &mcp_servers, cwd));
+    }
     let loaded = replay_and_attach(&ctx, &session, p.replay).await;
     if loaded.is_err() {
         daemon.sessions.evict_if_idle(&session);

@@ -117,8 +117,11 @@ impl Session {
         lock(&self.mcp).clone()
     }
 
+    /// Gives the session its own MCP servers; servers it had are stopped.
     pub fn set_mcp(&self, mcp: Mcp) {
-        *lock(&self.mcp) = Some(Arc::new(mcp));
+        if let Some(old) = lock(&self.mcp).replace(Arc::new(mcp)) {
+            old.stop_now();
+        }
     }
 
     /// Stops the session's own MCP servers (in the background).
