@@ -17,6 +17,7 @@ use crate::tools::orphans;
 /// Lines of a server's stderr logged per window; the rest are counted and summarised.
 const STDERR_LINES: u32 = 20;
 const STDERR_WINDOW: Duration = Duration::from_secs(10);
+const STDERR_LINE_BYTES: usize = 2048;
 
 /// The child, its group killed (and the record cleared) on drop unless reaped first.
 pub struct ChildGuard {
@@ -106,12 +107,30 @@ pub fn spawn(
     })
 }
 
-/// Logs the server's stderr at debug, at most `STDERR_LINES` per `STDERR_WINDOW`.
+/// Logs the server's stderr at debug, at most `STDERR_LINES` per `STDERR_WINDOW`, each
+/// line cut to `STDERR_LINE_BYTES` (a server writing without newlines costs no memory).
 async fn log_stderr(server: String, stderr: tokio::process::ChildStderr) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let mut reader = tokio::io::BufReader::new(stderr);
     let mut window = Instant::now();
     let (mut logged, mut dropped) = (0u32, 0u64);
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut line = Vec::with_capacity(STDERR_LINE_BYTES);
+    loop {
+        let chunk = match reader.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(chunk) => chunk,
+        };
+        let (taken, ended) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (chunk.len(), false),
+        };
+        let room = STDERR_LINE_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..taken.min(room)]);
+        reader.consume(taken);
+        if !ended {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+        line.clear();
         if window.elapsed() >= STDERR_WINDOW {
             if dropped > 0 {
                 tracing::debug!(server = %server, dropped, "MCP server stderr lines not logged");
@@ -121,7 +140,7 @@ async fn log_stderr(server: String, stderr: tokio::process::ChildStderr) {
         }
         if logged < STDERR_LINES {
             logged += 1;
-            tracing::debug!(server = %server, "stderr: {line}");
+            tracing::debug!(server = %server, "stderr: {text}");
         } else {
             dropped += 1;
         }
