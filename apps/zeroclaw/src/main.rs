@@ -120,6 +120,20 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
         #[arg(long)]
         json: bool,
     },
+    /// List the daemon's MCP servers (state, tool count, last error), or one's tools.
+    #[command(
+        after_help = "Examples:\n  zeroclaw mcp\n  zeroclaw mcp --wait --json\n  zeroclaw mcp tools github"
+    )]
+    Mcp {
+        #[command(subcommand)]
+        action: Option<McpAction>,
+        /// Answer once no server is starting or restarting.
+        #[arg(long)]
+        wait: bool,
+        /// Print JSON instead of a table.
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Ask the running daemon to shut down, and wait until it has.
     #[command(after_help = "Example:\n  zeroclaw stop")]
     Stop,
@@ -155,6 +169,15 @@ enum SessionsAction {
 }
 
 #[derive(Debug, Subcommand)]
+enum McpAction {
+    /// Print one server's tools as the model is offered them, with their input schemas.
+    Tools {
+        /// The server's name in `[[mcp_servers]]`.
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum StoreAction {
     /// Run SQLite's integrity check, and the rules the daemon opens the file by.
     Check,
@@ -185,8 +208,9 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     // The daemon narrates its lifecycle; a client command stays quiet unless asked.
+    // rmcp narrates every MCP message at info and debug (tool traffic, not ours to log).
     init_logging(if matches!(cli.command, Command::Daemon { .. }) {
-        "info"
+        "info,rmcp=warn"
     } else {
         "warn"
     });
@@ -233,6 +257,12 @@ fn main() -> ExitCode {
                 StoreAction::Check => commands::store::check(&paths),
                 StoreAction::Backup { file } => commands::store::backup(&paths, &file),
                 StoreAction::Recover => commands::store::recover(&paths),
+            },
+            Command::Mcp { action, wait, json } => match action {
+                None => commands::mcp::list(&paths, wait, json).await.map(|()| 0),
+                Some(McpAction::Tools { name }) => {
+                    commands::mcp::tools(&paths, &name, json).await.map(|()| 0)
+                }
             },
             Command::Status { json } => commands::status(&paths, json).await.map(|()| 0),
             Command::Stop => commands::stop(&paths).await.map(|()| 0),

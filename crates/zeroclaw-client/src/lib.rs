@@ -307,6 +307,7 @@ impl Client {
         let params = m::LoadParams {
             session_id: session_id.to_owned(),
             replay,
+            mcp_servers: Vec::new(),
         };
         self.request::<m::SessionLoad>(&params).await
     }

@@ -76,6 +76,14 @@ method!(
     SessionDelete, "session/delete", SessionIdParams, DeleteResult
 );
 method!(
+    /// The MCP servers and their states; with `wait`, once none is starting or restarting.
+    McpServers, "mcp/servers", McpServersParams, McpServersResult
+);
+method!(
+    /// The tools of one MCP server, as the model is offered them.
+    McpTools, "mcp/tools", McpToolsParams, McpToolsResult
+);
+method!(
     /// Daemon → client: asks the person at the client a question (MCP's shape).
     ElicitationCreate,
     "elicitation/create",
@@ -97,6 +105,8 @@ pub const CLIENT_METHODS: &[&str] = &[
     SessionApprove::NAME,
     SessionRename::NAME,
     SessionDelete::NAME,
+    McpServers::NAME,
+    McpTools::NAME,
 ];
 
 /// Params of a method that takes none: any object (or none at all) is accepted.
@@ -180,6 +190,63 @@ pub struct StatusResult {
     pub ephemeral: bool,
     pub clients: u64,
     pub sessions: SessionCounts,
+    /// The daemon's MCP servers (`[[mcp_servers]]`), in config order.
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServerStatus>,
+}
+
+/// One MCP server in `status` and `mcp/servers`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerStatus {
+    pub name: String,
+    /// `starting`, `ready`, `restarting`, `failed` or `stopped`.
+    pub state: String,
+    /// How many tools it offers now.
+    pub tools: u64,
+    /// Its last error (kept after it recovered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpServersParams {
+    /// Answer once no server is starting or restarting (each start is bounded by its
+    /// server's `timeout_secs`).
+    #[serde(default)]
+    pub wait: bool,
+    /// A session's own servers instead of the daemon's; the caller must be attached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServersResult {
+    pub servers: Vec<McpServerStatus>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpToolsParams {
+    /// The server's name.
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpToolsResult {
+    pub tools: Vec<McpToolInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpToolInfo {
+    /// As the model sees it: `<server>__<tool>`.
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -202,6 +269,37 @@ pub struct NewSessionParams {
     /// The configured model if absent or blank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// MCP servers for this session only, in ACP's shape: stdio `{name, command, args,
+    /// env: [{name, value}]}` or `{type: "http", name, url, headers: [{name, value}]}`.
+    /// They stop when the session is unloaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<SessionMcpServer>,
+}
+
+/// A session's MCP server, as ACP's `session/new` gives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMcpServer {
+    pub name: String,
+    /// `"http"` (or `"sse"`, refused); absent for stdio (`"stdio"` accepted too).
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<NameValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<NameValue>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NameValue {
+    pub name: String,
+    pub value: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -263,6 +361,10 @@ pub struct LoadParams {
     /// Send the stored history as `session/update` events before answering.
     #[serde(default)]
     pub replay: bool,
+    /// MCP servers for the session while it is in memory, as in `session/new`; ignored if
+    /// the session is in memory with servers of its own already.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<SessionMcpServer>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 //! configuration; an unknown key is an error (a typo should not be silently ignored).
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The smallest frame cap accepted: room for the handshake and ordinary requests.
@@ -15,6 +16,8 @@ pub struct Config {
     pub agent: AgentConfig,
     pub approvals: ApprovalsConfig,
     pub tools: ToolsConfig,
+    /// `[[mcp_servers]]`: MCP servers whose tools the agent gets (`mcp/`).
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -176,6 +179,157 @@ impl Default for ToolsConfig {
     }
 }
 
+/// One `[[mcp_servers]]` entry: a stdio server (`command`) or a streamable HTTP one (`url`).
+/// `${VAR}` in `env` and `headers` values is taken from the daemon's environment when the
+/// server starts (`mcp/vars.rs`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// `^[a-zA-Z0-9-]{1,32}$`: its tools are offered as `<name>__<tool>`.
+    pub name: String,
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The child's working directory; default: the daemon's (a session's own servers: the
+    /// session's cwd).
+    pub cwd: Option<PathBuf>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub approve: Approve,
+    /// A call's time limit, and the start's (spawn, `initialize`, `tools/list`).
+    #[serde(default = "default_mcp_timeout")]
+    pub timeout_secs: u64,
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+}
+
+fn default_mcp_timeout() -> u64 {
+    120
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// `approve`: one policy for every tool of a server, or one per tool name (the server's own
+/// name, without the `<server>__` prefix) with `"*"` for the others.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Approve {
+    All(Policy),
+    PerTool(BTreeMap<String, Policy>),
+}
+
+impl Default for Approve {
+    fn default() -> Self {
+        Approve::All(Policy::Ask)
+    }
+}
+
+impl Approve {
+    /// The policy for the server's tool `tool`: its own entry, else `"*"`, else ask.
+    pub fn policy(&self, tool: &str) -> Policy {
+        match self {
+            Approve::All(policy) => *policy,
+            Approve::PerTool(table) => table
+                .get(tool)
+                .or_else(|| table.get("*"))
+                .copied()
+                .unwrap_or(Policy::Ask),
+        }
+    }
+}
+
+impl McpServerConfig {
+    /// A stdio server called `name` running `command` (for sessions' own servers).
+    pub fn stdio(name: &str, command: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            command: Some(command.to_owned()),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            url: None,
+            headers: BTreeMap::new(),
+            approve: Approve::default(),
+            timeout_secs: default_mcp_timeout(),
+            enabled: true,
+        }
+    }
+
+    /// What is wrong with the entry, if anything (its name is added by the caller).
+    pub fn problem(&self) -> Option<String> {
+        let name = &self.name;
+        let name_ok = !name.is_empty()
+            && name.len() <= 32
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !name_ok {
+            return Some(
+                "`name` must be 1 to 32 letters, digits or `-` (no `_`: tools are named <name>__<tool>)"
+                    .into(),
+            );
+        }
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => {
+                return Some("give `command` (stdio) or `url` (HTTP), not both".into());
+            }
+            (None, None) => return Some("give `command` (stdio) or `url` (HTTP)".into()),
+            (Some(command), None) => {
+                if command.trim().is_empty() {
+                    return Some("`command` must not be empty".into());
+                }
+                if !self.headers.is_empty() {
+                    return Some("`headers` is for HTTP servers (`url`), not stdio ones".into());
+                }
+            }
+            (None, Some(url)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Some(format!(
+                        "`url` must start with http:// or https://, got {url:?}"
+                    ));
+                }
+                if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() {
+                    return Some(
+                        "`args`, `env` and `cwd` are for stdio servers (`command`), not HTTP ones"
+                            .into(),
+                    );
+                }
+            }
+        }
+        if self.timeout_secs == 0 {
+            return Some("`timeout_secs` must be at least 1".into());
+        }
+        for (key, value) in self.env.iter().chain(&self.headers) {
+            if let Err(e) = check_vars(value) {
+                return Some(format!("{key:?}: {e}"));
+            }
+        }
+        None
+    }
+}
+
+/// Checks `${VAR}` references in `value`: each `${` closed by `}` around a non-empty name of
+/// letters, digits and `_`.
+pub fn check_vars(value: &str) -> Result<(), String> {
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        let after = &rest[at + 2..];
+        let Some(end) = after.find('}') else {
+            return Err("`${` without a closing `}`".into());
+        };
+        let name = &after[..end];
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!("`${{{name}}}` is not a variable name"));
+        }
+        rest = &after[end + 1..];
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DaemonConfig {
@@ -290,6 +444,16 @@ impl Config {
         if self.provider.context_window.is_some_and(|w| w < 1024) {
             return Err("provider.context_window must be at least 1024 tokens".into());
         }
+        let mut names = std::collections::HashSet::new();
+        for (i, server) in self.mcp_servers.iter().enumerate() {
+            let label = format!("mcp_servers[{i}] ({:?})", server.name);
+            if let Some(problem) = server.problem() {
+                return Err(format!("{label}: {problem}"));
+            }
+            if !names.insert(server.name.as_str()) {
+                return Err(format!("{label}: another server has that name"));
+            }
+        }
         Ok(())
     }
 }
@@ -363,6 +527,67 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("gemini")
+        );
+    }
+
+    #[test]
+    fn mcp_servers_parse_and_a_malformed_entry_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[[mcp_servers]]\nname = \"gh\"\ncommand = \"gh-mcp\"\nargs = [\"stdio\"]\nenv = { T = \"${GH_TOKEN}\" }\n\n\
+             [[mcp_servers]]\nname = \"docs\"\nurl = \"https://example.com/mcp\"\nheaders = { A = \"Bearer ${D}\" }\n\
+             approve = { search = \"allow\", \"*\" = \"deny\" }\ntimeout_secs = 5\n",
+        )
+        .unwrap();
+        let config = Config::load(&path).unwrap();
+        let [gh, docs] = &config.mcp_servers[..] else {
+            panic!("{:?}", config.mcp_servers)
+        };
+        assert_eq!(gh.approve.policy("anything"), Policy::Ask);
+        assert_eq!(gh.timeout_secs, 120);
+        assert!(gh.enabled);
+        assert_eq!(docs.approve.policy("search"), Policy::Allow);
+        assert_eq!(docs.approve.policy("other"), Policy::Deny);
+        for (entry, want) in [
+            (
+                "name = \"a_b\"\ncommand = \"x\"",
+                "mcp_servers[0] (\"a_b\"): `name`",
+            ),
+            (
+                "name = \"a\"\ncommand = \"x\"\nurl = \"http://h\"",
+                "not both",
+            ),
+            ("name = \"a\"", "give `command`"),
+            ("name = \"a\"\nurl = \"ftp://h\"", "http://"),
+            (
+                "name = \"a\"\nurl = \"http://h\"\nargs = [\"x\"]",
+                "stdio servers",
+            ),
+            (
+                "name = \"a\"\ncommand = \"x\"\nenv = { K = \"${OPEN\" }",
+                "without a closing",
+            ),
+            (
+                "name = \"a\"\ncommand = \"x\"\ntimeout_secs = 0",
+                "at least 1",
+            ),
+            ("name = \"a\"\ncommand = \"x\"\ncolour = 1", "colour"),
+        ] {
+            std::fs::write(&path, format!("[[mcp_servers]]\n{entry}\n")).unwrap();
+            let err = Config::load(&path).unwrap_err().to_string();
+            assert!(err.contains(want), "{entry}: {err}");
+        }
+        std::fs::write(
+            &path,
+            "[[mcp_servers]]\nname = \"a\"\ncommand = \"x\"\n[[mcp_servers]]\nname = \"a\"\ncommand = \"y\"\n",
+        )
+        .unwrap();
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("mcp_servers[1] (\"a\"): another server"),
+            "{err}"
         );
     }
 }

@@ -15,6 +15,7 @@ mod connection;
 mod daemon;
 mod history;
 pub mod maintenance;
+mod mcp;
 mod methods;
 mod provider;
 mod session;

@@ -2,9 +2,10 @@
 
 use crate::clients::ClientCounter;
 use crate::config::Config;
+use crate::mcp::{Mcp, Settings};
 use crate::provider::Provider;
 use crate::session::Sessions;
-use crate::tools::Tools;
+use crate::tools::{EnvScrub, Tools, orphans};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -28,8 +29,10 @@ pub struct DaemonState {
     pub clients: ClientCounter,
     pub sessions: Sessions,
     pub provider: Provider,
-    /// The tools turns offer the model; built once, changeable at run time.
-    pub tools: Tools,
+    /// The tools turns offer the model; built once, changeable at run time (MCP servers).
+    pub tools: Arc<Tools>,
+    /// The servers of `[[mcp_servers]]`, their tools registered in `tools`.
+    pub mcp: Mcp,
     /// Running turns, so shutdown can cancel them and wait for their history to be stored.
     pub turns: TaskTracker,
     /// One permit per running turn (`agent.max_running_turns`).
@@ -51,6 +54,16 @@ impl DaemonState {
         provider: Provider,
     ) -> Self {
         let turn_slots = Arc::new(Semaphore::new(config.agent.max_running_turns));
+        let tools = Arc::new(Tools::builtin());
+        let mcp = Mcp::start(
+            &config.mcp_servers,
+            tools.clone(),
+            Settings {
+                records: Some(orphans::dir(&paths.data_dir)),
+                scrub: scrub(&config),
+                cwd: None,
+            },
+        );
         Self {
             pid: std::process::id(),
             status_fixed: OnceLock::new(),
@@ -61,7 +74,8 @@ impl DaemonState {
             clients: ClientCounter::default(),
             sessions,
             provider,
-            tools: Tools::builtin(),
+            tools,
+            mcp,
             turns: TaskTracker::new(),
             turn_slots,
             shutdown: CancellationToken::new(),
@@ -73,4 +87,12 @@ impl DaemonState {
     pub fn next_connection_id(&self) -> u64 {
         self.next_connection.fetch_add(1, Ordering::Relaxed)
     }
+}
+
+/// The daemon's variables no process it starts inherits (bash's commands, MCP servers).
+pub fn scrub(config: &Config) -> EnvScrub {
+    EnvScrub::new(
+        config.provider.api_key_env.as_deref(),
+        &config.tools.scrub_env,
+    )
 }

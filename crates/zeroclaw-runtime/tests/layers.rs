@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["state"],
     &["session"],
     &["history"],
-    &["provider"],
+    &["provider", "mcp"],
     &["tools", "store"],
     &["config", "clients"],
 ];

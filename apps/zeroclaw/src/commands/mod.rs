@@ -1,6 +1,7 @@
 //! One function per subcommand. Each returns a message for the user on failure.
 
 pub mod call;
+pub mod mcp;
 pub mod prompt;
 pub mod sessions;
 pub mod store;
@@ -102,7 +103,8 @@ fn describe_status(s: &Value) -> String {
          data dir   {data_dir}\n\
          mode       {mode}\n\
          clients    {clients}\n\
-         sessions   {total} ({running} running)\n",
+         sessions   {total} ({running} running)\n\
+         mcp        {mcp}\n",
         version = field("serverVersion"),
         protocol = field("protocolVersion"),
         pid = field("pid"),
@@ -117,7 +119,31 @@ fn describe_status(s: &Value) -> String {
         clients = field("clients"),
         total = sessions.get("total").unwrap_or(&Value::Null),
         running = sessions.get("running").unwrap_or(&Value::Null),
+        mcp = describe_mcp(s.get("mcpServers")),
     )
+}
+
+/// `2 servers: github ready (12 tools), docs failed`.
+fn describe_mcp(servers: Option<&Value>) -> String {
+    let servers = servers
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if servers.is_empty() {
+        return "no servers".into();
+    }
+    let each: Vec<String> = servers
+        .iter()
+        .map(|s| {
+            let name = s["name"].as_str().unwrap_or("?");
+            let state = s["state"].as_str().unwrap_or("?");
+            match s["tools"].as_u64() {
+                Some(n) if state == "ready" => format!("{name} ready ({n} tools)"),
+                _ => format!("{name} {state}"),
+            }
+        })
+        .collect();
+    format!("{} servers: {}", servers.len(), each.join(", "))
 }
 
 fn human_duration(d: Duration) -> String {

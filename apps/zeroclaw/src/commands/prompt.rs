@@ -85,6 +85,7 @@ pub async fn run(
                     cwd: Some(cwd.to_string_lossy().into_owned()),
                     title: Some(title),
                     model: None,
+                    mcp_servers: Vec::new(),
                 })
                 .await
                 .map_err(|e| describe_call_error(&e))?

@@ -23,6 +23,7 @@ mod disconnects;
 mod hardening;
 mod limits;
 mod many_turns;
+mod mcp;
 mod provider_errors;
 mod replay;
 mod restart;

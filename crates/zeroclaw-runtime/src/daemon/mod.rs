@@ -48,6 +48,9 @@ pub enum DaemonError {
     Provider(String),
 }
 
+/// How long shutdown waits for MCP servers to be stopped (their process groups killed).
+const MCP_STOP: Duration = Duration::from_secs(5);
+
 /// How long shutdown waits for cancelled turns to store what they have.
 const TURN_WIND_DOWN: Duration = Duration::from_secs(10);
 
@@ -143,6 +146,10 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     {
         tracing::warn!("some turns did not stop within {TURN_WIND_DOWN:?}");
     }
+    // Their children die with the daemon (and a SIGKILLed daemon's are reaped at the next
+    // start, from their records).
+    state.mcp.stop(MCP_STOP).await;
+    state.sessions.stop_mcp(MCP_STOP).await;
     state.close_connections.cancel();
     doors.connections.close();
     if tokio::time::timeout(DRAIN_TIMEOUT, doors.connections.wait())

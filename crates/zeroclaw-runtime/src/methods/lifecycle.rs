@@ -107,7 +107,14 @@ impl Handle for m::Status {
         json.push_str(digits.format(daemon.sessions.total()));
         json.push_str(r#","running":"#);
         json.push_str(digits.format(daemon.sessions.running_count()));
-        json.push_str("}}");
+        json.push_str(r#"},"mcpServers":"#);
+        if daemon.mcp.is_empty() {
+            json.push_str("[]");
+        } else {
+            let servers = super::mcp::statuses(&daemon.mcp);
+            json.push_str(&serde_json::to_string(&servers).unwrap_or_else(|_| "[]".into()));
+        }
+        json.push('}');
         Reply::Raw(Answer::from_serialized(json))
     }
 }

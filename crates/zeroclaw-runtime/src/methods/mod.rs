@@ -8,6 +8,7 @@
 mod compact;
 pub(crate) mod errors;
 mod lifecycle;
+mod mcp;
 mod session;
 
 use crate::connection::Connection;
@@ -70,6 +71,8 @@ const TABLE: &[(&str, Handler)] = &[
     row::<m::SessionRename>(),
     row::<m::SessionCompact>(),
     row::<m::SessionDelete>(),
+    row::<m::McpServers>(),
+    row::<m::McpTools>(),
 ];
 
 fn find(method: &str) -> Option<Handler> {

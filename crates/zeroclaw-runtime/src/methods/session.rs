@@ -2,6 +2,7 @@
 
 use super::errors::{start_error, storage, turn_error};
 use super::{Ctx, Handle, Reply};
+use crate::config::McpServerConfig;
 use crate::history;
 use crate::session::{Session, fit_update};
 use crate::state::DaemonState;
@@ -149,6 +150,68 @@ fn bounded(member: &str, value: Option<&str>, max: usize) -> Result<(), RpcError
     }
 }
 
+/// `session/new {mcpServers}` (ACP's shape) as server configs: approval `ask`, the
+/// default time limit; a malformed one is `-32602` naming it.
+fn session_servers(servers: &[SessionMcpServer]) -> Result<Vec<McpServerConfig>, RpcError> {
+    let mut configs: Vec<McpServerConfig> = Vec::new();
+    for (i, s) in servers.iter().enumerate() {
+        let invalid = |why: &str| {
+            RpcError::invalid_params(format!("`mcpServers[{i}]` ({:?}): {why}", s.name))
+        };
+        let mut config = McpServerConfig::stdio(&s.name, "");
+        config.command = None;
+        match s.kind.as_deref() {
+            None | Some("stdio") => {
+                config.command = s.command.clone();
+                config.args = s.args.clone();
+                config.env = s
+                    .env
+                    .iter()
+                    .map(|v| (v.name.clone(), v.value.clone()))
+                    .collect();
+            }
+            Some("http") => {
+                config.url = s.url.clone();
+                config.headers = s
+                    .headers
+                    .iter()
+                    .map(|v| (v.name.clone(), v.value.clone()))
+                    .collect();
+            }
+            Some(other) => {
+                return Err(invalid(&format!(
+                    "type {other:?} is not supported (stdio or \"http\")"
+                )));
+            }
+        }
+        if let Some(problem) = config.problem() {
+            return Err(invalid(&problem));
+        }
+        if configs.iter().any(|c| c.name == config.name) {
+            return Err(invalid("another server has that name"));
+        }
+        configs.push(config);
+    }
+    Ok(configs)
+}
+
+/// A session's own servers, started in the background in its cwd.
+fn start_session_servers(
+    daemon: &DaemonState,
+    servers: &[McpServerConfig],
+    cwd: std::path::PathBuf,
+) -> crate::mcp::Mcp {
+    crate::mcp::Mcp::start(
+        servers,
+        Arc::new(crate::tools::Tools::empty()),
+        crate::mcp::Settings {
+            records: Some(crate::tools::orphans::dir(&daemon.paths.data_dir)),
+            scrub: crate::state::scrub(&daemon.config),
+            cwd: Some(cwd),
+        },
+    )
+}
+
 impl Handle for m::SessionNew {
     fn handle(ctx: Ctx, params: NewSessionParams) -> Reply<SessionInfo> {
         Reply::later(create(ctx, params))
@@ -177,6 +240,7 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
             cwd.display()
         )));
     }
+    let mcp_servers = session_servers(&p.mcp_servers)?;
     bounded("title", p.title.as_deref(), MAX_TITLE_BYTES)?;
     bounded("model", p.model.as_deref(), MAX_MODEL_BYTES)?;
     let model = p
@@ -192,6 +256,9 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
         .map_err(storage)?;
     daemon.sessions.count_change(1);
     let session = daemon.sessions.create(&row);
+    if !mcp_servers.is_empty() {
+        session.set_mcp(start_session_servers(daemon, &mcp_servers, cwd.clone()));
+    }
     ctx.0.attach(&session);
     Ok(SessionInfo {
         session_id: row.id,
@@ -274,12 +341,17 @@ impl Handle for m::SessionLoad {
 
 async fn load(ctx: Ctx, p: LoadParams) -> Result<SessionSummary, RpcError> {
     let daemon = ctx.0.daemon.clone();
+    let mcp_servers = session_servers(&p.mcp_servers)?;
     let session = daemon
         .sessions
         .get(&p.session_id)
         .await
         .map_err(storage)?
         .ok_or_else(|| not_found(&p.session_id))?;
+    if !mcp_servers.is_empty() && session.mcp().is_none() {
+        let cwd = std::path::PathBuf::from(&session.cwd);
+        session.set_mcp(start_session_servers(&daemon, &mcp_servers, cwd));
+    }
     let loaded = replay_and_attach(&ctx, &session, p.replay).await;
     if loaded.is_err() {
         daemon.sessions.evict_if_idle(&session);

@@ -19,6 +19,7 @@ mod audience;
 mod fit;
 mod pace;
 
+use crate::mcp::Mcp;
 use crate::provider::window::Calibration;
 use crate::store::{MessageRow, SessionRow, Store, StoreError};
 use audience::{Audience, Replayed, Stalled, Streaming, Tag};
@@ -110,9 +111,30 @@ pub struct Session {
     /// How the provider counts this session's requests against our estimate (learnt from
     /// each call's reported input tokens; kept while the session is in memory).
     calibration: Mutex<Calibration>,
+    /// The session's own MCP servers (`session/new {mcpServers}`), stopped when the session
+    /// leaves memory: no connection attached and no turn running.
+    mcp: Mutex<Option<Arc<Mcp>>>,
 }
 
 impl Session {
+    pub fn mcp(&self) -> Option<Arc<Mcp>> {
+        lock(&self.mcp).clone()
+    }
+
+    /// Gives the session its own MCP servers; servers it had are stopped.
+    pub fn set_mcp(&self, mcp: Mcp) {
+        if let Some(old) = lock(&self.mcp).replace(Arc::new(mcp)) {
+            old.stop_now();
+        }
+    }
+
+    /// Stops the session's own MCP servers (in the background).
+    fn stop_mcp(&self) {
+        if let Some(mcp) = lock(&self.mcp).take() {
+            mcp.stop_now();
+        }
+    }
+
     fn from_row(row: &SessionRow, frame_cap: usize) -> Self {
         Self {
             id: row.id.clone(),
@@ -123,6 +145,7 @@ impl Session {
             always_allow: Mutex::new(row.always_allow.iter().cloned().collect()),
             turn: Mutex::new(None),
             calibration: Mutex::new(Calibration::default()),
+            mcp: Mutex::new(None),
         }
     }
 
@@ -435,13 +458,26 @@ impl Sessions {
     /// Drops a session from memory once nothing needs it there.
     pub fn evict_if_idle(&self, session: &Session) {
         let mut live = lock(&self.live);
-        if lock(&session.audience).is_empty() && session.active_turn().is_none() {
-            live.remove(&session.id);
+        if lock(&session.audience).is_empty()
+            && session.active_turn().is_none()
+            && let Some(gone) = live.remove(&session.id)
+        {
+            gone.stop_mcp();
         }
     }
 
     pub fn forget(&self, session_id: &str) {
-        lock(&self.live).remove(session_id);
+        if let Some(gone) = lock(&self.live).remove(session_id) {
+            gone.stop_mcp();
+        }
+    }
+
+    /// Stops every session's own MCP servers (daemon shutdown), waiting at most `wait`.
+    pub async fn stop_mcp(&self, wait: std::time::Duration) {
+        let all: Vec<Arc<Mcp>> = lock(&self.live).values().filter_map(|s| s.mcp()).collect();
+        for mcp in all {
+            mcp.stop(wait).await;
+        }
     }
 
     pub fn running_count(&self) -> usize {

@@ -19,6 +19,17 @@ pub trait AskUser: Send + Sync + Debug {
     /// Asks `question`, offering `choices` when there are any, and waits for the outcome.
     /// Dropping the future abandons the question (the turn was cancelled).
     fn ask<'a>(&'a self, question: &'a str, choices: &'a [String]) -> BoxFuture<'a, Answer>;
+
+    /// Puts a form (an MCP server's `elicitation/create`: its message and requested schema)
+    /// to the person: the client's answer as it sent it (`{action, content?}`), or why there
+    /// is none.
+    fn elicit<'a>(
+        &'a self,
+        _message: &'a str,
+        _schema: &'a serde_json::Value,
+    ) -> BoxFuture<'a, Result<serde_json::Value, Answer>> {
+        Box::pin(async { Err(Answer::Failed("this client cannot show forms".into())) })
+    }
 }
 
 /// What became of a question.

@@ -25,7 +25,7 @@ mod list_dir;
 pub mod orphans;
 mod read_file;
 mod registry;
-mod scrub;
+pub mod scrub;
 pub mod spill;
 mod text;
 mod write_file;
@@ -87,6 +87,12 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs one call whose arguments passed the schema check.
     fn run(&self, args: Self::Args, ctx: &ToolContext) -> impl Future<Output = ToolOutput> + Send;
+
+    /// The tool's own approval policy, if it has one (an MCP server's `approve`); `None`:
+    /// `[approvals]` decides.
+    fn policy(&self) -> Option<crate::config::Policy> {
+        None
+    }
 }
 
 /// One tool as presented to the model.

@@ -16,6 +16,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Tool, ToolContext, ToolDef, ToolOutput, args};
+use crate::config::Policy;
 
 /// A registered tool, type-erased so tools of every kind live in one list. Implemented
 /// for every [`Tool`] by [`Tools::register`]; implement [`Tool`], not this.
@@ -30,6 +31,9 @@ pub trait DynTool: Send + Sync {
     /// Runs one call: refused if the call is already cancelled, then the arguments are
     /// checked and decoded, then the tool runs. Never fails; errors are results.
     fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+
+    /// [`Tool::policy`].
+    fn policy(&self) -> Option<Policy>;
 }
 
 /// What is known of a call whose arguments are valid, before it runs.
@@ -68,6 +72,10 @@ impl<T: Tool> DynTool for Registered<T> {
         Ok(Checked {
             path: self.tool.path(&args).map(str::to_owned),
         })
+    }
+
+    fn policy(&self) -> Option<Policy> {
+        self.tool.policy()
     }
 
     fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
@@ -130,6 +138,19 @@ impl ToolSet {
     pub fn names(&self) -> Vec<&str> {
         self.definitions.iter().map(|d| d.name.as_str()).collect()
     }
+
+    /// These tools, then those of `more` whose names are not taken (a session's own MCP
+    /// servers after the daemon's).
+    pub fn merged(&self, more: &ToolSet) -> ToolSet {
+        let mut tools = self.tools.clone();
+        tools.extend(
+            more.tools
+                .iter()
+                .filter(|t| !self.by_name.contains_key(&t.definition().name))
+                .cloned(),
+        );
+        ToolSet::new(tools)
+    }
 }
 
 impl fmt::Debug for ToolSet {
@@ -139,7 +160,6 @@ impl fmt::Debug for ToolSet {
 }
 
 /// [`Tools::register`] refused a tool: its name is taken.
-#[cfg_attr(not(test), allow(dead_code))] // the run-time path MCP servers' tools will take
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("a tool named `{0}` is already registered")]
 pub struct NameTaken(pub String);
@@ -150,10 +170,14 @@ pub struct Tools {
     current: RwLock<Arc<ToolSet>>,
 }
 
-// `register` and `unregister` are the run-time path for tools from elsewhere (MCP
-// servers, issue 17); until that lands only the registry's tests call them.
-#[cfg_attr(not(test), allow(dead_code))]
 impl Tools {
+    /// No tools (a session's own MCP servers add theirs).
+    pub fn empty() -> Self {
+        Self {
+            current: RwLock::new(Arc::new(ToolSet::new(Vec::new()))),
+        }
+    }
+
     /// The built-in tools.
     pub fn builtin() -> Self {
         Self {
@@ -169,6 +193,7 @@ impl Tools {
 
     /// Adds `tool` after the others. A name already taken is refused, so a tool from
     /// elsewhere cannot replace a built-in one.
+    #[cfg_attr(not(test), allow(dead_code))] // MCP servers use `replace`
     pub fn register<T: Tool>(&self, tool: T) -> Result<(), NameTaken> {
         let tool = erase(tool);
         let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
@@ -182,8 +207,34 @@ impl Tools {
         Ok(())
     }
 
+    /// Removes the tools called `remove` and adds `add` after the others, as one change: a
+    /// snapshot has either all the old ones or all the new ones (an MCP server's refreshed
+    /// list). A name already taken by another tool is refused; the refusals are returned.
+    pub fn replace<T: Tool>(&self, remove: &[String], add: Vec<T>) -> Vec<NameTaken> {
+        let add: Vec<Arc<dyn DynTool>> = add.into_iter().map(erase).collect();
+        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        let mut tools: Vec<Arc<dyn DynTool>> = current
+            .tools
+            .iter()
+            .filter(|t| !remove.contains(&t.definition().name))
+            .cloned()
+            .collect();
+        let mut refused = Vec::new();
+        for tool in add {
+            let name = &tool.definition().name;
+            if tools.iter().any(|t| &t.definition().name == name) {
+                refused.push(NameTaken(name.clone()));
+            } else {
+                tools.push(tool);
+            }
+        }
+        *current = Arc::new(ToolSet::new(tools));
+        refused
+    }
+
     /// Removes the tool called `name`; false if there was none. A call already running
     /// finishes (its snapshot keeps the tool alive).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn unregister(&self, name: &str) -> bool {
         let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
         let Some(&index) = current.by_name.get(name) else {
@@ -331,5 +382,29 @@ mod tests {
             out,
             ToolOutput::error("list_dir: cancelled before it started")
         );
+    }
+
+    #[test]
+    fn a_group_is_replaced_in_one_change_and_a_sessions_tools_come_after_the_daemons() {
+        let tools = Tools::builtin();
+        let refused = tools.replace(&[], vec![Echo("s__a".into()), Echo("bash".into())]);
+        assert_eq!(refused, [NameTaken("bash".into())]);
+        let before = tools.snapshot();
+        let refused = tools.replace(
+            &["s__a".into()],
+            vec![Echo("s__b".into()), Echo("s__c".into())],
+        );
+        assert!(refused.is_empty());
+        let after = tools.snapshot();
+        assert!(before.get("s__a").is_some() && before.get("s__b").is_none());
+        assert!(after.get("s__a").is_none());
+        assert_eq!(names(&after)[names(&after).len() - 2..], ["s__b", "s__c"]);
+
+        let own = Tools::empty();
+        own.register(Echo("own__x".into())).unwrap();
+        own.register(Echo("bash".into())).unwrap();
+        let merged = after.merged(&own.snapshot());
+        assert_eq!(names(&merged).last().map(String::as_str), Some("own__x"));
+        assert_eq!(merged.names().iter().filter(|n| **n == "bash").count(), 1);
     }
 }

@@ -17,17 +17,22 @@ impl Turn<'_> {
         &self,
         call: &ToolCall,
         target: Option<&Target>,
+        own: Option<crate::config::Policy>,
     ) -> Result<(), String> {
         use crate::config::Policy;
         let name = call.name.as_str();
         let policy = if self.session.is_always_allowed(name) {
             Policy::Allow
         } else {
-            self.env.config.approvals.policy(name)
+            own.unwrap_or_else(|| self.env.config.approvals.policy(name))
         };
         if policy == Policy::Deny {
+            let setting = match own {
+                Some(_) => "its MCP server's `approve`".to_owned(),
+                None => format!("[approvals] {name}"),
+            };
             return Err(format!(
-                "the daemon's policy forbids {name} ([approvals] {name} = \"deny\"); do not try it again, find another way or tell the user"
+                "the daemon's policy forbids {name} ({setting} = \"deny\"); do not try it again, find another way or tell the user"
             ));
         }
         let reason = target.and_then(|t| t.protected.clone());

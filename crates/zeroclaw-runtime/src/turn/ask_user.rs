@@ -17,33 +17,52 @@ pub(super) struct Elicitation {
     pub timeout: Duration,
 }
 
+impl Elicitation {
+    /// Sends one `elicitation/create` and waits for the client's answer.
+    async fn request(&self, message: &str, schema: Value) -> Result<Value, Answer> {
+        let request = ElicitationRequest {
+            session_id: Some(self.session_id.clone()),
+            turn_id: Some(self.turn_id.clone()),
+            message: message.to_owned(),
+            requested_schema: Some(schema),
+        };
+        let params = serde_json::to_value(&request).unwrap_or(Value::Null);
+        match self
+            .peer
+            .request(ElicitationCreate::NAME, params, self.timeout)
+            .await
+        {
+            Ok(result) => Ok(result),
+            Err(CallError::Timeout(d)) => Err(Answer::TimedOut(d)),
+            Err(CallError::Closed) => Err(Answer::Disconnected),
+            Err(CallError::Rpc(e)) => Err(Answer::Failed(e.message)),
+        }
+    }
+}
+
 impl AskUser for Elicitation {
+    fn elicit<'a>(
+        &'a self,
+        message: &'a str,
+        schema: &'a Value,
+    ) -> BoxFuture<'a, Result<Value, Answer>> {
+        Box::pin(self.request(message, schema.clone()))
+    }
+
     fn ask<'a>(&'a self, question: &'a str, choices: &'a [String]) -> BoxFuture<'a, Answer> {
         Box::pin(async move {
             let mut answer_schema = json!({"type": "string", "description": question});
             if !choices.is_empty() {
                 answer_schema["enum"] = json!(choices);
             }
-            let request = ElicitationRequest {
-                session_id: Some(self.session_id.clone()),
-                turn_id: Some(self.turn_id.clone()),
-                message: question.to_owned(),
-                requested_schema: Some(json!({
-                    "type": "object",
-                    "properties": {"answer": answer_schema},
-                    "required": ["answer"],
-                })),
-            };
-            let params = serde_json::to_value(&request).unwrap_or(Value::Null);
-            let result = match self
-                .peer
-                .request(ElicitationCreate::NAME, params, self.timeout)
-                .await
-            {
+            let schema = json!({
+                "type": "object",
+                "properties": {"answer": answer_schema},
+                "required": ["answer"],
+            });
+            let result = match self.request(question, schema).await {
                 Ok(result) => result,
-                Err(CallError::Timeout(d)) => return Answer::TimedOut(d),
-                Err(CallError::Closed) => return Answer::Disconnected,
-                Err(CallError::Rpc(e)) => return Answer::Failed(e.message),
+                Err(answer) => return answer,
             };
             match result.get("action").and_then(Value::as_str) {
                 Some("accept") => {

@@ -22,6 +22,7 @@ pub use error::{Failure, TurnError};
 pub use spawn::{StartError, start};
 
 use crate::config::Config;
+use crate::mcp::Mcp;
 use crate::provider::Provider;
 use crate::state::DaemonState;
 use crate::store::Store;
@@ -36,6 +37,8 @@ pub struct Env<'a> {
     pub provider: &'a Provider,
     pub config: &'a Config,
     pub tools: &'a Tools,
+    /// The daemon's MCP servers: a turn waits for those still starting.
+    pub mcp: &'a Mcp,
     /// The data dir (where tools keep their records of the processes `bash` started) and
     /// the config file: the daemon's own files, which tools reach only when approved.
     pub paths: &'a Paths,
@@ -48,6 +51,7 @@ impl<'a> Env<'a> {
             provider: &daemon.provider,
             config: &daemon.config,
             tools: &daemon.tools,
+            mcp: &daemon.mcp,
             paths: &daemon.paths,
         }
     }

@@ -112,6 +112,19 @@ impl Turn<'_> {
             .system_prompt
             .clone()
             .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
+        // MCP servers still starting (the daemon or the session just started) are waited
+        // for, each at most its `timeout_secs`, so the first prompt gets their tools.
+        let own = self.session.mcp();
+        let settled = async {
+            self.env.mcp.settled(false).await;
+            if let Some(own) = &own {
+                own.settled(false).await;
+            }
+        };
+        tokio::select! {
+            () = settled => {}
+            () = self.active.cancel.cancelled() => return self.finish(StopReason::Cancelled).await,
+        }
         let window =
             window::context_window(self.env.config.provider.context_window, &self.session.model);
         let limit = window * u64::from(self.env.config.agent.compact_at_percent) / 100;
@@ -121,8 +134,13 @@ impl Turn<'_> {
         let mut retried = false;
         let mut step = 1;
         while step <= i64::from(self.env.config.agent.max_steps) {
-            // The step's calls run against the tools this model call was offered.
+            // The step's calls run against the tools this model call was offered: the
+            // daemon's, then the session's own MCP servers'.
             let tools = self.env.tools.snapshot();
+            let tools = match &own {
+                Some(own) => std::sync::Arc::new(tools.merged(&own.tools.snapshot())),
+                None => tools,
+            };
             let system = with_summary(&base_system, context.summary.as_deref());
             let request = ChatRequest {
                 model: &self.session.model,

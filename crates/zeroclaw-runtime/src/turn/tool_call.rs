@@ -6,7 +6,7 @@ use super::step::Turn;
 use super::target::{self, Own, Target};
 use crate::provider::ToolCall;
 use crate::tools::spill::{self, SpillTo};
-use crate::tools::{AskUser, DynTool, EnvScrub, ToolContext, ToolLimits, ToolOutput, ToolSet};
+use crate::tools::{AskUser, DynTool, ToolContext, ToolLimits, ToolOutput, ToolSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,7 +38,7 @@ impl Turn<'_> {
             },
             None => None,
         };
-        if let Err(refusal) = self.permission(call, target.as_ref()).await {
+        if let Err(refusal) = self.permission(call, target.as_ref(), tool.policy()).await {
             return ToolOutput::error(refusal);
         }
         let config = self.env.config;
@@ -63,10 +63,7 @@ impl Turn<'_> {
                     timeout: Duration::from_secs(config.agent.ask_user_timeout_secs),
                 }) as Arc<dyn AskUser>
             }),
-            scrub: EnvScrub::new(
-                config.provider.api_key_env.as_deref(),
-                &config.tools.scrub_env,
-            ),
+            scrub: crate::state::scrub(config),
         };
         tool.run(args, &context).await
     }
