@@ -72,6 +72,22 @@ method!(
     SessionDelete, "session/delete", SessionIdParams, DeleteResult
 );
 method!(
+    /// Mints a gateway token (socket only); the secret is in the answer, once.
+    TokenCreate, "token/create", TokenCreateParams, TokenCreated
+);
+method!(
+    /// The gateway tokens, without their secrets (socket only).
+    TokenList, "token/list", NoParams, TokenListResult
+);
+method!(
+    /// Revokes a gateway token by name, ending its connections (socket only).
+    TokenRevoke, "token/revoke", TokenRevokeParams, TokenRevokeResult
+);
+method!(
+    /// A one-time dashboard login link (socket only).
+    DashboardLink, "dashboard/link", NoParams, DashboardLinkResult
+);
+method!(
     /// Daemon → client: asks the person at the client a question (MCP's shape).
     ElicitationCreate,
     "elicitation/create",
@@ -93,6 +109,10 @@ pub const CLIENT_METHODS: &[&str] = &[
     SessionApprove::NAME,
     SessionRename::NAME,
     SessionDelete::NAME,
+    TokenCreate::NAME,
+    TokenList::NAME,
+    TokenRevoke::NAME,
+    DashboardLink::NAME,
 ];
 
 /// Params of a method that takes none: any object (or none at all) is accepted.
@@ -113,6 +133,7 @@ impl<'de> Deserialize<'de> for NoParams {
 
 /// `{}`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Empty {}
 
 // ---- initialize -------------------------------------------------------------------------
@@ -166,6 +187,7 @@ pub struct ServerCapabilities {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StatusResult {
     pub server_version: String,
     pub protocol_version: i64,
@@ -176,9 +198,26 @@ pub struct StatusResult {
     pub ephemeral: bool,
     pub clients: u64,
     pub sessions: SessionCounts,
+    /// The HTTP/WS gateway: `null` when it is off, `{url, tls}` when it serves, `{error}`
+    /// when it could not start.
+    #[serde(default)]
+    pub gateway: Option<GatewayStatus>,
+}
+
+/// `status.gateway` when the gateway is configured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum GatewayStatus {
+    /// Serving at `url` (`https://` with `tls`).
+    Up { url: String, tls: bool },
+    /// It could not start (the address is taken, a TLS file is unreadable, ...); the
+    /// socket serves regardless.
+    Down { error: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionCounts {
     pub total: u64,
     pub running: u64,
@@ -189,6 +228,7 @@ pub struct SessionCounts {
 /// `session/new` params; every member optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewSessionParams {
     /// Absolute; the daemon's own working directory if absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -202,6 +242,7 @@ pub struct NewSessionParams {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionInfo {
     pub session_id: String,
     pub cwd: String,
@@ -223,6 +264,7 @@ pub struct ListParams {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionListResult {
     pub sessions: Vec<SessionSummary>,
     /// Present when more sessions follow: the `cursor` of the next page.
@@ -232,6 +274,7 @@ pub struct SessionListResult {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionSummary {
     pub session_id: String,
     pub title: Option<String>,
@@ -275,6 +318,7 @@ pub struct MessagesParams {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MessagePage {
     pub messages: Vec<Message>,
     pub total: u64,
@@ -293,6 +337,7 @@ pub struct PromptParams {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PromptResult {
     pub turn_id: String,
     pub stop_reason: StopReason,
@@ -309,6 +354,7 @@ pub struct PromptResult {
 /// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum StopReason {
     /// The model finished its answer.
     EndTurn,
@@ -333,12 +379,14 @@ impl StopReason {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CancelResult {
     pub cancelled: bool,
 }
@@ -354,6 +402,7 @@ pub struct ApproveParams {
 /// An answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Decision {
     AllowOnce,
     AllowAlways,
@@ -385,8 +434,104 @@ pub struct RenameParams {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeleteResult {
     pub deleted: bool,
+}
+
+// ---- gateway tokens ---------------------------------------------------------------------
+
+/// What a gateway token may do. Each scope includes the ones before it.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// `status`, the session list, a session's messages and live events.
+    Read,
+    /// `read`, plus creating, prompting, cancelling, approving, answering, deleting.
+    #[default]
+    Operate,
+    /// `operate`, plus `shutdown`.
+    Admin,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 3] = [Scope::Read, Scope::Operate, Scope::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Operate => "operate",
+            Scope::Admin => "admin",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Scope::ALL.into_iter().find(|scope| scope.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenCreateParams {
+    /// Unique among the tokens; letters, digits, `-`, `_`, `.`; at most 64 characters.
+    pub name: String,
+    /// `operate` if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+    /// Seconds until it expires; it never does if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenCreated {
+    pub name: String,
+    /// The secret: shown once, stored only as its SHA-256.
+    pub token: String,
+    pub scope: Scope,
+    /// RFC 3339; `null` for a token that never expires.
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenListResult {
+    pub tokens: Vec<TokenInfo>,
+}
+
+/// One token, as `token/list` shows it: never its secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenInfo {
+    pub name: String,
+    pub scope: Scope,
+    pub created_at: String,
+    pub last_used_at: Option<String>,
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenRevokeParams {
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenRevokeResult {
+    pub revoked: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DashboardLinkResult {
+    /// `http(s)://host:port/login#code=…`: the code is in the fragment, never sent in a
+    /// request line.
+    pub url: String,
+    pub expires_at: String,
 }
 
 #[cfg(test)]

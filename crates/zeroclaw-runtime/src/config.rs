@@ -15,6 +15,8 @@ pub struct Config {
     pub agent: AgentConfig,
     pub approvals: ApprovalsConfig,
     pub tools: ToolsConfig,
+    /// `[gateway]`: HTTP/WebSocket (see docs/gateway.md).
+    pub gateway: zeroclaw_gateway::GatewayConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["state"],
     &["session"],
     &["history"],
-    &["provider"],
+    &["provider", "auth"],
     &["tools", "store"],
     &["config", "clients"],
 ];

@@ -4,8 +4,9 @@ use super::{Cause, Result, StoreError};
 use rusqlite::Connection;
 use std::time::Duration;
 
-/// Schema migrations, applied in order; `PRAGMA user_version` records how many ran.
-const MIGRATIONS: &[&str] = &[r#"
+/// Schema migrations, applied in order (2: the gateway's tokens, only their SHA-256); `PRAGMA user_version` records how many ran.
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE sessions (
     id           TEXT PRIMARY KEY,
     title        TEXT,
@@ -41,7 +42,18 @@ CREATE TABLE messages (
     created_at   INTEGER NOT NULL
 );
 CREATE INDEX messages_by_session ON messages(session_id, id);
-"#];
+"#,
+    r#"
+CREATE TABLE tokens (
+    name         TEXT PRIMARY KEY,
+    sha256       BLOB NOT NULL UNIQUE,
+    scope        TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    last_used_at INTEGER,
+    expires_at   INTEGER
+);
+"#,
+];
 
 /// The schema version this build writes: how many migrations it has.
 pub const VERSION: usize = MIGRATIONS.len();
