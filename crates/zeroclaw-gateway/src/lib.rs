@@ -92,26 +92,54 @@ pub trait Backend: Send + Sync + 'static {
 
 /// Entry points for the fuzz targets: the paths untrusted bytes take.
 pub mod fuzzing {
-    /// Decodes a REST request body as every route with a body does.
-    pub fn decode_bodies(bytes: &[u8]) {
-        let _ = crate::rest::decode::<zeroclaw_protocol::NewSessionParams>(bytes);
-        let _ = crate::rest::decode::<crate::rest::PromptBody>(bytes);
-        let _ = crate::rest::decode::<crate::rest::ApproveBody>(bytes);
-        let _ = crate::login::decode_exchange(bytes);
+    use zeroclaw_rpc::Frame;
+    use zeroclaw_rpc::transport::{FrameSource, RpcTransport};
+    use zeroclaw_rpc::websocket::{WsOptions, WsTransport};
+
+    /// Decodes a REST request body as every route with a body does; the error code of
+    /// each refusal.
+    pub fn decode_bodies(bytes: &[u8]) -> Vec<Option<i64>> {
+        fn code<T>(r: Result<T, crate::errors::ApiError>) -> Option<i64> {
+            r.err().map(|e| e.error.code)
+        }
+        vec![
+            code(crate::rest::decode::<zeroclaw_protocol::NewSessionParams>(
+                bytes,
+            )),
+            code(crate::rest::decode::<crate::rest::PromptBody>(bytes)),
+            code(crate::rest::decode::<crate::rest::ApproveBody>(bytes)),
+            code(crate::login::decode_exchange(bytes)),
+        ]
     }
 
-    /// Reads a WebSocket text message as the `/rpc` transport does.
-    pub fn ws_message(bytes: &[u8], max: usize) {
-        let mut pending = None;
-        let _ = zeroclaw_rpc::websocket::frame_of(
-            bytes::Bytes::copy_from_slice(bytes),
-            max,
-            &mut pending,
-        );
+    /// Reads the credentials of an upgrade's `Sec-WebSocket-Protocol` header as `/rpc` does.
+    pub fn ws_protocols(header: &str) -> (bool, Option<String>) {
+        let offered = crate::ws::offered(header);
+        (offered.v1, offered.bearer)
     }
 
-    /// Reads the credentials of an upgrade request's headers as `/rpc` does.
-    pub fn ws_protocols(header: &str) {
-        let _ = crate::ws::offered(header);
+    /// Serves `stream` as the server side of a `/rpc` WebSocket (its handshake done) and
+    /// returns the frames the peer would be given, until the end or an error.
+    pub async fn ws_frames<S>(stream: S, max_frame_bytes: usize) -> Vec<Frame>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let options = WsOptions {
+            max_frame_bytes,
+            ping_every: None,
+            idle_timeout: None,
+        };
+        let ws = tokio_tungstenite::WebSocketStream::from_raw_socket(
+            stream,
+            tokio_tungstenite::tungstenite::protocol::Role::Server,
+            Some(options.config()),
+        )
+        .await;
+        let (mut source, _sink) = WsTransport::new(ws, "fuzz", options).into_halves();
+        let mut frames = Vec::new();
+        while let Ok(Some(frame)) = source.next_frame().await {
+            frames.push(frame);
+        }
+        frames
     }
 }
