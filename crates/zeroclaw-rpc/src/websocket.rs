@@ -20,6 +20,7 @@ use bytes::Bytes;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -107,11 +108,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> RpcTransport for WsTran
         let sink = Arc::new(tokio::sync::Mutex::new(sink));
         let now = Instant::now();
         let guard = self.guard.map(Arc::new);
+        let first_look = match (self.options.ping_every, self.options.idle_timeout) {
+            (None, None) => None,
+            (ping, idle) => Some(
+                now + ping
+                    .unwrap_or(Duration::MAX)
+                    .min(idle.unwrap_or(Duration::MAX)),
+            ),
+        };
         (
             WsSource {
                 stream,
                 sink: sink.clone(),
-                next_ping: self.options.ping_every.map(|every| now + every),
+                check: first_look.map(|at| Box::pin(tokio::time::sleep_until(at))),
                 last_heard: now,
                 options: self.options,
                 pending: None,
@@ -129,7 +138,11 @@ pub struct WsSource<S> {
     stream: SplitStream<WebSocketStream<S>>,
     sink: SharedSink<S>,
     options: WsOptions,
-    next_ping: Option<Instant>,
+    /// When the keepalive timer next looks at the connection (`None`: no keepalive). It is
+    /// not moved on every message: when it fires it measures the silence since
+    /// `last_heard` and pings, closes, or sleeps again, so a busy connection costs no
+    /// timer work per message.
+    check: Option<Pin<Box<tokio::time::Sleep>>>,
     last_heard: Instant,
     /// The [`Frame::OversizedEnd`] owed after a [`Frame::Oversized`].
     pending: Option<Frame>,
@@ -143,26 +156,66 @@ fn io_error(e: WsError) -> io::Error {
     }
 }
 
+/// What the keepalive timer found.
+enum Keepalive {
+    Ping,
+    Silent,
+}
+
+/// Resolves when the keepalive timer has something to do; never without one.
+async fn keepalive(
+    check: &mut Option<Pin<Box<tokio::time::Sleep>>>,
+    options: &WsOptions,
+    last_heard: Instant,
+) -> Keepalive {
+    let Some(check) = check.as_mut() else {
+        return std::future::pending().await;
+    };
+    loop {
+        check.as_mut().await;
+        let now = Instant::now();
+        let quiet = now.saturating_duration_since(last_heard);
+        if options.idle_timeout.is_some_and(|idle| quiet >= idle) {
+            return Keepalive::Silent;
+        }
+        let ping = options.ping_every.is_some_and(|every| quiet >= every);
+        // Next look: a ping interval from now (after a ping) or from the last message,
+        // and never past the idle deadline.
+        let base = if ping { now } else { last_heard };
+        let mut next = now + Duration::from_secs(3600);
+        if let Some(every) = options.ping_every {
+            next = next.min(base + every);
+        }
+        if let Some(idle) = options.idle_timeout {
+            next = next.min(last_heard + idle);
+        }
+        check
+            .as_mut()
+            .reset(next.max(now + Duration::from_millis(1)));
+        if ping {
+            return Keepalive::Ping;
+        }
+    }
+}
+
 impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> WsSource<S> {
     async fn next(&mut self) -> io::Result<Option<Frame>> {
         loop {
             if let Some(frame) = self.pending.take() {
                 return Ok(Some(frame));
             }
-            let idle_at = self.options.idle_timeout.map(|t| self.last_heard + t);
             let message = tokio::select! {
                 message = self.stream.next() => message,
-                () = sleep_until(self.next_ping) => {
-                    if let (Some(at), Some(every)) = (self.next_ping, self.options.ping_every) {
-                        self.next_ping = Some(at.max(Instant::now()) + every);
+                keepalive = keepalive(&mut self.check, &self.options, self.last_heard) => match keepalive {
+                    Keepalive::Ping => {
+                        let mut sink = self.sink.lock().await;
+                        sink.send(Message::Ping(Bytes::new())).await.map_err(io_error)?;
+                        continue;
                     }
-                    let mut sink = self.sink.lock().await;
-                    sink.send(Message::Ping(Bytes::new())).await.map_err(io_error)?;
-                    continue;
-                }
-                () = sleep_until(idle_at) => {
-                    return Err(io::Error::new(io::ErrorKind::TimedOut, "the WebSocket peer went silent"));
-                }
+                    Keepalive::Silent => {
+                        return Err(io::Error::new(io::ErrorKind::TimedOut, "the WebSocket peer went silent"));
+                    }
+                },
             };
             let message = match message {
                 None => return Ok(None),
@@ -170,9 +223,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> WsSource<S> {
                 Some(Err(e)) => return Err(io_error(e)),
                 Some(Ok(message)) => message,
             };
-            self.last_heard = Instant::now();
-            if let Some(every) = self.options.ping_every {
-                self.next_ping = Some(self.last_heard + every);
+            if self.check.is_some() {
+                self.last_heard = Instant::now();
             }
             match message {
                 Message::Text(text) => {
@@ -212,13 +264,6 @@ pub fn frame_of(text: Bytes, max: usize, pending: &mut Option<Frame>) -> Option<
         return None;
     }
     Some(Frame::Line(text))
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> FrameSource for WsSource<S> {
@@ -287,6 +332,41 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> FrameSink for WsSink<S>
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use tokio_tungstenite::tungstenite::protocol::Role;
+
+    async fn pair() -> (
+        WsSource<tokio::io::DuplexStream>,
+        WebSocketStream<tokio::io::DuplexStream>,
+    ) {
+        let (a, b) = tokio::io::duplex(64 * 1024);
+        let options = WsOptions {
+            max_frame_bytes: 1024,
+            ping_every: Some(Duration::from_secs(30)),
+            idle_timeout: Some(Duration::from_secs(90)),
+        };
+        let server = WebSocketStream::from_raw_socket(a, Role::Server, None).await;
+        let client = WebSocketStream::from_raw_socket(b, Role::Client, None).await;
+        let (source, _sink) = WsTransport::new(server, "test", options).into_halves();
+        (source, client)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_peer_that_never_answers_the_pings_is_closed_after_the_idle_timeout() {
+        let (mut source, _client) = pair().await;
+        let started = Instant::now();
+        let ended = source.next_frame().await.unwrap_err();
+        assert_eq!(ended.kind(), io::ErrorKind::TimedOut);
+        assert!(started.elapsed() >= Duration::from_secs(90));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_peer_that_answers_the_pings_stays_however_long_it_is_quiet() {
+        let (mut source, mut client) = pair().await;
+        // Reading is what makes tungstenite answer a ping with a pong.
+        tokio::spawn(async move { while client.next().await.is_some() {} });
+        let waited = tokio::time::timeout(Duration::from_secs(600), source.next_frame()).await;
+        assert!(waited.is_err(), "still open after 600 quiet seconds");
+    }
 
     #[test]
     fn an_oversized_message_is_reported_with_its_tail_and_a_blank_one_is_skipped() {
