@@ -201,6 +201,22 @@ pub async fn rest_status(
     Ok((per * connections) as f64 / started.elapsed().as_secs_f64())
 }
 
+/// A new session made over REST (so no socket connection is attached to it): its id.
+pub async fn rest_new_session(url: &str, token: &str, cwd: &str) -> io::Result<String> {
+    let response = reqwest::Client::new()
+        .post(format!("{url}/api/v1/sessions"))
+        .bearer_auth(token)
+        .json(&serde_json::json!({ "cwd": cwd }))
+        .send()
+        .await
+        .map_err(io::Error::other)?;
+    let created: serde_json::Value = response.json().await.map_err(io::Error::other)?;
+    created["sessionId"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| io::Error::other(format!("POST /api/v1/sessions answered {created}")))
+}
+
 /// A prompt over SSE that streams `expected` chunks: chunks per second at the client.
 pub async fn sse_prompt(url: &str, token: &str, session: &str, expected: usize) -> io::Result<f64> {
     let response = reqwest::Client::new()

@@ -913,8 +913,13 @@ impl Bench {
                     .await
                     .map_err(ctx("streaming over the socket"))?;
                 socket.push(outcome.chunks_per_sec);
+                // Its own session, made over REST: the socket connection above stays attached
+                // to the first one and is not read meanwhile.
+                let sse_session = gw::rest_new_session(&url, &token, &self.dir.display().to_string())
+                    .await
+                    .map_err(ctx("POST /api/v1/sessions"))?;
                 fake.push(openai::many_chunks(p.chunks, CHUNK));
-                let rate = gw::sse_prompt(&url, &token, &session, p.chunks)
+                let rate = gw::sse_prompt(&url, &token, &sse_session, p.chunks)
                     .await
                     .map_err(ctx("streaming over SSE"))?;
                 sse.push(rate);

@@ -17,6 +17,7 @@ mod errors;
 mod limiter;
 mod login;
 pub mod openapi;
+mod raw;
 mod rest;
 mod server;
 mod ws;

@@ -5,6 +5,7 @@
 
 use crate::auth::{App, Authed, Shared};
 use crate::errors::ApiError;
+use crate::raw::{Incoming, RawConn};
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -17,10 +18,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::convert::Infallible;
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast::error::RecvError;
-use zeroclaw_client::{Client, ClientOptions, SessionUpdate};
+use zeroclaw_client::{Client, ClientOptions};
 
 use zeroclaw_protocol::{
     CancelResult, Decision, DeleteResult, Empty, MessagePage, NewSessionParams, NoParams,
@@ -290,23 +289,27 @@ pub async fn prompt(
     request: Body,
 ) -> Result<Response, ApiError> {
     let PromptBody { prompt } = body(&app, request).await?;
-    let client = attached(&app, &authed, &id).await?;
     if !wants_stream(&headers) {
         // Dropped mid-turn (the client went away), only this connection ends: the turn
         // goes on, as it does when a socket client disconnects.
+        let client = attached(&app, &authed, &id).await?;
         let result: PromptResult = client.session_prompt(&id, &prompt).await?;
         return Ok(Json(result).into_response());
     }
-    let events = client.subscribe(&id);
-    let client = Arc::new(client);
-    let call = {
-        let (client, id) = (client.clone(), id.clone());
-        tokio::spawn(async move { client.session_prompt(&id, &prompt).await })
-    };
-    let stream = turn_stream(
-        client,
-        events,
-        call,
+    // Streamed: a raw connection read only as fast as the HTTP client takes the events.
+    let mut raw = RawConn::open(&app, &authed).await?;
+    raw.call("session/load", json!({ "sessionId": id, "replay": false }))
+        .await?;
+    let prompt_id = raw
+        .send(
+            "session/prompt",
+            json!({ "sessionId": id, "prompt": prompt }),
+        )
+        .await
+        .map_err(|e| ApiError::unavailable(format!("the daemon's connection failed: {e}")))?;
+    let stream = sse_stream(
+        raw,
+        Some(prompt_id),
         authed.principal.clone(),
         app.close.clone(),
     );
@@ -323,12 +326,6 @@ fn wants_stream(headers: &HeaderMap) -> bool {
         .any(|v| v.contains("text/event-stream"))
 }
 
-fn update_event(update: &SessionUpdate) -> Event {
-    Event::default()
-        .event("update")
-        .data(serde_json::to_string(update).unwrap_or_default())
-}
-
 fn error_event(error: ApiError) -> Event {
     let mut body = json!({ "code": error.error.code, "message": error.error.message });
     if let Some(data) = error.error.data {
@@ -339,85 +336,64 @@ fn error_event(error: ApiError) -> Event {
         .data(json!({ "error": body }).to_string())
 }
 
-type Events = tokio::sync::broadcast::Receiver<SessionUpdate>;
-
-/// A prompt's events, then its `result` (or `error`), then the end.
-fn turn_stream(
-    client: Arc<Conn>,
-    events: Events,
-    call: tokio::task::JoinHandle<zeroclaw_client::CallResult<PromptResult>>,
+/// The SSE events of a raw connection: each `session/update` as an `update` event; with
+/// `answer`, the answer to that request as the `result` (or `error`) event, then the end.
+/// Without one (the events route) it runs until the token ends, the daemon stops or closes
+/// the connection (a client too slow for its session is let go: the socket's rule).
+fn sse_stream(
+    raw: RawConn,
+    answer: Option<u64>,
     principal: crate::Principal,
     close: tokio_util::sync::CancellationToken,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
     struct State {
-        client: Arc<Conn>,
-        events: Events,
-        call: Option<tokio::task::JoinHandle<zeroclaw_client::CallResult<PromptResult>>>,
+        raw: RawConn,
+        answer: Option<u64>,
         principal: crate::Principal,
         close: tokio_util::sync::CancellationToken,
-        last: Option<Event>,
         done: bool,
     }
-    impl Drop for State {
-        fn drop(&mut self) {
-            // The client went away: stop waiting; the turn itself goes on in the daemon.
-            if let Some(call) = self.call.take() {
-                call.abort();
-            }
-        }
-    }
     let state = State {
-        client,
-        events,
-        call: Some(call),
+        raw,
+        answer,
         principal,
         close,
-        last: None,
         done: false,
     };
     futures_util::stream::unfold(state, |mut s| async move {
         if s.done {
             return None;
         }
-        if let Some(last) = s.last.take() {
-            // Updates already received before the answer come first.
-            if let Ok(update) = s.events.try_recv() {
-                s.last = Some(last);
-                return Some((Ok(update_event(&update)), s));
-            }
-            s.done = true;
-            return Some((Ok(last), s));
-        }
-        let call = s.call.as_mut()?;
-        tokio::select! {
-            biased;
-            received = s.events.recv() => match received {
-                Ok(update) => Some((Ok(update_event(&update)), s)),
-                Err(RecvError::Lagged(n)) => Some((Ok(Event::default().event("lagged").data(json!({"missed": n}).to_string())), s)),
-                Err(RecvError::Closed) => {
+        loop {
+            let event = tokio::select! {
+                biased;
+                next = s.raw.next() => match next {
+                    Ok(Some(Incoming::Update(params))) => Event::default().event("update").data(params.get()),
+                    Ok(Some(Incoming::Answer { id, outcome })) if Some(id) == s.answer => {
+                        s.done = true;
+                        match outcome {
+                            Ok(result) => Event::default().event("result").data(result.get()),
+                            Err(e) => error_event(e.into()),
+                        }
+                    }
+                    Ok(Some(_)) => continue,
+                    Ok(None) | Err(_) => {
+                        s.done = true;
+                        error_event(ApiError::unavailable(
+                            "the daemon closed the stream (the token ended, the daemon stopped, or this client fell too far behind its session)",
+                        ))
+                    }
+                },
+                () = s.principal.over() => {
                     s.done = true;
-                    Some((Ok(error_event(ApiError::unavailable("the daemon closed the connection"))), s))
+                    error_event(ApiError::unauthorized("the token was revoked or expired"))
                 }
-            },
-            joined = call => {
-                s.call = None;
-                let event = match joined {
-                    Ok(Ok(result)) => Event::default().event("result").data(serde_json::to_string(&result).unwrap_or_default()),
-                    Ok(Err(e)) => error_event(e.into()),
-                    Err(_) => error_event(ApiError::unavailable("the prompt was abandoned")),
-                };
-                s.last = Some(event);
-                let _ = &s.client;
-                Some((Ok(Event::default().comment("turn ended")), s))
-            }
-            () = s.principal.over() => {
-                s.done = true;
-                Some((Ok(error_event(ApiError::unauthorized("the token was revoked or expired"))), s))
-            }
-            () = s.close.cancelled() => {
-                s.done = true;
-                Some((Ok(error_event(ApiError::unavailable("the daemon is stopping"))), s))
-            }
+                () = s.close.cancelled() => {
+                    s.done = true;
+                    error_event(ApiError::unavailable("the daemon is stopping"))
+                }
+            };
+            return Some((Ok(event), s));
         }
     })
 }
@@ -433,55 +409,17 @@ pub async fn events(
     Path(id): Path<String>,
     Query(q): Query<EventsQuery>,
 ) -> Result<Response, ApiError> {
-    let client = connect(&app, &authed).await?;
-    let events = client.subscribe(&id);
-    client.session_load(&id, q.replay).await?;
-    struct State {
-        client: Conn,
-        events: Events,
-        principal: crate::Principal,
-        close: tokio_util::sync::CancellationToken,
-        done: bool,
-    }
-    let state = State {
-        client,
-        events,
-        principal: authed.principal.clone(),
-        close: app.close.clone(),
-        done: false,
-    };
-    let stream = futures_util::stream::unfold(state, |mut s| async move {
-        if s.done {
-            return None;
-        }
-        let event = tokio::select! {
-            biased;
-            received = s.events.recv() => match received {
-                Ok(update) => update_event(&update),
-                // The socket's overflow rule: a client that fell this far behind is let go;
-                // it reconnects with `replay=true` to catch up from the history.
-                Err(RecvError::Lagged(_)) => {
-                    s.done = true;
-                    error_event(ApiError::new(StatusCode::TOO_MANY_REQUESTS, codes::LIMIT_REACHED,
-                        "this stream fell too far behind its session's events; reconnect with replay=true"))
-                }
-                Err(RecvError::Closed) => { s.done = true; error_event(ApiError::unavailable("the daemon closed the connection")) }
-            },
-            () = s.client.closed() => {
-                s.done = true;
-                error_event(ApiError::unavailable("the daemon closed the connection"))
-            }
-            () = s.principal.over() => {
-                s.done = true;
-                error_event(ApiError::unauthorized("the token was revoked or expired"))
-            }
-            () = s.close.cancelled() => {
-                s.done = true;
-                error_event(ApiError::unavailable("the daemon is stopping"))
-            }
-        };
-        Some((Ok::<_, Infallible>(event), s))
-    });
+    let mut raw = RawConn::open(&app, &authed).await?;
+    // A missing session is a 404 before the stream starts.
+    raw.call("session/messages", json!({ "sessionId": id, "limit": 1 }))
+        .await?;
+    raw.send(
+        "session/load",
+        json!({ "sessionId": id, "replay": q.replay }),
+    )
+    .await
+    .map_err(|e| ApiError::unavailable(format!("the daemon's connection failed: {e}")))?;
+    let stream = sse_stream(raw, None, authed.principal.clone(), app.close.clone());
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(HEARTBEAT))
         .into_response())

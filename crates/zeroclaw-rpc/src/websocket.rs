@@ -18,7 +18,7 @@ use crate::codec::{Frame, OVERSIZED_TAIL};
 use crate::transport::{FrameSink, FrameSource, RpcTransport};
 use bytes::Bytes;
 use futures_util::stream::{SplitSink, SplitStream};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -124,6 +124,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> RpcTransport for WsTran
                 last_heard: now,
                 options: self.options,
                 pending: None,
+                prefetched: None,
                 _guard: guard.clone(),
             },
             WsSink {
@@ -146,6 +147,10 @@ pub struct WsSource<S> {
     last_heard: Instant,
     /// The [`Frame::OversizedEnd`] owed after a [`Frame::Oversized`].
     pending: Option<Frame>,
+    /// A message already read (without waiting) after the last frame, so [`FrameSource::has_frame`]
+    /// can tell the connection that a burst goes on and its answers may wait to be written
+    /// together, as they do on the socket.
+    prefetched: Option<Option<Result<Message, WsError>>>,
     _guard: Option<Arc<Guard>>,
 }
 
@@ -204,17 +209,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> WsSource<S> {
             if let Some(frame) = self.pending.take() {
                 return Ok(Some(frame));
             }
-            let message = tokio::select! {
-                message = self.stream.next() => message,
-                keepalive = keepalive(&mut self.check, &self.options, self.last_heard) => match keepalive {
-                    Keepalive::Ping => {
-                        let mut sink = self.sink.lock().await;
-                        sink.send(Message::Ping(Bytes::new())).await.map_err(io_error)?;
-                        continue;
-                    }
-                    Keepalive::Silent => {
-                        return Err(io::Error::new(io::ErrorKind::TimedOut, "the WebSocket peer went silent"));
-                    }
+            let message = match self.prefetched.take() {
+                Some(message) => message,
+                None => tokio::select! {
+                    message = self.stream.next() => message,
+                    keepalive = keepalive(&mut self.check, &self.options, self.last_heard) => match keepalive {
+                        Keepalive::Ping => {
+                            let mut sink = self.sink.lock().await;
+                            sink.send(Message::Ping(Bytes::new())).await.map_err(io_error)?;
+                            continue;
+                        }
+                        Keepalive::Silent => {
+                            return Err(io::Error::new(io::ErrorKind::TimedOut, "the WebSocket peer went silent"));
+                        }
+                    },
                 },
             };
             let message = match message {
@@ -233,6 +241,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> WsSource<S> {
                         self.options.max_frame_bytes,
                         &mut self.pending,
                     ) {
+                        // Whatever is already here (tungstenite parses its buffer before it
+                        // reads the socket) is taken now, without waiting.
+                        self.prefetched = self.stream.next().now_or_never();
                         return Ok(Some(frame));
                     }
                 }
@@ -272,7 +283,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> FrameSource for WsSourc
     }
 
     fn has_frame(&self) -> bool {
+        // Only a message that surely makes a frame: anything else may leave `next_frame`
+        // waiting for input, and the connection would then hold back answers it owes.
         self.pending.is_some()
+            || matches!(
+                &self.prefetched,
+                Some(Some(Ok(Message::Text(text)))) if !text.as_bytes().iter().all(u8::is_ascii_whitespace)
+            )
     }
 }
 
