@@ -144,10 +144,14 @@ async fn connect(app: &App, authed: &Authed) -> Result<Conn, ApiError> {
         max_frame_bytes: app.max_frame_bytes,
         ..ClientOptions::default()
     };
-    Client::from_stream(stream, "daemon", options)
-        .await
-        .map(Conn)
-        .map_err(|e| ApiError::unavailable(format!("the daemon refused the connection: {e}")))
+    match Client::from_stream(stream, "daemon", options).await {
+        Ok(client) => Ok(Conn(client)),
+        // Refused by the gate itself (the token expired a moment ago): its own error.
+        Err(zeroclaw_client::ClientError::Handshake { source, .. }) => Err((*source).into()),
+        Err(e) => Err(ApiError::unavailable(format!(
+            "the daemon refused the connection: {e}"
+        ))),
+    }
 }
 
 /// A connection attached to `session_id`.

@@ -33,6 +33,9 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 
 pub use tokio_tungstenite;
 
+/// tungstenite's read buffer per connection.
+const READ_BUFFER: usize = 8 * 1024;
+
 /// How a WebSocket connection is kept.
 #[derive(Debug, Clone)]
 pub struct WsOptions {
@@ -52,12 +55,15 @@ impl WsOptions {
         self.max_frame_bytes.saturating_mul(4).max(64 * 1024)
     }
 
-    /// tungstenite's settings for these options.
+    /// tungstenite's settings for these options. Its read buffer is allocated whole for
+    /// every connection (128 KiB by default, most of an idle WebSocket's memory); 8 KiB
+    /// holds a burst of ordinary messages, and a larger one is read in more calls.
     pub fn config(&self) -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
         let max = self.max_message_bytes();
         tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
             .max_message_size(Some(max))
             .max_frame_size(Some(max))
+            .read_buffer_size(READ_BUFFER)
     }
 }
 

@@ -174,3 +174,27 @@ fn a_client_that_goes_away_mid_turn_does_not_stop_the_turn() {
         assert_eq!(page["messages"][1]["text"], "finished anyway");
     });
 }
+
+#[test]
+fn revoking_a_token_ends_its_open_events_stream_with_an_error_event() {
+    let gw = Gw::new();
+    let token = gw.token("ops", "operate");
+    let watcher = gw.token("watcher", "read");
+    let id = new_session(&gw, &token);
+    let response = block(
+        http()
+            .get(gw.api(&format!("/sessions/{id}/events")))
+            .bearer_auth(&watcher)
+            .send(),
+    )
+    .unwrap();
+    assert_eq!(response.status(), 200);
+    gw.revoke("watcher");
+    let got = block(events(response, |_, _| false));
+    let (name, data) = got.last().unwrap();
+    assert_eq!(name, "error", "{got:?}");
+    assert!(
+        [-32020, -32603].contains(&data["error"]["code"].as_i64().unwrap()),
+        "{data}"
+    );
+}
