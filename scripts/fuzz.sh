@@ -27,7 +27,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FUZZ="$ROOT/fuzz"
-TARGETS=(codec_chunking envelope_classify params_decode)
+TARGETS=(codec_chunking envelope_classify params_decode gateway_rest_body gateway_ws_frames)
 CARGO_FUZZ_VERSION="0.13.2"
 TRIPLE="$(rustc -vV | sed -n 's/^host: //p')"
 TARGET_DIR="${CARGO_TARGET_DIR:-$FUZZ/target}"
@@ -111,8 +111,13 @@ case "$cmd" in
             cargo_fuzz build --dev --sanitizer none
         else
             # Without params_decode the runtime is not needed: a much smaller build.
+            # The gateway targets need only the gateway crate (feature `gateway`).
             for t in "$@"; do
-                cargo_fuzz build --dev --sanitizer none --no-default-features "$t"
+                if [[ "$t" == gateway_* ]]; then
+                    cargo_fuzz build --dev --sanitizer none --no-default-features --features gateway "$t"
+                else
+                    cargo_fuzz build --dev --sanitizer none --no-default-features "$t"
+                fi
             done
         fi
         replay_with "$TARGET_DIR/$TRIPLE/debug" "$@"
@@ -120,7 +125,10 @@ case "$cmd" in
     replay-plain)
         [[ $# -gt 0 ]] || set -- "${TARGETS[@]}"
         features=()
-        [[ " $* " == *" params_decode "* ]] || features=(--no-default-features)
+        if [[ " $* " != *" params_decode "* ]]; then
+            features=(--no-default-features)
+            [[ " $* " == *" gateway_"* ]] && features+=(--features gateway)
+        fi
         (cd "$FUZZ" && cargo build --bins --target-dir "$TARGET_DIR/plain" "${features[@]}")
         replay_with "$TARGET_DIR/plain/debug" "$@"
         ;;

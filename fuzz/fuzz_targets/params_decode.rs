@@ -17,10 +17,10 @@ use serde_json::{Map, Number, Value, json};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::runtime::Runtime;
+use zeroclaw_protocol::{PROTOCOL_VERSION, codes};
 use zeroclaw_rpc::codec::{Frame, FrameReader, FrameWriter};
 use zeroclaw_rpc::envelope::{Envelope, classify};
 use zeroclaw_rpc::message::{Id, encode_request};
-use zeroclaw_protocol::{PROTOCOL_VERSION, codes};
 use zeroclaw_runtime::config::{Config, ProviderConfig};
 use zeroclaw_runtime::testing::InMemoryDaemon;
 
@@ -88,7 +88,12 @@ fn daemon() -> Arc<InMemoryDaemon> {
     daemon
 }
 
-async fn exchange(daemon: Arc<InMemoryDaemon>, method: &str, params: Option<Value>, before_init: bool) {
+async fn exchange(
+    daemon: Arc<InMemoryDaemon>,
+    method: &str,
+    params: Option<Value>,
+    before_init: bool,
+) {
     let client = daemon.connect();
     let (read, write) = tokio::io::split(client);
     let mut reader = FrameReader::new(read, zeroclaw_rpc::DEFAULT_MAX_FRAME_BYTES);

@@ -19,6 +19,8 @@ mod client;
 #[cfg(unix)]
 mod floor;
 #[cfg(unix)]
+mod gateway;
+#[cfg(unix)]
 mod procs;
 #[cfg(unix)]
 mod report;
@@ -79,6 +81,10 @@ pub struct Args {
     /// Internal: serve as the floor on this socket path (how the bench starts its floor).
     #[arg(long, hide = true, value_name = "SOCKET")]
     pub floor_server: Option<PathBuf>,
+
+    /// Internal: serve as the gateway's floor (axum) on 127.0.0.1:0, its port written to FILE.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub gateway_floor_server: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -95,6 +101,9 @@ pub enum Scenario {
     Memory,
     /// Exec to accepting (median of 20), and the `--ephemeral` exit delay.
     Startup,
+    /// The gateway: WebSocket round trip and pipelined, REST `status`, SSE streaming, memory
+    /// per idle WebSocket, against an axum floor (and the socket, for SSE).
+    Gateway,
 }
 
 fn main() -> ExitCode {
@@ -103,6 +112,9 @@ fn main() -> ExitCode {
     {
         if let Some(socket) = &args.floor_server {
             return floor::serve(socket);
+        }
+        if let Some(file) = &args.gateway_floor_server {
+            return gateway::serve_floor(file);
         }
         run::main(args)
     }

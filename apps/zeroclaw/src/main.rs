@@ -22,6 +22,24 @@ struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     config_dir: Option<PathBuf>,
 
+    /// Talk to a daemon's gateway instead of the local socket (`wss://host:port`);
+    /// for `status`, `prompt`, `sessions` and `call`.
+    #[arg(long, global = true, value_name = "URL")]
+    url: Option<String>,
+
+    /// The environment variable holding the gateway token for `--url`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "VAR",
+        default_value = "ZEROCLAW_TOKEN"
+    )]
+    token_env: String,
+
+    /// A PEM file of extra trusted certificates for `--url` (a self-signed gateway).
+    #[arg(long, global = true, value_name = "FILE")]
+    ca_cert: Option<PathBuf>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -52,6 +70,13 @@ enum Command {
         /// has connected). Clients that start a daemon for themselves use this.
         #[arg(long)]
         ephemeral: bool,
+        /// Serve the HTTP/WebSocket gateway on ADDR (e.g. 127.0.0.1:0), whatever the
+        /// config says.
+        #[arg(long, value_name = "ADDR", conflicts_with = "no_gateway")]
+        gateway: Option<String>,
+        /// Do not serve the gateway.
+        #[arg(long)]
+        no_gateway: bool,
     },
     /// Send one prompt to the agent and stream its answer to stdout.
     #[command(
@@ -137,6 +162,21 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
     /// Ask the running daemon to shut down, and wait until it has.
     #[command(after_help = "Example:\n  zeroclaw stop")]
     Stop,
+    /// Mint, list or revoke the gateway's tokens (over the local socket only).
+    #[command(
+        after_help = "Examples:\n  zeroclaw token create ci --scope read --expires 30d\n  export ZEROCLAW_TOKEN=$(zeroclaw token create laptop)\n  zeroclaw token list\n  zeroclaw token revoke ci"
+    )]
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+    /// Print a one-time login link to the gateway's dashboard (valid 5 minutes, once).
+    #[command(after_help = "Examples:\n  zeroclaw dashboard\n  zeroclaw dashboard --open")]
+    Dashboard {
+        /// Open the link in the default browser.
+        #[arg(long)]
+        open: bool,
+    },
     /// Print the endpoint the daemon listens on (socket path or pipe name).
     #[command(after_help = help::ENDPOINT_EXAMPLE)]
     Endpoint,
@@ -175,6 +215,50 @@ enum McpAction {
         /// The server's name in `[[mcp_servers]]`.
         name: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenAction {
+    /// Mint a token; prints it once, alone on stdout's first line.
+    Create {
+        /// A unique name (letters, digits, '-', '_', '.').
+        name: String,
+        /// read: status, sessions, messages, events; operate: also prompt, cancel,
+        /// approve, delete; admin: also shutdown.
+        #[arg(long, value_enum, default_value = "operate")]
+        scope: ScopeArg,
+        /// Expire after this long: 30d, 12h, 90m (default: never).
+        #[arg(long, value_name = "DURATION")]
+        expires: Option<String>,
+    },
+    /// List the tokens: name, scope, created, last used, expires (never the secret).
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token: refused from now on, its open connections closed.
+    Revoke {
+        /// The token's name.
+        name: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    Read,
+    Operate,
+    Admin,
+}
+
+impl From<ScopeArg> for zeroclaw_protocol::Scope {
+    fn from(scope: ScopeArg) -> Self {
+        match scope {
+            ScopeArg::Read => zeroclaw_protocol::Scope::Read,
+            ScopeArg::Operate => zeroclaw_protocol::Scope::Operate,
+            ScopeArg::Admin => zeroclaw_protocol::Scope::Admin,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -218,6 +302,25 @@ fn main() -> ExitCode {
         Ok(paths) => paths,
         Err(e) => return fail(&e),
     };
+    if let Some(url) = cli.url.clone() {
+        let token = match std::env::var(&cli.token_env) {
+            Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
+            _ => {
+                return fail(&format!(
+                    "--url needs a token in ${} (zeroclaw token create NAME, on the daemon's machine)",
+                    cli.token_env
+                ));
+            }
+        };
+        let ca_pem = match &cli.ca_cert {
+            Some(path) => match std::fs::read(path) {
+                Ok(pem) => Some(pem),
+                Err(e) => return fail(&format!("cannot read --ca-cert {}: {e}", path.display())),
+            },
+            None => None,
+        };
+        commands::use_remote(zeroclaw_client::Remote { url, token, ca_pem });
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -227,7 +330,20 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async move {
         match cli.command {
-            Command::Daemon { ephemeral } => commands::daemon(paths, ephemeral).await.map(|()| 0),
+            Command::Daemon {
+                ephemeral,
+                gateway,
+                no_gateway,
+            } => {
+                let gateway = match (gateway, no_gateway) {
+                    (_, true) => zeroclaw_runtime::GatewayChoice::Off,
+                    (Some(addr), false) => zeroclaw_runtime::GatewayChoice::Listen(addr),
+                    (None, false) => zeroclaw_runtime::GatewayChoice::Config,
+                };
+                commands::daemon(paths, ephemeral, gateway)
+                    .await
+                    .map(|()| 0)
+            }
             Command::Prompt {
                 text,
                 session,
@@ -266,6 +382,19 @@ fn main() -> ExitCode {
             },
             Command::Status { json } => commands::status(&paths, json).await.map(|()| 0),
             Command::Stop => commands::stop(&paths).await.map(|()| 0),
+            Command::Token { action } => match action {
+                TokenAction::Create {
+                    name,
+                    scope,
+                    expires,
+                } => commands::token::create(&paths, &name, scope.into(), expires.as_deref()).await,
+                TokenAction::List { json } => commands::token::list(&paths, json).await,
+                TokenAction::Revoke { name } => commands::token::revoke(&paths, &name).await,
+            }
+            .map(|()| 0),
+            Command::Dashboard { open } => {
+                commands::token::dashboard(&paths, open).await.map(|()| 0)
+            }
             Command::Endpoint => {
                 println!("{}", paths.endpoint);
                 Ok(0)

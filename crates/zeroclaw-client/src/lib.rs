@@ -28,6 +28,9 @@ mod events;
 mod spawn;
 mod turn;
 mod types;
+mod ws;
+
+pub use ws::Remote;
 
 pub use events::EVENT_BUFFER;
 pub use spawn::{connect_or_start, daemon_binary, ephemeral_log};
@@ -104,6 +107,8 @@ pub enum ClientError {
     },
     #[error("could not start a daemon: {0}")]
     Start(String),
+    #[error("cannot reach the gateway at {url}: {message}")]
+    Remote { url: String, message: String },
 }
 
 /// A call's failure: the daemon's error, a timeout, or a lost connection.

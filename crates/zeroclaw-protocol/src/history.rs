@@ -6,6 +6,7 @@ use serde_json::Value;
 /// What one stored message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum MessageKind {
     /// The user's prompt.
     User,
@@ -50,6 +51,7 @@ impl MessageKind {
 /// `rawOutput` and `isError` for a tool result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Message {
     /// Increasing within a session: the `before` of the next page.
     pub id: i64,

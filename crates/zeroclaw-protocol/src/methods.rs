@@ -84,6 +84,22 @@ method!(
     McpTools, "mcp/tools", McpToolsParams, McpToolsResult
 );
 method!(
+    /// Mints a gateway token (socket only); the secret is in the answer, once.
+    TokenCreate, "token/create", TokenCreateParams, TokenCreated
+);
+method!(
+    /// The gateway tokens, without their secrets (socket only).
+    TokenList, "token/list", NoParams, TokenListResult
+);
+method!(
+    /// Revokes a gateway token by name, ending its connections (socket only).
+    TokenRevoke, "token/revoke", TokenRevokeParams, TokenRevokeResult
+);
+method!(
+    /// A one-time dashboard login link (socket only).
+    DashboardLink, "dashboard/link", NoParams, DashboardLinkResult
+);
+method!(
     /// Daemon → client: asks the person at the client a question (MCP's shape).
     ElicitationCreate,
     "elicitation/create",
@@ -107,6 +123,10 @@ pub const CLIENT_METHODS: &[&str] = &[
     SessionDelete::NAME,
     McpServers::NAME,
     McpTools::NAME,
+    TokenCreate::NAME,
+    TokenList::NAME,
+    TokenRevoke::NAME,
+    DashboardLink::NAME,
 ];
 
 /// Params of a method that takes none: any object (or none at all) is accepted.
@@ -127,11 +147,13 @@ impl<'de> Deserialize<'de> for NoParams {
 
 /// `{}`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Empty {}
 
 // ---- initialize -------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeParams {
     /// Must be an integer; kept as sent so that a wrong type gets a precise error.
@@ -144,6 +166,7 @@ pub struct InitializeParams {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ClientInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -152,6 +175,7 @@ pub struct ClientInfo {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ClientCapabilities {
     /// Present (`{}`) if the client answers `elicitation/create`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -159,6 +183,7 @@ pub struct ClientCapabilities {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeResult {
     pub protocol_version: i64,
@@ -169,6 +194,7 @@ pub struct InitializeResult {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ServerCapabilities {
     #[serde(default)]
     pub methods: Vec<String>,
@@ -180,6 +206,7 @@ pub struct ServerCapabilities {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StatusResult {
     pub server_version: String,
     pub protocol_version: i64,
@@ -193,10 +220,27 @@ pub struct StatusResult {
     /// The daemon's MCP servers (`[[mcp_servers]]`), in config order.
     #[serde(default)]
     pub mcp_servers: Vec<McpServerStatus>,
+    /// The HTTP/WS gateway: `null` when it is off, `{url, tls}` when it serves, `{error}`
+    /// when it could not start.
+    #[serde(default)]
+    pub gateway: Option<GatewayStatus>,
+}
+
+/// `status.gateway` when the gateway is configured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum GatewayStatus {
+    /// Serving at `url` (`https://` with `tls`).
+    Up { url: String, tls: bool },
+    /// It could not start (the address is taken, a TLS file is unreadable, ...); the
+    /// socket serves regardless.
+    Down { error: String },
 }
 
 /// One MCP server in `status` and `mcp/servers`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerStatus {
     pub name: String,
@@ -210,6 +254,7 @@ pub struct McpServerStatus {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McpServersParams {
     /// Answer once no server is starting or restarting (each start is bounded by its
@@ -222,12 +267,14 @@ pub struct McpServersParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct McpServersResult {
     pub servers: Vec<McpServerStatus>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McpToolsParams {
     /// The server's name.
@@ -235,12 +282,14 @@ pub struct McpToolsParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct McpToolsResult {
     pub tools: Vec<McpToolInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct McpToolInfo {
     /// As the model sees it: `<server>__<tool>`.
@@ -250,6 +299,7 @@ pub struct McpToolInfo {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionCounts {
     pub total: u64,
     pub running: u64,
@@ -260,6 +310,7 @@ pub struct SessionCounts {
 /// `session/new` params; every member optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewSessionParams {
     /// Absolute; the daemon's own working directory if absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -278,6 +329,7 @@ pub struct NewSessionParams {
 
 /// A session's MCP server, as ACP's `session/new` gives it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionMcpServer {
     pub name: String,
@@ -297,6 +349,7 @@ pub struct SessionMcpServer {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NameValue {
     pub name: String,
     pub value: String,
@@ -304,6 +357,7 @@ pub struct NameValue {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionInfo {
     pub session_id: String,
     pub cwd: String,
@@ -313,6 +367,7 @@ pub struct SessionInfo {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListParams {
     /// 1 to 1000; 200 if absent.
@@ -325,6 +380,7 @@ pub struct ListParams {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionListResult {
     pub sessions: Vec<SessionSummary>,
     /// Present when more sessions follow: the `cursor` of the next page.
@@ -334,6 +390,7 @@ pub struct SessionListResult {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SessionSummary {
     pub session_id: String,
     pub title: Option<String>,
@@ -349,12 +406,14 @@ pub struct SessionSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionIdParams {
     pub session_id: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LoadParams {
     pub session_id: String,
@@ -368,6 +427,7 @@ pub struct LoadParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MessagesParams {
     pub session_id: String,
@@ -381,6 +441,7 @@ pub struct MessagesParams {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MessagePage {
     pub messages: Vec<Message>,
     pub total: u64,
@@ -391,6 +452,7 @@ pub struct MessagePage {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PromptParams {
     pub session_id: String,
@@ -399,6 +461,7 @@ pub struct PromptParams {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PromptResult {
     pub turn_id: String,
     pub stop_reason: StopReason,
@@ -415,6 +478,7 @@ pub struct PromptResult {
 /// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum StopReason {
     /// The model finished its answer.
     EndTurn,
@@ -439,17 +503,20 @@ impl StopReason {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CancelResult {
     pub cancelled: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApproveParams {
     pub session_id: String,
@@ -460,6 +527,7 @@ pub struct ApproveParams {
 /// An answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Decision {
     AllowOnce,
     AllowAlways,
@@ -480,6 +548,7 @@ impl Decision {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RenameParams {
     pub session_id: String,
@@ -491,6 +560,7 @@ pub struct RenameParams {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeleteResult {
     pub deleted: bool,
 }
@@ -498,11 +568,114 @@ pub struct DeleteResult {
 /// What `session/compact` did: how many messages the new summary folds (0: nothing was
 /// old enough to fold, and no summary was written).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactResult {
     pub messages_folded: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+}
+
+// ---- gateway tokens ---------------------------------------------------------------------
+
+/// What a gateway token may do. Each scope includes the ones before it.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// `status`, the session list, a session's messages and live events.
+    Read,
+    /// `read`, plus creating, prompting, cancelling, approving, answering, deleting.
+    #[default]
+    Operate,
+    /// `operate`, plus `shutdown`.
+    Admin,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 3] = [Scope::Read, Scope::Operate, Scope::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Operate => "operate",
+            Scope::Admin => "admin",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Scope::ALL.into_iter().find(|scope| scope.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenCreateParams {
+    /// Unique among the tokens; letters, digits, `-`, `_`, `.`; at most 64 characters.
+    pub name: String,
+    /// `operate` if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+    /// Seconds until it expires; it never does if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TokenCreated {
+    pub name: String,
+    /// The secret: shown once, stored only as its SHA-256.
+    pub token: String,
+    pub scope: Scope,
+    /// RFC 3339; `null` for a token that never expires.
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TokenListResult {
+    pub tokens: Vec<TokenInfo>,
+}
+
+/// One token, as `token/list` shows it: never its secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TokenInfo {
+    pub name: String,
+    pub scope: Scope,
+    pub created_at: String,
+    pub last_used_at: Option<String>,
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenRevokeParams {
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TokenRevokeResult {
+    pub revoked: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct DashboardLinkResult {
+    /// `http(s)://host:port/login#code=…`: the code is in the fragment, never sent in a
+    /// request line.
+    pub url: String,
+    pub expires_at: String,
 }
 
 #[cfg(test)]

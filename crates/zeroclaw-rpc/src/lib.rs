@@ -14,6 +14,8 @@ pub mod message;
 mod outbox;
 pub mod peer;
 pub mod transport;
+#[cfg(feature = "websocket")]
+pub mod websocket;
 
 pub use codec::{DEFAULT_MAX_FRAME_BYTES, Frame};
 pub use message::{Answer, Id, Notification, NumberText, RpcError, codes};

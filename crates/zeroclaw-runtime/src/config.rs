@@ -18,6 +18,8 @@ pub struct Config {
     pub tools: ToolsConfig,
     /// `[[mcp_servers]]`: MCP servers whose tools the agent gets (`mcp/`).
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `[gateway]`: HTTP/WebSocket (see docs/gateway.md).
+    pub gateway: zeroclaw_gateway::GatewayConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -7,7 +7,27 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio_util::sync::CancellationToken;
+use zeroclaw_gateway::Principal;
 use zeroclaw_rpc::PeerHandle;
+
+/// Whose authority a connection acts with.
+#[derive(Debug, Clone)]
+pub enum Authority {
+    /// The local socket or pipe: the operating system vouched for the user; everything.
+    Local,
+    /// The gateway: a token, with its scope, until it is revoked or expires.
+    Gateway(Principal),
+}
+
+impl Authority {
+    /// Resolves when the connection must end because its token did (never for `Local`).
+    pub async fn over(&self) {
+        match self {
+            Authority::Local => std::future::pending().await,
+            Authority::Gateway(principal) => principal.over().await,
+        }
+    }
+}
 
 /// What `initialize` told us about the client.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +43,7 @@ pub struct Connection {
     pub id: ConnId,
     pub daemon: Arc<DaemonState>,
     pub peer: PeerHandle,
+    pub authority: Authority,
     /// Sessions this connection is attached to, to detach from when it closes.
     attached: Mutex<HashSet<String>>,
     /// Set once, by the first successful `initialize`.
@@ -38,12 +59,14 @@ impl Connection {
     pub fn new(
         daemon: Arc<DaemonState>,
         peer: PeerHandle,
+        authority: Authority,
         handshake_done: CancellationToken,
     ) -> Arc<Self> {
         Arc::new(Self {
             id: daemon.next_connection_id(),
             daemon,
             peer,
+            authority,
             attached: Mutex::new(HashSet::new()),
             hello: OnceLock::new(),
             counted: AtomicBool::new(false),

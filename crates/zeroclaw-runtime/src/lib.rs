@@ -9,6 +9,7 @@
 //! [`config`]), what `zeroclaw store` needs ([`maintenance`]) and one entry for tests
 //! ([`testing`]).
 
+mod auth;
 mod clients;
 pub mod config;
 mod connection;
@@ -25,4 +26,4 @@ pub mod testing;
 mod tools;
 mod turn;
 
-pub use daemon::{DaemonError, DaemonOptions, run};
+pub use daemon::{DaemonError, DaemonOptions, GatewayChoice, run};

@@ -1,5 +1,6 @@
 //! What every connection of one daemon shares.
 
+use crate::auth::Tokens;
 use crate::clients::ClientCounter;
 use crate::config::Config;
 use crate::mcp::{Mcp, Settings};
@@ -13,6 +14,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use zeroclaw_ipc::Paths;
+use zeroclaw_protocol::GatewayStatus;
 
 pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -42,6 +44,10 @@ pub struct DaemonState {
     /// Cancelled once running turns have wound down, to close the connections: a turn's
     /// last events and answer reach its clients before they are disconnected.
     pub close_connections: CancellationToken,
+    /// The gateway's tokens and login codes.
+    pub tokens: Tokens,
+    /// `status.gateway`: set once at start-up, before any connection is served.
+    pub gateway: OnceLock<Option<GatewayStatus>>,
     next_connection: AtomicU64,
 }
 
@@ -52,6 +58,7 @@ impl DaemonState {
         ephemeral: bool,
         sessions: Sessions,
         provider: Provider,
+        tokens: Tokens,
     ) -> Self {
         let turn_slots = Arc::new(Semaphore::new(config.agent.max_running_turns));
         let tools = Arc::new(Tools::builtin());
@@ -80,6 +87,8 @@ impl DaemonState {
             turn_slots,
             shutdown: CancellationToken::new(),
             close_connections: CancellationToken::new(),
+            tokens,
+            gateway: OnceLock::new(),
             next_connection: AtomicU64::new(1),
         }
     }

@@ -34,8 +34,11 @@ impl InMemoryDaemon {
         let opened = Store::open_in_memory().map_err(|e| e.to_string())?;
         let provider = Provider::new(config.provider.clone())?;
         let frame_cap = config.daemon.max_frame_bytes;
+        let tokens = crate::auth::Tokens::new(opened.store.clone(), Vec::new());
         let sessions = Sessions::new(opened.store, opened.sessions, frame_cap);
-        let state = Arc::new(DaemonState::new(paths, config, false, sessions, provider));
+        let state = Arc::new(DaemonState::new(
+            paths, config, false, sessions, provider, tokens,
+        ));
         let doors = Doors::new(&state);
         Ok(Self { state, doors })
     }
@@ -49,6 +52,7 @@ impl InMemoryDaemon {
             transport: StreamTransport::new(server, "memory", max_frame_bytes),
             label: "memory".into(),
             trusted: true,
+            authority: crate::connection::Authority::Local,
         };
         self.doors.admit(&self.state, incoming);
         client

@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["state"],
     &["session"],
     &["history"],
-    &["provider", "mcp"],
+    &["provider", "mcp", "auth"],
     &["tools", "store"],
     &["config", "clients"],
 ];

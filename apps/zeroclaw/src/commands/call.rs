@@ -3,7 +3,7 @@
 use super::{connect, pretty};
 use serde_json::Value;
 use std::time::Duration;
-use zeroclaw_client::{Client, ClientOptions};
+use zeroclaw_client::ClientOptions;
 use zeroclaw_ipc::Paths;
 use zeroclaw_rpc::CallError;
 
@@ -31,9 +31,7 @@ pub async fn run(
             tap_notifications: true,
             ..ClientOptions::default()
         };
-        Client::connect(&paths.endpoint, options)
-            .await
-            .map_err(|e| e.to_string())?
+        super::connect_with(paths, options).await?
     } else {
         connect(paths).await?
     };

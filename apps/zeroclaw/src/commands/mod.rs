@@ -5,22 +5,40 @@ pub mod mcp;
 pub mod prompt;
 pub mod sessions;
 pub mod store;
+pub mod token;
 
 use serde_json::{Value, json};
+use std::sync::OnceLock;
 use std::time::Duration;
-use zeroclaw_client::{Client, ClientOptions};
+use zeroclaw_client::{Client, ClientOptions, Remote};
 use zeroclaw_ipc::Paths;
-use zeroclaw_runtime::DaemonOptions;
+use zeroclaw_runtime::{DaemonOptions, GatewayChoice};
+
+/// `--url`: the client commands talk to this gateway instead of the local socket.
+static REMOTE: OnceLock<Remote> = OnceLock::new();
+
+/// Makes every client command use the gateway at `remote`.
+pub fn use_remote(remote: Remote) {
+    let _ = REMOTE.set(remote);
+}
+
+pub fn remote() -> Option<&'static Remote> {
+    REMOTE.get()
+}
 
 type Outcome = Result<(), String>;
 
 /// How long `zeroclaw stop` waits for the daemon to finish shutting down.
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub async fn daemon(paths: Paths, ephemeral: bool) -> Outcome {
-    zeroclaw_runtime::run(DaemonOptions { paths, ephemeral })
-        .await
-        .map_err(|e| e.to_string())
+pub async fn daemon(paths: Paths, ephemeral: bool, gateway: GatewayChoice) -> Outcome {
+    zeroclaw_runtime::run(DaemonOptions {
+        paths,
+        ephemeral,
+        gateway,
+    })
+    .await
+    .map_err(|e| e.to_string())
 }
 
 fn options() -> ClientOptions {
@@ -33,7 +51,17 @@ fn options() -> ClientOptions {
 /// Connects to a running daemon; never starts one. With no socket to connect to, a daemon
 /// may still hold the endpoint's lock (its socket file was deleted): the message names it.
 pub async fn connect(paths: &Paths) -> Result<Client, String> {
-    Client::connect(&paths.endpoint, options())
+    connect_with(paths, options()).await
+}
+
+/// [`connect`] with these options: over the gateway with `--url`, else the socket.
+pub async fn connect_with(paths: &Paths, options: ClientOptions) -> Result<Client, String> {
+    if let Some(remote) = remote() {
+        return Client::connect_remote(remote, options)
+            .await
+            .map_err(|e| e.to_string());
+    }
+    Client::connect(&paths.endpoint, options)
         .await
         .map_err(|e| match (&e, zeroclaw_ipc::lock_holder(&paths.endpoint)) {
             (
@@ -97,6 +125,14 @@ fn describe_status(s: &Value) -> String {
     };
     let uptime = s.get("uptimeMs").and_then(Value::as_u64).unwrap_or(0);
     let sessions = s.get("sessions").cloned().unwrap_or(Value::Null);
+    let gateway = match s.get("gateway") {
+        Some(Value::Object(g)) => match (g.get("url"), g.get("error")) {
+            (Some(Value::String(url)), _) => url.clone(),
+            (_, Some(Value::String(error))) => format!("down: {error}"),
+            _ => "?".into(),
+        },
+        _ => "off".into(),
+    };
     format!(
         "zeroclaw daemon {version} (protocol {protocol}), pid {pid}, up {uptime}\n\
          endpoint   {endpoint}\n\
@@ -104,7 +140,8 @@ fn describe_status(s: &Value) -> String {
          mode       {mode}\n\
          clients    {clients}\n\
          sessions   {total} ({running} running)\n\
-         mcp        {mcp}\n",
+         mcp        {mcp}\n\
+         gateway    {gateway}\n",
         version = field("serverVersion"),
         protocol = field("protocolVersion"),
         pid = field("pid"),

@@ -54,9 +54,14 @@ pub async fn run(
             .then(|| Arc::new(TerminalElicitation) as Arc<dyn ElicitationHandler>),
         ..ClientOptions::default()
     };
-    let client = zeroclaw_client::connect_or_start(paths, options)
-        .await
-        .map_err(|e| e.to_string())?;
+    let remote = super::remote().is_some();
+    let client = if remote {
+        super::connect_with(paths, options).await?
+    } else {
+        zeroclaw_client::connect_or_start(paths, options)
+            .await
+            .map_err(|e| e.to_string())?
+    };
     let session_id = match session {
         Some(id) => {
             client
@@ -67,11 +72,17 @@ pub async fn run(
         }
         None => {
             let cwd = match cwd {
-                Some(dir) => std::path::absolute(&dir)
-                    .map_err(|e| format!("bad --cwd {}: {e}", dir.display()))?,
-                None => {
-                    std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?
-                }
+                // The daemon's machine names the path as it is.
+                Some(dir) if remote => Some(dir),
+                Some(dir) => Some(
+                    std::path::absolute(&dir)
+                        .map_err(|e| format!("bad --cwd {}: {e}", dir.display()))?,
+                ),
+                // A remote daemon's default is its own working directory: ours means nothing there.
+                None if remote => None,
+                None => Some(
+                    std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
+                ),
             };
             let title: String = prompt
                 .lines()
@@ -82,7 +93,7 @@ pub async fn run(
                 .collect();
             client
                 .session_new(NewSession {
-                    cwd: Some(cwd.to_string_lossy().into_owned()),
+                    cwd: cwd.map(|dir| dir.to_string_lossy().into_owned()),
                     title: Some(title),
                     model: None,
                     mcp_servers: Vec::new(),

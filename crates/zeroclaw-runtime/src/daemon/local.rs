@@ -1,6 +1,7 @@
 //! The local door: the Unix socket or Windows named pipe of `zeroclaw-ipc`.
 
 use super::serve::{Incoming, Listener};
+use crate::connection::Authority;
 use zeroclaw_ipc::{LocalListener, LocalTransport};
 
 pub struct LocalDoor {
@@ -28,6 +29,7 @@ impl Listener for LocalDoor {
             transport: LocalTransport::new(accepted.stream, label.clone(), self.max_frame_bytes),
             label,
             trusted,
+            authority: Authority::Local,
         })
     }
 

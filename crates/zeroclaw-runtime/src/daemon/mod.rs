@@ -4,6 +4,7 @@
 //! door ([`LocalDoor`]), and every door's connections end in the same gate and method table.
 
 mod admission;
+mod gateway;
 mod local;
 mod open_files;
 mod serve;
@@ -29,6 +30,18 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct DaemonOptions {
     pub paths: Paths,
     pub ephemeral: bool,
+    pub gateway: GatewayChoice,
+}
+
+/// `zeroclaw daemon --gateway ADDR` / `--no-gateway`, or neither.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum GatewayChoice {
+    /// `[gateway]` decides (never with `--ephemeral`).
+    #[default]
+    Config,
+    Off,
+    /// Serve it on this address whatever the config says.
+    Listen(String),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +59,52 @@ pub enum DaemonError {
     },
     #[error("{0}")]
     Provider(String),
+    #[error("{0}")]
+    Gateway(String),
+}
+
+/// Starts the gateway and its door; a failure (the port is taken, say) is logged and shown
+/// by `status`, and the daemon goes on serving its socket.
+async fn start_gateway(
+    state: &Arc<DaemonState>,
+    doors: &Doors,
+) -> Option<(tokio::task::JoinHandle<()>, tokio::task::JoinHandle<()>)> {
+    let backend = Arc::new(gateway::DaemonBackend {
+        state: state.clone(),
+        doors: doors.clone(),
+    });
+    let started = zeroclaw_gateway::start(
+        &state.config.gateway,
+        state.config.daemon.max_frame_bytes,
+        backend,
+        state.shutdown.clone(),
+        state.close_connections.clone(),
+    )
+    .await;
+    match started {
+        Ok(started) => {
+            tracing::info!(url = %started.url, tls = started.tls, "gateway listening");
+            let _ = state
+                .gateway
+                .set(Some(zeroclaw_protocol::GatewayStatus::Up {
+                    url: started.url,
+                    tls: started.tls,
+                }));
+            let door = tokio::spawn(serve(
+                state.clone(),
+                doors.clone(),
+                gateway::GatewayDoor::new(started.connections),
+            ));
+            Some((door, started.task))
+        }
+        Err(error) => {
+            tracing::warn!(error = %error, "the gateway is not serving; the socket is");
+            let _ = state
+                .gateway
+                .set(Some(zeroclaw_protocol::GatewayStatus::Down { error }));
+            None
+        }
+    }
 }
 
 /// How long shutdown waits for MCP servers to be stopped (their process groups killed).
@@ -60,6 +119,21 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     let mut config = Config::load(&options.paths.config_file())?;
     config.daemon.max_connections = open_files::connection_cap(config.daemon.max_connections);
     let provider = Provider::new(config.provider.clone()).map_err(DaemonError::Provider)?;
+    let serve_gateway = match &options.gateway {
+        GatewayChoice::Off => false,
+        GatewayChoice::Listen(addr) => {
+            config.gateway.listen.clone_from(addr);
+            true
+        }
+        GatewayChoice::Config => config.gateway.enabled && !options.ephemeral,
+    };
+    if serve_gateway {
+        // Its rules (loopback, TLS) are configuration: refused before anything starts.
+        config
+            .gateway
+            .plan()
+            .map_err(|e| DaemonError::Gateway(e.0))?;
+    }
     // Bind first: it takes the lock, so a second daemon never opens the database.
     let mut listener = LocalListener::bind(&options.paths)?;
     if config.daemon.socket_check_secs > 0 {
@@ -97,6 +171,16 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             "killed bash commands left running by a previous daemon"
         );
     }
+    let tokens = match crate::auth::Tokens::load(opened.store.clone()).await {
+        Ok(tokens) => tokens,
+        Err(source) => {
+            listener.close();
+            return Err(DaemonError::Store {
+                path: db_path,
+                source,
+            });
+        }
+    };
     let frame_cap = config.daemon.max_frame_bytes;
     let state = Arc::new(DaemonState::new(
         options.paths.clone(),
@@ -104,6 +188,7 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         options.ephemeral,
         Sessions::new(opened.store, opened.sessions, frame_cap),
         provider,
+        tokens,
     ));
     let signals = signals::watch(state.shutdown.clone()).map_err(DaemonError::Signal)?;
     if state.ephemeral {
@@ -123,6 +208,12 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     );
 
     let doors = Doors::new(&state);
+    let gateway = if serve_gateway {
+        start_gateway(&state, &doors).await
+    } else {
+        let _ = state.gateway.set(None);
+        None
+    };
     let local = tokio::spawn(serve(
         state.clone(),
         doors.clone(),
@@ -134,6 +225,10 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     // The door closes (and removes its socket) as its accept loop ends.
     if let Err(e) = local.await {
         tracing::error!(error = %e, "the socket's accept loop failed");
+    }
+    if let Some((door, accept_loop)) = gateway {
+        let _ = door.await;
+        let _ = accept_loop.await;
     }
     let running = state.sessions.cancel_all();
     state.turns.close();

@@ -2,7 +2,7 @@
 //! carried it, through the handshake gate and the method table.
 
 use super::admission::{Admission, Handshake, Slot};
-use crate::connection::Connection;
+use crate::connection::{Authority, Connection};
 use crate::methods::Gate;
 use crate::state::DaemonState;
 use std::sync::Arc;
@@ -36,6 +36,8 @@ pub struct Incoming<T> {
     pub label: String,
     /// `false` for a peer that must be refused (another user on the local socket).
     pub trusted: bool,
+    /// What it may call: everything on the local socket, its token's scope on the gateway.
+    pub authority: Authority,
 }
 
 /// What every door of one daemon shares: the connection slots and the tasks to wait for
@@ -89,6 +91,7 @@ impl Doors {
             transport,
             label,
             trusted,
+            authority,
         } = incoming;
         if !trusted {
             tracing::warn!(peer = %label, "refused a connection from another user");
@@ -101,8 +104,13 @@ impl Doors {
             return;
         };
         tracing::info!(peer = %label, "connection accepted");
-        self.connections
-            .spawn(serve_connection(state.clone(), transport, label, slot));
+        self.connections.spawn(serve_connection(
+            state.clone(),
+            transport,
+            label,
+            authority,
+            slot,
+        ));
     }
 }
 
@@ -111,6 +119,7 @@ async fn serve_connection<T: RpcTransport>(
     state: Arc<DaemonState>,
     transport: T,
     label: String,
+    authority: Authority,
     slot: Slot,
 ) {
     let peer_config = PeerConfig {
@@ -118,7 +127,12 @@ async fn serve_connection<T: RpcTransport>(
         max_in_flight: state.config.daemon.max_requests_in_flight,
     };
     let (rpc_peer, handle) = Peer::new(transport, peer_config);
-    let connection = Connection::new(state.clone(), handle.clone(), slot.handshake.done.clone());
+    let connection = Connection::new(
+        state.clone(),
+        handle.clone(),
+        authority.clone(),
+        slot.handshake.done.clone(),
+    );
     let close = state.close_connections.clone();
     let handshake = Duration::from_secs(state.config.daemon.handshake_timeout_secs);
     let run = rpc_peer.run(Arc::new(Gate(connection.clone())));
@@ -126,6 +140,11 @@ async fn serve_connection<T: RpcTransport>(
     tokio::select! {
         () = &mut run => {}
         () = close.cancelled() => {
+            handle.close();
+            run.await;
+        }
+        () = authority.over() => {
+            tracing::info!(peer = %label, "closing a connection whose token was revoked or expired");
             handle.close();
             run.await;
         }

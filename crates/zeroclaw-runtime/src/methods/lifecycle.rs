@@ -44,14 +44,22 @@ fn handshake(ctx: &Ctx, params: InitializeParams) -> Result<InitializeResult, Rp
     ctx.0.mark_initialized(ClientHello {
         name: info.name,
         version: info.version,
-        elicitation: params.capabilities.is_some_and(|c| c.elicitation.is_some()),
+        // Answering the agent's questions is acting in the session: `operate` or more.
+        elicitation: params.capabilities.is_some_and(|c| c.elicitation.is_some())
+            && super::permits(
+                &ctx.0.authority,
+                super::Access::Scope(zeroclaw_protocol::Scope::Operate),
+            ),
     });
     Ok(InitializeResult {
         protocol_version: PROTOCOL_VERSION,
         server_version: SERVER_VERSION.to_owned(),
         pid: ctx.0.daemon.pid,
         capabilities: ServerCapabilities {
-            methods: super::names().into_iter().map(str::to_owned).collect(),
+            methods: super::names_for(&ctx.0.authority)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
             events: EVENTS.iter().map(|e| (*e).to_owned()).collect(),
         },
     })
@@ -67,6 +75,7 @@ struct FixedStatus<'a> {
     endpoint: String,
     data_dir: String,
     ephemeral: bool,
+    gateway: Option<zeroclaw_protocol::GatewayStatus>,
 }
 
 /// `{"serverVersion":…,"ephemeral":…,` — the fixed members, ready for the changing ones.
@@ -78,6 +87,7 @@ fn fixed_status(daemon: &DaemonState) -> String {
         endpoint: daemon.paths.endpoint.to_string(),
         data_dir: daemon.paths.data_dir.display().to_string(),
         ephemeral: daemon.ephemeral,
+        gateway: daemon.gateway.get().cloned().flatten(),
     };
     // A struct of strings, numbers and a bool always serialises to `{…}`.
     let mut text = serde_json::to_string(&fixed).unwrap_or_else(|_| "{}".to_owned());

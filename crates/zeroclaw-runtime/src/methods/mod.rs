@@ -10,12 +10,13 @@ pub(crate) mod errors;
 mod lifecycle;
 mod mcp;
 mod session;
+mod token;
 
-use crate::connection::Connection;
+use crate::connection::{Authority, Connection};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
-use zeroclaw_protocol::{Method, PROTOCOL_VERSION, codes, methods as m};
+use zeroclaw_protocol::{Method, PROTOCOL_VERSION, Scope, codes, methods as m};
 use zeroclaw_rpc::{Answer, BoxFuture, HandlerResult, RpcError, Service};
 
 /// What a handler gets: the connection it serves (and through it, the daemon).
@@ -52,39 +53,107 @@ pub trait Handle: Method {
 /// Called on the connection's loop with the raw params.
 type Handler = fn(Ctx, Option<Value>) -> BoxFuture<HandlerResult>;
 
-const fn row<M: Handle>() -> (&'static str, Handler) {
-    (M::NAME, dispatch::<M>)
+/// Who may call a method: a gateway token of at least this scope (the local socket may
+/// call everything), or the local socket only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Scope(Scope),
+    LocalOnly,
 }
 
-/// Every method a client may call, in the order `initialize` lists them.
-const TABLE: &[(&str, Handler)] = &[
-    row::<m::Initialize>(),
-    row::<m::Status>(),
-    row::<m::Shutdown>(),
-    row::<m::SessionNew>(),
-    row::<m::SessionList>(),
-    row::<m::SessionLoad>(),
-    row::<m::SessionMessages>(),
-    row::<m::SessionPrompt>(),
-    row::<m::SessionCancel>(),
-    row::<m::SessionApprove>(),
-    row::<m::SessionRename>(),
-    row::<m::SessionCompact>(),
-    row::<m::SessionDelete>(),
-    row::<m::McpServers>(),
-    row::<m::McpTools>(),
+use Access::LocalOnly;
+const READ: Access = Access::Scope(Scope::Read);
+const OPERATE: Access = Access::Scope(Scope::Operate);
+const ADMIN: Access = Access::Scope(Scope::Admin);
+
+const fn row<M: Handle>(access: Access) -> (&'static str, Handler, Access) {
+    (M::NAME, dispatch::<M>, access)
+}
+
+/// Every method a client may call, in the order `initialize` lists them, and who may.
+const TABLE: &[(&str, Handler, Access)] = &[
+    row::<m::Initialize>(READ),
+    row::<m::Status>(READ),
+    row::<m::Shutdown>(ADMIN),
+    row::<m::SessionNew>(OPERATE),
+    row::<m::SessionList>(READ),
+    row::<m::SessionLoad>(READ),
+    row::<m::SessionMessages>(READ),
+    row::<m::SessionPrompt>(OPERATE),
+    row::<m::SessionCancel>(OPERATE),
+    row::<m::SessionApprove>(OPERATE),
+    row::<m::SessionRename>(OPERATE),
+    row::<m::SessionCompact>(OPERATE),
+    row::<m::SessionDelete>(OPERATE),
+    row::<m::McpServers>(READ),
+    row::<m::McpTools>(READ),
+    row::<m::TokenCreate>(LocalOnly),
+    row::<m::TokenList>(LocalOnly),
+    row::<m::TokenRevoke>(LocalOnly),
+    row::<m::DashboardLink>(LocalOnly),
 ];
 
-fn find(method: &str) -> Option<Handler> {
+fn find(method: &str) -> Option<(Handler, Access)> {
     TABLE
         .iter()
-        .find(|(name, _)| *name == method)
-        .map(|(_, handler)| *handler)
+        .find(|(name, _, _)| *name == method)
+        .map(|(_, handler, access)| (*handler, *access))
 }
 
-/// The methods `initialize` advertises.
+/// Every method of the table.
 pub fn names() -> Vec<&'static str> {
-    TABLE.iter().map(|(name, _)| *name).collect()
+    TABLE.iter().map(|(name, _, _)| *name).collect()
+}
+
+/// The methods `initialize` advertises to a connection: those it may call.
+pub fn names_for(authority: &Authority) -> Vec<&'static str> {
+    TABLE
+        .iter()
+        .filter(|(_, _, access)| permits(authority, *access))
+        .map(|(name, _, _)| *name)
+        .collect()
+}
+
+/// Whether a connection's authority covers `access`.
+pub fn permits(authority: &Authority, access: Access) -> bool {
+    match (authority, access) {
+        (Authority::Local, _) => true,
+        (Authority::Gateway(_), LocalOnly) => false,
+        (Authority::Gateway(principal), Access::Scope(needed)) => principal.scope >= needed,
+    }
+}
+
+/// The refusal of a call its connection's authority does not cover; `-32020` once the
+/// token is revoked or expired (checked on every request, so it takes effect at once).
+fn refusal(authority: &Authority, method: &str, access: Access) -> Option<RpcError> {
+    let Authority::Gateway(principal) = authority else {
+        return None;
+    };
+    if !principal.is_live() {
+        return Some(RpcError::new(
+            codes::AUTH_REQUIRED,
+            format!("token {:?} was revoked or has expired", &*principal.name),
+        ));
+    }
+    if permits(authority, access) {
+        return None;
+    }
+    Some(match access {
+        LocalOnly => RpcError::new(
+            codes::NOT_ALLOWED,
+            format!("{method} is served on the local socket only, never over the gateway"),
+        ),
+        Access::Scope(needed) => RpcError::new(
+            codes::NOT_ALLOWED,
+            format!(
+                "{method} needs a token of scope {:?}; token {:?} has scope {:?}",
+                needed.as_str(),
+                &*principal.name,
+                principal.scope.as_str()
+            ),
+        )
+        .with_data(serde_json::json!({ "needed": needed, "scope": principal.scope })),
+    })
 }
 
 /// The typed adapter: decodes the params, runs `M`'s handler, encodes its result.
@@ -127,7 +196,10 @@ impl Service for Gate {
             )));
         }
         match find(&method) {
-            Some(handler) => handler(Ctx(conn.clone()), params),
+            Some((handler, access)) => match refusal(&conn.authority, &method, access) {
+                Some(refused) => ready(Err(refused)),
+                None => handler(Ctx(conn.clone()), params),
+            },
             None => ready(Err(RpcError::method_not_found(&method))),
         }
     }

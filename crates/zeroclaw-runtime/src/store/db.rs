@@ -23,6 +23,10 @@ const SESSION_COLUMNS: &str = "s.id, s.title, s.cwd, s.model, s.always_allow, s.
      (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)";
 
 impl Db {
+    pub(super) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
     /// The writer's connection: opens (creating if needed) the database, checks it, migrates
     /// it, and marks turns left running by a previous daemon as `interrupted`. Returns how
     /// many were. Nothing is written before the checks pass: an empty file, a newer schema

@@ -25,7 +25,10 @@
 mod db;
 pub mod repair;
 mod schema;
+mod tokens;
 mod worker;
+
+pub use tokens::TokenRow;
 
 use db::Db;
 use serde_json::Value;

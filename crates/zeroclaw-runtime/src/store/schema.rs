@@ -48,6 +48,17 @@ CREATE INDEX messages_by_session ON messages(session_id, id);
     r#"
 CREATE INDEX sessions_by_update ON sessions(updated_at DESC, id);
 "#,
+    // 3: the gateway's tokens, only their SHA-256.
+    r#"
+CREATE TABLE tokens (
+    name         TEXT PRIMARY KEY,
+    sha256       BLOB NOT NULL UNIQUE,
+    scope        TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    last_used_at INTEGER,
+    expires_at   INTEGER
+);
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

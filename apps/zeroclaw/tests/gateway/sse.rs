@@ -1,0 +1,200 @@
+//! Server-sent events: a prompt streamed to its `result`, a session's live events with
+//! replay, and a client that goes away mid-turn without stopping the turn.
+
+use crate::harness::*;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use zeroclaw_testkit::{Gate, openai};
+
+/// Reads SSE events (`event`, parsed `data`) until `stop` says so or the stream ends.
+async fn events(
+    response: reqwest::Response,
+    mut stop: impl FnMut(&str, &Value) -> bool,
+) -> Vec<(String, Value)> {
+    let mut body = response.bytes_stream();
+    let mut buffer = String::new();
+    let mut out = Vec::new();
+    while let Some(chunk) = body.next().await {
+        buffer.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+        while let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            let mut name = String::from("message");
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("event:") {
+                    name = v.trim().to_owned();
+                } else if let Some(v) = line.strip_prefix("data:") {
+                    data.push_str(v.trim_start());
+                }
+            }
+            if data.is_empty() {
+                continue; // a comment (heartbeat)
+            }
+            let value: Value = serde_json::from_str(&data).unwrap();
+            let done = stop(&name, &value);
+            out.push((name, value));
+            if done {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+fn new_session(gw: &Gw, token: &str) -> String {
+    block(async {
+        let (_, created) = json_of(
+            http()
+                .post(gw.api("/sessions"))
+                .bearer_auth(token)
+                .json(&json!({"cwd": gw.work()}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        created["sessionId"].as_str().unwrap().to_owned()
+    })
+}
+
+#[test]
+fn a_prompt_streams_its_updates_then_one_result_event_then_ends() {
+    let gw = Gw::new();
+    let token = gw.token("ops", "operate");
+    gw.env.fake.push(openai::text(&["Hel", "lo"]));
+    let id = new_session(&gw, &token);
+    block(async {
+        let response = http()
+            .post(gw.api(&format!("/sessions/{id}/prompt")))
+            .bearer_auth(&token)
+            .header("accept", "text/event-stream")
+            .json(&json!({"prompt": "hi"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        assert!(
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/event-stream")
+        );
+        let got = events(response, |_, _| false).await;
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["update", "update", "update", "result"], "{got:?}");
+        assert_eq!(got[0].1["type"], "agent_message_chunk");
+        assert_eq!(got[0].1["sessionId"], json!(id));
+        assert_eq!(got[2].1["type"], "turn_complete");
+        assert_eq!(got[3].1["text"], "Hello");
+    });
+}
+
+#[test]
+fn the_events_stream_replays_the_history_then_follows_the_session_live() {
+    let gw = Gw::new();
+    let token = gw.token("ops", "operate");
+    let read = gw.token("watcher", "read");
+    gw.env.fake.push(openai::text(&["first"]));
+    gw.env.fake.push(openai::text(&["second"]));
+    let id = new_session(&gw, &token);
+    block(async {
+        let prompt = |text: &'static str| {
+            http()
+                .post(gw.api(&format!("/sessions/{id}/prompt")))
+                .bearer_auth(&token)
+                .json(&json!({"prompt": text}))
+                .send()
+        };
+        assert_eq!(prompt("one").await.unwrap().status(), 200);
+        // The answer's head comes once the stream is attached (and its replay sent).
+        let response = http()
+            .get(gw.api(&format!("/sessions/{id}/events?replay=true")))
+            .bearer_auth(&read)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let watcher = tokio::spawn(events(response, |_, v| {
+            v["type"] == "agent_message_chunk" && v["text"] == "second"
+        }));
+        assert_eq!(prompt("two").await.unwrap().status(), 200);
+        let got = watcher.await.unwrap();
+        assert!(got.iter().all(|(name, _)| name == "update"), "{got:?}");
+        assert_eq!(got[0].1["type"], "user_message_chunk", "{got:?}");
+        assert_eq!(got[0].1["text"], "one");
+        let answers: Vec<&Value> = got
+            .iter()
+            .filter(|(_, v)| v["type"] == "agent_message_chunk")
+            .map(|(_, v)| &v["text"])
+            .collect();
+        assert_eq!(answers, [&json!("first"), &json!("second")]);
+    });
+}
+
+#[test]
+fn a_client_that_goes_away_mid_turn_does_not_stop_the_turn() {
+    let gw = Gw::new();
+    let token = gw.token("ops", "operate");
+    let gate = Gate::new();
+    gw.env.fake.push(
+        openai::Builder::new()
+            .wait_for(&gate)
+            .text("finished anyway")
+            .build(),
+    );
+    let id = new_session(&gw, &token);
+    let response = block(
+        http()
+            .post(gw.api(&format!("/sessions/{id}/prompt")))
+            .bearer_auth(&token)
+            .header("accept", "text/event-stream")
+            .json(&json!({"prompt": "work alone"}))
+            .send(),
+    )
+    .unwrap();
+    gw.env.fake.wait_for_requests(1);
+    drop(response);
+    // Two REST connections closed: the session's creation's, and the prompt's.
+    gw.env
+        .daemon
+        .wait_for_log_count("connection closed peer=http:", 2);
+    gate.open();
+    let line = gw.env.daemon.wait_for_log("turn ended");
+    assert!(line.contains("end_turn"), "{line}");
+    block(async {
+        let (_, page) = json_of(
+            http()
+                .get(gw.api(&format!("/sessions/{id}/messages")))
+                .bearer_auth(&token)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(page["messages"][1]["text"], "finished anyway");
+    });
+}
+
+#[test]
+fn revoking_a_token_ends_its_open_events_stream_with_an_error_event() {
+    let gw = Gw::new();
+    let token = gw.token("ops", "operate");
+    let watcher = gw.token("watcher", "read");
+    let id = new_session(&gw, &token);
+    let response = block(
+        http()
+            .get(gw.api(&format!("/sessions/{id}/events")))
+            .bearer_auth(&watcher)
+            .send(),
+    )
+    .unwrap();
+    assert_eq!(response.status(), 200);
+    gw.revoke("watcher");
+    let got = block(events(response, |_, _| false));
+    let (name, data) = got.last().unwrap();
+    assert_eq!(name, "error", "{got:?}");
+    assert!(
+        [-32020, -32603].contains(&data["error"]["code"].as_i64().unwrap()),
+        "{data}"
+    );
+}

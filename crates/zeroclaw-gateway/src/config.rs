@@ -1,0 +1,169 @@
+//! `[gateway]` in `config.toml`, and the start-up rules for a remote bind.
+
+use serde::Deserialize;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+
+/// The default address: loopback only, a fixed port so `zeroclaw dashboard` links stay valid.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:42617";
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Serve the gateway at all (`zeroclaw daemon --ephemeral` never does unless `--gateway`).
+    pub enabled: bool,
+    /// `host:port`; port 0 picks a free one (`status` and the log say which).
+    pub listen: String,
+    /// A non-loopback `listen` is refused unless this is `true`.
+    pub allow_remote: bool,
+    /// A non-loopback `listen` without TLS is refused unless this is `true`.
+    pub allow_plaintext: bool,
+    /// PEM certificate chain and private key: with both, HTTPS and WSS.
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// Browser origins allowed besides the gateway's own (CORS, WebSocket `Origin`, CSRF).
+    pub allowed_origins: Vec<String>,
+    /// Larger request bodies are answered 413.
+    pub max_body_bytes: usize,
+    /// Open HTTP connections (WebSockets and streams included); past it: 503 and closed.
+    pub max_connections: usize,
+    /// A request's headers must arrive within this (a slow sender is cut).
+    pub header_timeout_secs: u64,
+    /// A request's body must arrive within this.
+    pub body_timeout_secs: u64,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            listen: DEFAULT_LISTEN.into(),
+            allow_remote: false,
+            allow_plaintext: false,
+            tls_cert: None,
+            tls_key: None,
+            allowed_origins: Vec::new(),
+            max_body_bytes: 1024 * 1024,
+            max_connections: 1024,
+            header_timeout_secs: 10,
+            body_timeout_secs: 30,
+        }
+    }
+}
+
+/// Why the gateway's configuration cannot be served; the daemon refuses to start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// What the configuration says to bind, once its rules are checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub addr: SocketAddr,
+    pub tls: Option<(PathBuf, PathBuf)>,
+}
+
+impl GatewayConfig {
+    /// Checks the rules, in order: a readable address; `allow_remote` for a non-loopback
+    /// one; then TLS or `allow_plaintext` for it; both TLS files or neither; sane limits.
+    pub fn plan(&self) -> Result<Plan, ConfigError> {
+        let addr = parse_listen(&self.listen)?;
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some((cert.clone(), key.clone())),
+            (None, None) => None,
+            _ => {
+                return Err(ConfigError(
+                    "gateway.tls_cert and gateway.tls_key go together: set both (PEM files) or neither".into(),
+                ));
+            }
+        };
+        if !addr.ip().is_loopback() {
+            if !self.allow_remote {
+                return Err(ConfigError(format!(
+                    "gateway.listen = {:?} is not a loopback address: other machines could reach it. Set gateway.allow_remote = true to allow that (with TLS), or listen on 127.0.0.1",
+                    self.listen
+                )));
+            }
+            if tls.is_none() && !self.allow_plaintext {
+                return Err(ConfigError(format!(
+                    "gateway.listen = {:?} serves other machines without TLS: tokens would cross the network in the clear. Set gateway.tls_cert and gateway.tls_key, or gateway.allow_plaintext = true",
+                    self.listen
+                )));
+            }
+        }
+        if self.max_connections == 0 || self.max_body_bytes == 0 {
+            return Err(ConfigError(
+                "gateway.max_connections and gateway.max_body_bytes must be at least 1".into(),
+            ));
+        }
+        if self.header_timeout_secs == 0 || self.body_timeout_secs == 0 {
+            return Err(ConfigError(
+                "gateway.header_timeout_secs and gateway.body_timeout_secs must be at least 1"
+                    .into(),
+            ));
+        }
+        Ok(Plan { addr, tls })
+    }
+}
+
+/// `ip:port`, `[v6]:port` or `localhost:port`.
+fn parse_listen(listen: &str) -> Result<SocketAddr, ConfigError> {
+    if let Ok(addr) = listen.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Some(port) = listen.strip_prefix("localhost:")
+        && let Ok(port) = port.parse::<u16>()
+    {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    Err(ConfigError(format!(
+        "gateway.listen = {listen:?} is not an address: write host:port, e.g. \"127.0.0.1:42617\""
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn with(listen: &str) -> GatewayConfig {
+        GatewayConfig {
+            listen: listen.into(),
+            ..GatewayConfig::default()
+        }
+    }
+
+    #[test]
+    fn a_remote_bind_needs_allow_remote_first_then_tls_or_plaintext() {
+        assert!(with("127.0.0.1:0").plan().is_ok());
+        assert!(with("[::1]:0").plan().is_ok());
+        let e = with("0.0.0.0:1").plan().unwrap_err();
+        assert!(e.0.contains("gateway.allow_remote"), "{e}");
+        let mut remote = with("0.0.0.0:1");
+        remote.allow_remote = true;
+        let e = remote.plan().unwrap_err();
+        assert!(e.0.contains("gateway.tls_cert"), "{e}");
+        remote.allow_plaintext = true;
+        assert!(remote.plan().is_ok());
+        remote.allow_plaintext = false;
+        remote.tls_cert = Some("c.pem".into());
+        assert!(remote.plan().unwrap_err().0.contains("go together"));
+        remote.tls_key = Some("k.pem".into());
+        assert!(remote.plan().unwrap().tls.is_some());
+    }
+
+    #[test]
+    fn an_unreadable_address_names_the_key() {
+        assert!(
+            with("nowhere")
+                .plan()
+                .unwrap_err()
+                .0
+                .contains("gateway.listen")
+        );
+        assert_eq!(
+            with("localhost:7").plan().unwrap().addr,
+            "127.0.0.1:7".parse().unwrap()
+        );
+    }
+}

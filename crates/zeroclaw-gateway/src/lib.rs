@@ -1,0 +1,146 @@
+//! The daemon's second door: HTTP and WebSocket for browsers, remote programs and other
+//! machines (`docs/gateway.md` is the reference).
+//!
+//! - `GET /rpc`: the socket's JSON-RPC over WebSocket. Each connection is handed to the
+//!   daemon ([`Started::connections`]) and served by the same dispatch as a socket's.
+//! - `/api/v1`: REST over the same dispatch: each request is an in-process connection
+//!   ([`Backend::connect`]) making the protocol's typed calls, so REST answers are the
+//!   RPC results, and the token's scope is enforced by the same method table.
+//! - `/auth/exchange`, `/login`: the dashboard's one-time code for a cookie.
+//!
+//! The daemon supplies the [`Backend`]: token checks, in-process connections and login
+//! codes. This crate knows nothing of sessions or the store.
+
+mod auth;
+pub mod config;
+mod errors;
+mod limiter;
+mod login;
+pub mod openapi;
+mod raw;
+mod rest;
+mod server;
+mod ws;
+
+pub use config::{ConfigError, GatewayConfig, Plan};
+pub use errors::http_status;
+pub use server::{Started, start};
+pub use zeroclaw_protocol::Scope;
+
+use std::sync::Arc;
+use std::time::SystemTime;
+use tokio_util::sync::CancellationToken;
+use zeroclaw_rpc::BoxFuture;
+
+/// The WebSocket transport of one `/rpc` connection.
+pub type WsConnection =
+    zeroclaw_rpc::websocket::WsTransport<hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>>;
+
+/// Who a request acts for: a live token.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    /// The token's name (logged; its secret never is).
+    pub name: Arc<str>,
+    pub scope: Scope,
+    /// Cancelled when the token is revoked: its connections and streams end.
+    pub ended: CancellationToken,
+    pub expires_at: Option<SystemTime>,
+}
+
+impl Principal {
+    /// Not revoked, not expired.
+    pub fn is_live(&self) -> bool {
+        !self.ended.is_cancelled() && self.expires_at.is_none_or(|at| SystemTime::now() < at)
+    }
+
+    /// Resolves when the token is revoked or expires.
+    pub async fn over(&self) {
+        let expiry = async {
+            match self.expires_at {
+                Some(at) => {
+                    let left = at.duration_since(SystemTime::now()).unwrap_or_default();
+                    tokio::time::sleep(left).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = self.ended.cancelled() => {}
+            () = expiry => {}
+        }
+    }
+}
+
+/// A `/rpc` connection, upgraded and authenticated, for the daemon to serve.
+pub struct Accepted {
+    pub transport: WsConnection,
+    pub principal: Principal,
+    /// `ws:<remote address>,token=<name>`.
+    pub label: String,
+}
+
+/// What the gateway needs from the daemon.
+pub trait Backend: Send + Sync + 'static {
+    /// The live token whose secret this is (compared in constant time), counting a use.
+    fn authenticate(&self, secret: &str) -> Option<Principal>;
+    /// A new in-process connection to the dispatch acting for `principal`: NDJSON both
+    /// ways over the returned stream. `None` when the daemon is stopping.
+    fn connect(&self, principal: &Principal, label: String) -> Option<tokio::io::DuplexStream>;
+    /// Spends a one-time login code: a new dashboard token's secret, or `None` for a code
+    /// that is unknown, used or expired.
+    fn exchange_code(&self, code: String) -> BoxFuture<Option<String>>;
+}
+
+/// Entry points for the fuzz targets: the paths untrusted bytes take.
+pub mod fuzzing {
+    use zeroclaw_rpc::Frame;
+    use zeroclaw_rpc::transport::{FrameSource, RpcTransport};
+    use zeroclaw_rpc::websocket::{WsOptions, WsTransport};
+
+    /// Decodes a REST request body as every route with a body does; the error code of
+    /// each refusal.
+    pub fn decode_bodies(bytes: &[u8]) -> Vec<Option<i64>> {
+        fn code<T>(r: Result<T, crate::errors::ApiError>) -> Option<i64> {
+            r.err().map(|e| e.error.code)
+        }
+        vec![
+            code(crate::rest::decode::<zeroclaw_protocol::NewSessionParams>(
+                bytes,
+            )),
+            code(crate::rest::decode::<crate::rest::PromptBody>(bytes)),
+            code(crate::rest::decode::<crate::rest::ApproveBody>(bytes)),
+            code(crate::login::decode_exchange(bytes)),
+        ]
+    }
+
+    /// Reads the credentials of an upgrade's `Sec-WebSocket-Protocol` header as `/rpc` does.
+    pub fn ws_protocols(header: &str) -> (bool, Option<String>) {
+        let offered = crate::ws::offered(header);
+        (offered.v1, offered.bearer)
+    }
+
+    /// Serves `stream` as the server side of a `/rpc` WebSocket (its handshake done) and
+    /// returns the frames the peer would be given, until the end or an error.
+    pub async fn ws_frames<S>(stream: S, max_frame_bytes: usize) -> Vec<Frame>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let options = WsOptions {
+            max_frame_bytes,
+            ping_every: None,
+            idle_timeout: None,
+        };
+        let ws = tokio_tungstenite::WebSocketStream::from_raw_socket(
+            stream,
+            tokio_tungstenite::tungstenite::protocol::Role::Server,
+            Some(options.config()),
+        )
+        .await;
+        let (mut source, _sink) = WsTransport::new(ws, "fuzz", options).into_halves();
+        let mut frames = Vec::new();
+        while let Ok(Some(frame)) = source.next_frame().await {
+            frames.push(frame);
+        }
+        frames
+    }
+}

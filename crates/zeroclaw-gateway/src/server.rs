@@ -1,0 +1,331 @@
+//! Binding, TLS, the connection cap, header timeouts, the request log, and the router.
+
+use crate::auth::{App, ConnInfo, LogSlot, Origins, Shared};
+use crate::config::GatewayConfig;
+use crate::limiter::Limiter;
+use crate::{Accepted, Backend, login, rest, ws};
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, mpsc};
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+use zeroclaw_rpc::websocket::WsOptions;
+
+/// Upgraded WebSockets waiting for the daemon's accept loop. Overflow rule: the upgrade
+/// task waits for room (the accept loop takes them at once; only a stopping daemon lets
+/// it fill, and then the send fails and the connection is dropped).
+const ACCEPT_QUEUE: usize = 64;
+/// Connections being told "503" at once, past `max_connections`. Overflow rule: beyond it
+/// a new connection is closed without an answer.
+const REFUSERS: usize = 64;
+/// WebSocket keepalive: a ping every 30 s, and a peer silent for 90 s is gone.
+const WS_PING: Duration = Duration::from_secs(30);
+const WS_IDLE: Duration = Duration::from_secs(90);
+/// How long a TLS handshake may take.
+const TLS_HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// A gateway that is serving.
+pub struct Started {
+    /// `http(s)://address:port`, the real port when the config said 0.
+    pub url: String,
+    pub tls: bool,
+    pub addr: SocketAddr,
+    /// Authenticated `/rpc` connections, for the daemon's accept loop.
+    pub connections: mpsc::Receiver<Accepted>,
+    /// The accept loop; it ends after `stop` is cancelled.
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Binds and starts serving. `stop` ends the accept loop; `close` ends open connections
+/// and streams (after running turns have sent their last events). An error (the address
+/// is taken, a TLS file is unreadable) leaves the daemon serving its socket.
+pub async fn start(
+    config: &GatewayConfig,
+    max_frame_bytes: usize,
+    backend: Arc<dyn Backend>,
+    stop: CancellationToken,
+    close: CancellationToken,
+) -> Result<Started, String> {
+    let plan = config.plan().map_err(|e| e.0)?;
+    let acceptor = match &plan.tls {
+        Some((cert, key)) => Some(tls_acceptor(cert, key)?),
+        None => None,
+    };
+    let listener = TcpListener::bind(plan.addr).await.map_err(|e| {
+        format!(
+            "cannot listen on {} ({e}); change gateway.listen, or run with --no-gateway",
+            plan.addr
+        )
+    })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the gateway's address: {e}"))?;
+    let tls = acceptor.is_some();
+    let url = format!("{}://{addr}", if tls { "https" } else { "http" });
+    let (accepted, connections) = mpsc::channel(ACCEPT_QUEUE);
+    let app = Arc::new(App {
+        backend,
+        origins: Origins::new(addr, tls, &config.allowed_origins),
+        limiter: Limiter::default(),
+        tls,
+        max_body_bytes: config.max_body_bytes,
+        body_timeout: Duration::from_secs(config.body_timeout_secs),
+        max_frame_bytes,
+        ws: WsOptions {
+            max_frame_bytes,
+            ping_every: Some(WS_PING),
+            idle_timeout: Some(WS_IDLE),
+        },
+        accepted,
+        close: close.clone(),
+    });
+    let router = router(app.clone());
+    let limits = Limits {
+        connections: Arc::new(Semaphore::new(config.max_connections)),
+        refusers: Arc::new(Semaphore::new(REFUSERS)),
+        header_timeout: Duration::from_secs(config.header_timeout_secs),
+    };
+    let task = tokio::spawn(accept_loop(listener, acceptor, router, limits, stop, close));
+    Ok(Started {
+        url,
+        tls,
+        addr,
+        connections,
+        task,
+    })
+}
+
+fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<TlsAcceptor, String> {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<_, _>>())
+        .map_err(|e| format!("cannot read gateway.tls_cert {}: {e}", cert.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .map_err(|e| format!("cannot read gateway.tls_key {}: {e}", key.display()))?;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| {
+            format!("gateway.tls_cert and gateway.tls_key do not make a certificate: {e}")
+        })?;
+    let mut config = config;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+fn router(app: Shared) -> Router {
+    let cors = {
+        use tower_http::cors::{AllowOrigin, CorsLayer};
+        let origins: Vec<HeaderValue> = app
+            .origins
+            .extra()
+            .iter()
+            .filter_map(|o| HeaderValue::from_str(o).ok())
+            .collect();
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT])
+            .allow_credentials(true)
+    };
+    Router::new()
+        .route("/rpc", get(ws::rpc))
+        .route("/api/v1/health", get(rest::health))
+        .route("/api/v1/openapi.json", get(openapi))
+        .route("/api/v1/status", get(rest::status))
+        .route("/api/v1/sessions", get(rest::list).post(rest::create))
+        .route("/api/v1/sessions/{id}", get(rest::one).delete(rest::delete))
+        .route("/api/v1/sessions/{id}/messages", get(rest::messages))
+        .route("/api/v1/sessions/{id}/prompt", post(rest::prompt))
+        .route("/api/v1/sessions/{id}/events", get(rest::events))
+        .route("/api/v1/sessions/{id}/cancel", post(rest::cancel))
+        .route(
+            "/api/v1/sessions/{id}/approvals/{requestId}",
+            post(rest::approve),
+        )
+        .route("/auth/exchange", post(login::exchange))
+        .route("/login", get(login::page))
+        .route("/", get(login::home))
+        .fallback(rest::not_found)
+        .layer(cors)
+        .layer(middleware::from_fn_with_state(app.clone(), log_request))
+        .with_state(app)
+}
+
+async fn openapi() -> Response {
+    axum::Json(crate::openapi::document()).into_response()
+}
+
+/// One info line per request: method, path, status, token name, remote, duration. Never
+/// a query string, a header value, a body or a secret.
+async fn log_request(State(app): State<Shared>, mut request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let remote = request.extensions().get::<ConnInfo>().map(|c| c.remote);
+    let slot = LogSlot::default();
+    request.extensions_mut().insert(slot.clone());
+    let mut response = next.run(request).await;
+    let (token, renew) = {
+        let mut info = slot.0.lock().unwrap_or_else(|e| e.into_inner());
+        (info.token.clone(), info.renew.take())
+    };
+    if let Some(secret) = renew
+        && let Some(cookie) = login::cookie(&secret, app.tls)
+    {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
+    }
+    tracing::info!(
+        method = %method,
+        path = %path,
+        status = response.status().as_u16(),
+        token = token.as_deref().unwrap_or("-"),
+        remote = %remote.map_or_else(|| "-".to_owned(), |r| r.to_string()),
+        ms = started.elapsed().as_millis() as u64,
+        "http"
+    );
+    response
+}
+
+struct Limits {
+    connections: Arc<Semaphore>,
+    refusers: Arc<Semaphore>,
+    header_timeout: Duration,
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: Option<TlsAcceptor>,
+    router: Router,
+    limits: Limits,
+    stop: CancellationToken,
+    close: CancellationToken,
+) {
+    let mut backoff = Duration::from_millis(10);
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, remote) = match accepted {
+            Ok(accepted) => {
+                backoff = Duration::from_millis(10);
+                accepted
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in = ?backoff, "gateway accept failed; backing off");
+                tokio::select! {
+                    () = stop.cancelled() => break,
+                    () = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let Ok(permit) = limits.connections.clone().try_acquire_owned() else {
+            refuse(stream, remote, acceptor.clone(), &limits);
+            continue;
+        };
+        let info = ConnInfo {
+            remote,
+            permit: Arc::new(permit),
+        };
+        let (router, acceptor, close) = (router.clone(), acceptor.clone(), close.clone());
+        let header_timeout = limits.header_timeout;
+        tokio::spawn(async move {
+            match acceptor {
+                None => serve_http(stream, info, router, header_timeout, close).await,
+                Some(acceptor) => {
+                    match tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream)).await {
+                        Ok(Ok(tls)) => serve_http(tls, info, router, header_timeout, close).await,
+                        Ok(Err(e)) => {
+                            tracing::debug!(remote = %remote, error = %e, "TLS handshake failed")
+                        }
+                        Err(_) => tracing::debug!(remote = %remote, "TLS handshake timed out"),
+                    }
+                }
+            }
+        });
+    }
+    tracing::info!("gateway stopped accepting");
+}
+
+/// Past `max_connections`: 503 with `Retry-After`, then closed; never queued.
+fn refuse(stream: TcpStream, remote: SocketAddr, acceptor: Option<TlsAcceptor>, limits: &Limits) {
+    let Ok(permit) = limits.refusers.clone().try_acquire_owned() else {
+        return;
+    };
+    tracing::warn!(remote = %remote, "gateway.max_connections reached; answering 503");
+    tokio::spawn(async move {
+        let _permit = permit;
+        let answer = async {
+            let body = r#"{"error":{"code":-32001,"message":"the gateway is serving its limit of connections (gateway.max_connections); retry shortly"}}"#;
+            let response = format!(
+                "HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            match acceptor {
+                None => write_and_close(stream, response.as_bytes()).await,
+                Some(acceptor) => {
+                    if let Ok(tls) = acceptor.accept(stream).await {
+                        write_and_close(tls, response.as_bytes()).await;
+                    }
+                }
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(2), answer).await;
+    });
+}
+
+async fn write_and_close<S: AsyncWrite + Unpin>(mut stream: S, bytes: &[u8]) {
+    let _ = stream.write_all(bytes).await;
+    let _ = stream.shutdown().await;
+}
+
+async fn serve_http<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    io: S,
+    info: ConnInfo,
+    router: Router,
+    header_timeout: Duration,
+    close: CancellationToken,
+) {
+    let service = hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
+        request.extensions_mut().insert(info.clone());
+        router.clone().oneshot(request.map(axum::body::Body::new))
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(io), service)
+        .with_upgrades();
+    tokio::pin!(connection);
+    tokio::select! {
+        result = &mut connection => {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "gateway connection ended");
+            }
+        }
+        () = close.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(Duration::from_secs(5), connection).await;
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! The gateway door: `/rpc` WebSockets arrive authenticated from `zeroclaw-gateway` and
+//! are served like the socket's connections (the same `serve`, `Doors`, gate and table),
+//! acting with their token's scope. The gateway's REST requests come in as in-process
+//! connections through the same doors ([`DaemonBackend::connect`]).
+
+use super::serve::{Doors, Incoming, Listener};
+use crate::connection::Authority;
+use crate::state::DaemonState;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use zeroclaw_gateway::{Accepted, Backend, Principal, WsConnection};
+use zeroclaw_rpc::{BoxFuture, StreamTransport};
+
+/// Bytes buffered each way on an in-process (REST) connection.
+const IN_PROCESS_BYTES: usize = 64 * 1024;
+
+pub struct GatewayDoor {
+    connections: mpsc::Receiver<Accepted>,
+}
+
+impl GatewayDoor {
+    pub fn new(connections: mpsc::Receiver<Accepted>) -> Self {
+        Self { connections }
+    }
+}
+
+impl Listener for GatewayDoor {
+    type Transport = WsConnection;
+
+    async fn accept(&mut self) -> std::io::Result<Incoming<WsConnection>> {
+        match self.connections.recv().await {
+            Some(accepted) => Ok(Incoming {
+                transport: accepted.transport,
+                label: accepted.label,
+                trusted: true,
+                authority: Authority::Gateway(accepted.principal),
+            }),
+            // The gateway stopped accepting: nothing more will come.
+            None => std::future::pending().await,
+        }
+    }
+
+    fn close(mut self) {
+        self.connections.close();
+    }
+}
+
+/// What the gateway asks of the daemon.
+pub struct DaemonBackend {
+    pub state: Arc<DaemonState>,
+    pub doors: Doors,
+}
+
+impl Backend for DaemonBackend {
+    fn authenticate(&self, secret: &str) -> Option<Principal> {
+        self.state.tokens.authenticate(secret)
+    }
+
+    fn connect(&self, principal: &Principal, label: String) -> Option<tokio::io::DuplexStream> {
+        if self.state.shutdown.is_cancelled() {
+            return None;
+        }
+        let (client, server) = tokio::io::duplex(IN_PROCESS_BYTES);
+        let max_frame_bytes = self.state.config.daemon.max_frame_bytes;
+        let incoming = Incoming {
+            transport: StreamTransport::new(server, label.clone(), max_frame_bytes),
+            label,
+            trusted: true,
+            authority: Authority::Gateway(principal.clone()),
+        };
+        self.doors.admit(&self.state, incoming);
+        Some(client)
+    }
+
+    fn exchange_code(&self, code: String) -> BoxFuture<Option<String>> {
+        let state = self.state.clone();
+        Box::pin(async move { state.tokens.exchange(&code).await })
+    }
+}
