@@ -328,6 +328,8 @@ fn env_and_header_variables_are_substituted_secrets_scrubbed_and_a_missing_one_n
     let _ = http.wait();
 }
 
+// Process checks read /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_sessions_own_servers_stop_when_it_is_unloaded() {
     let env = Env::new("", "");
@@ -380,6 +382,8 @@ fn a_sessions_own_servers_stop_when_it_is_unloaded() {
 }
 
 /// The test server's pid, from a turn that calls its `pid` tool.
+// Process checks read /proc.
+#[cfg(target_os = "linux")]
 fn server_pid(env: &Env) -> u32 {
     env.fake.push(call("c1", "test__pid", json!({})));
     env.fake.push(openai::text(&["ok"]));
@@ -389,6 +393,8 @@ fn server_pid(env: &Env) -> u32 {
     output(turn.one("tool_result")).parse().unwrap()
 }
 
+// Process checks read /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn no_mcp_child_outlives_the_daemon() {
     let config = stdio_server(
