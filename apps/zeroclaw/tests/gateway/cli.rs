@@ -39,7 +39,8 @@ fn tokens_are_minted_listed_and_revoked_from_the_cli_and_used_with_url() {
         all.extend_from_slice(args);
         dir.command(&all)
             .env("GW_TOKEN", &token)
-            .env("ZEROCLAW_SOCKET", "/nonexistent/socket")
+            // A local endpoint nobody serves: the CLI must not need it with --url.
+            .env("ZEROCLAW_SOCKET", NO_ENDPOINT)
             .output()
             .unwrap()
     };
@@ -80,3 +81,9 @@ fn tokens_are_minted_listed_and_revoked_from_the_cli_and_used_with_url() {
         "{link}"
     );
 }
+
+/// A well-formed local endpoint that no daemon serves.
+#[cfg(unix)]
+const NO_ENDPOINT: &str = "/nonexistent/socket";
+#[cfg(windows)]
+const NO_ENDPOINT: &str = r"\\.\pipe\zeroclaw-test-nobody-serves-this";
