@@ -125,6 +125,9 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
         /// Print JSON instead of a table.
         #[arg(long, global = true)]
         json: bool,
+        /// List only sessions whose title or working directory contains TEXT.
+        #[arg(long, value_name = "TEXT")]
+        search: Option<String>,
     },
     /// Check, back up or recover the session database (<data dir>/zeroclaw.db).
     #[command(
@@ -356,8 +359,12 @@ fn main() -> ExitCode {
                 events,
                 timeout,
             } => commands::call::run(&paths, &method, params.as_deref(), events, timeout).await,
-            Command::Sessions { action, json } => match action {
-                None => commands::sessions::list(&paths, json).await,
+            Command::Sessions {
+                action,
+                json,
+                search,
+            } => match action {
+                None => commands::sessions::list(&paths, json, search).await,
                 Some(SessionsAction::Show { id }) => {
                     commands::sessions::show(&paths, &id, json).await
                 }

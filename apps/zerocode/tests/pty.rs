@@ -540,6 +540,7 @@ fn losing_the_daemon_restores_the_terminal_and_exits_1() {
         .arg("--config-dir")
         .arg(&env.config_dir)
         .arg("daemon")
+        .arg("--no-gateway")
         .env_remove("ZEROCLAW_SOCKET")
         .env_remove("ZEROCLAW_DATA_DIR")
         .stdin(Stdio::null())

@@ -286,7 +286,12 @@ impl Client {
         let mut sessions = Vec::new();
         let mut cursor = None;
         loop {
-            let page = self.session_list_page(None, cursor).await?;
+            let page = self
+                .session_list_page(m::ListParams {
+                    cursor,
+                    ..Default::default()
+                })
+                .await?;
             sessions.extend(page.sessions);
             match page.next_cursor {
                 Some(next) => cursor = Some(next),
@@ -296,14 +301,13 @@ impl Client {
     }
 
     /// One page of `session/list`: at most `limit` sessions (the daemon's default if
-    /// `None`) after `cursor` (a page's `next_cursor`; `None` for the first).
+    /// `None`) after `cursor` (a page's `next_cursor`; `None` for the first), only those
+    /// matching `search` if given.
     pub async fn session_list_page(
         &self,
-        limit: Option<usize>,
-        cursor: Option<String>,
+        params: m::ListParams,
     ) -> CallResult<m::SessionListResult> {
-        self.request::<m::SessionList>(&m::ListParams { limit, cursor })
-            .await
+        self.request::<m::SessionList>(&params).await
     }
 
     /// Attaches this connection to a session. With `replay`, its history arrives first as

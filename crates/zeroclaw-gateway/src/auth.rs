@@ -27,6 +27,8 @@ pub struct App {
     pub tls: bool,
     pub max_body_bytes: usize,
     pub body_timeout: Duration,
+    /// How often an open SSE stream sends a heartbeat comment.
+    pub sse_heartbeat: Duration,
     pub max_frame_bytes: usize,
     pub ws: WsOptions,
     /// Upgraded `/rpc` connections, for the daemon to serve. Bounded: a full queue makes

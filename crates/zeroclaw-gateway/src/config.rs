@@ -31,6 +31,9 @@ pub struct GatewayConfig {
     pub header_timeout_secs: u64,
     /// A request's body must arrive within this.
     pub body_timeout_secs: u64,
+    /// An open SSE stream sends a comment line this often, so proxies and clients can tell
+    /// a quiet stream from a dead one (at least 1).
+    pub sse_heartbeat_secs: u64,
 }
 
 impl Default for GatewayConfig {
@@ -47,6 +50,7 @@ impl Default for GatewayConfig {
             max_connections: 1024,
             header_timeout_secs: 10,
             body_timeout_secs: 30,
+            sse_heartbeat_secs: 15,
         }
     }
 }

@@ -18,7 +18,6 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::convert::Infallible;
-use std::time::Duration;
 use zeroclaw_client::{Client, ClientOptions};
 
 use zeroclaw_protocol::{
@@ -26,9 +25,6 @@ use zeroclaw_protocol::{
     PromptResult, SessionInfo, SessionListResult, SessionSummary, StatusResult, codes,
     methods as m,
 };
-
-/// SSE heartbeat comments, so proxies and clients see a live stream.
-pub const HEARTBEAT: Duration = Duration::from_secs(15);
 
 /// `POST /api/v1/sessions/{id}/prompt`'s body (the session is in the path).
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -51,6 +47,8 @@ pub struct ListQuery {
     pub limit: Option<usize>,
     /// The `nextCursor` of the page before.
     pub cursor: Option<String>,
+    /// Only sessions whose title or cwd contains this (ASCII letters in any case).
+    pub search: Option<String>,
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -186,7 +184,12 @@ pub async fn list(
     Query(q): Query<ListQuery>,
 ) -> Result<Json<SessionListResult>, ApiError> {
     let client = connect(&app, &authed).await?;
-    Ok(Json(client.session_list_page(q.limit, q.cursor).await?))
+    let params = m::ListParams {
+        limit: q.limit,
+        cursor: q.cursor,
+        search: q.search,
+    };
+    Ok(Json(client.session_list_page(params).await?))
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions", tag = "sessions", request_body = NewSessionParams,
@@ -318,7 +321,7 @@ pub async fn prompt(
         app.close.clone(),
     );
     Ok(Sse::new(stream)
-        .keep_alive(KeepAlive::new().interval(HEARTBEAT))
+        .keep_alive(KeepAlive::new().interval(app.sse_heartbeat))
         .into_response())
 }
 
@@ -404,7 +407,7 @@ fn sse_stream(
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}/events", tag = "sessions",
     params(("id" = String, Path, description = "The session id"), EventsQuery),
-    responses((status = 200, description = "SSE: `update` events (the history first with `replay`), heartbeat comments every 15 s", content_type = "text/event-stream", body = String),
+    responses((status = 200, description = "SSE: `update` events (the history first with `replay`), heartbeat comments every `sse_heartbeat_secs` (15 s)", content_type = "text/event-stream", body = String),
               (status = 404, body = Value)),
     security(("bearer" = [])))]
 pub async fn events(
@@ -425,7 +428,7 @@ pub async fn events(
     .map_err(|e| ApiError::unavailable(format!("the daemon's connection failed: {e}")))?;
     let stream = sse_stream(raw, None, authed.principal.clone(), app.close.clone());
     Ok(Sse::new(stream)
-        .keep_alive(KeepAlive::new().interval(HEARTBEAT))
+        .keep_alive(KeepAlive::new().interval(app.sse_heartbeat))
         .into_response())
 }
 

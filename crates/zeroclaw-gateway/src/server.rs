@@ -81,6 +81,7 @@ pub async fn start(
         tls,
         max_body_bytes: config.max_body_bytes,
         body_timeout: Duration::from_secs(config.body_timeout_secs),
+        sse_heartbeat: Duration::from_secs(config.sse_heartbeat_secs.max(1)),
         max_frame_bytes,
         ws: WsOptions {
             max_frame_bytes,

@@ -376,6 +376,10 @@ pub struct ListParams {
     /// The `nextCursor` of the page before; absent for the first page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+    /// Only sessions whose title or cwd contains this (ASCII letters in any case; at most
+    /// 1,024 bytes). Pass the same `search` with each page's `cursor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -100,21 +100,25 @@ impl Connection {
         self.remember(session);
     }
 
-    /// Attaches this connection the way `session/load` does: returns the history to send
-    /// first (with `replay`), and its live events are held until that has been sent (see
-    /// [`Sessions::join`](crate::session::Sessions::join)).
-    pub async fn join(
+    /// Attaches this connection the way `session/load` does: with `replay`, `send` is
+    /// given the history a page at a time, and its live events are held until that has
+    /// been sent (see [`Sessions::join`](crate::session::Sessions::join)).
+    pub async fn join<Send, Sent>(
         &self,
         session: &crate::session::Session,
         replay: bool,
-    ) -> Result<Vec<crate::store::MessageRow>, crate::store::StoreError> {
-        let rows = self
-            .daemon
+        send: Send,
+    ) -> Result<(), crate::session::JoinError>
+    where
+        Send: FnMut(Vec<crate::store::MessageRow>) -> Sent,
+        Sent: Future<Output = Result<(), zeroclaw_rpc::NotifyError>>,
+    {
+        self.daemon
             .sessions
-            .join(session, self.id, &self.peer, replay)
+            .join(session, self.id, &self.peer, replay, send)
             .await?;
         self.remember(session);
-        Ok(rows)
+        Ok(())
     }
 
     fn remember(&self, session: &crate::session::Session) {

@@ -8,12 +8,15 @@ use zeroclaw_ipc::Paths;
 /// Messages fetched per `session/messages` call (the daemon's maximum).
 const PAGE: usize = 1000;
 
-pub async fn list(paths: &Paths, json: bool) -> Result<(), String> {
+pub async fn list(paths: &Paths, json: bool, search: Option<String>) -> Result<(), String> {
     let client = connect(paths).await?;
     if json {
         // Every page, as the daemon sent them.
         let mut all = Vec::new();
         let mut params = serde_json::json!({});
+        if let Some(search) = &search {
+            params["search"] = search.as_str().into();
+        }
         loop {
             let mut page = client
                 .call("session/list", params.clone())
@@ -30,12 +33,31 @@ pub async fn list(paths: &Paths, json: bool) -> Result<(), String> {
         println!("{}", pretty(&serde_json::Value::Array(all)));
         return Ok(());
     }
-    let sessions = client
-        .session_list()
-        .await
-        .map_err(|e| describe_call_error(&e))?;
+    let mut sessions = Vec::new();
+    let mut cursor = None;
+    loop {
+        let params = zeroclaw_client::protocol::methods::ListParams {
+            cursor,
+            search: search.clone(),
+            ..Default::default()
+        };
+        let page = client
+            .session_list_page(params)
+            .await
+            .map_err(|e| describe_call_error(&e))?;
+        sessions.extend(page.sessions);
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
     if sessions.is_empty() {
-        println!("no sessions yet; start one with `zeroclaw prompt \"...\"` or `zerocode`");
+        match search {
+            Some(search) => println!("no session's title or cwd contains {search:?}"),
+            None => {
+                println!("no sessions yet; start one with `zeroclaw prompt \"...\"` or `zerocode`")
+            }
+        }
         return Ok(());
     }
     println!(

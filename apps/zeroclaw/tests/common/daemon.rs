@@ -52,6 +52,11 @@ impl TestDir {
         std::fs::write(self.config_dir().join("config.toml"), text).unwrap();
     }
 
+    /// `<config dir>/config.toml` as written, or "" before any.
+    pub fn config_text(&self) -> String {
+        std::fs::read_to_string(self.config_dir().join("config.toml")).unwrap_or_default()
+    }
+
     /// `zeroclaw --config-dir <dir>/cfg <args>` with a clean environment.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(bin());
@@ -88,6 +93,16 @@ impl TestDir {
     fn spawn(&self, args: &[&str], env: &[(&str, &str)], limits: Limits) -> Daemon {
         let mut all = vec!["daemon"];
         all.extend_from_slice(args);
+        // Test daemons never bind the gateway's default port (42617): parallel tests, and a
+        // developer's own daemon, would collide on it. A test that wants a gateway says so
+        // with a `[gateway]` table (port 0) or `--gateway ADDR`.
+        let gateway_asked = args
+            .iter()
+            .any(|a| a.starts_with("--gateway") || *a == "--no-gateway")
+            || self.config_text().contains("[gateway]");
+        if !gateway_asked {
+            all.push("--no-gateway");
+        }
         let mut cmd = self.command(&all);
         let mut endpoint = self.default_endpoint();
         for (k, v) in env {

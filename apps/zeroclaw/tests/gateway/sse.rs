@@ -198,3 +198,55 @@ fn revoking_a_token_ends_its_open_events_stream_with_an_error_event() {
         "{data}"
     );
 }
+
+#[test]
+fn a_quiet_events_stream_sends_heartbeat_comments() {
+    let gw = Gw::with("sse_heartbeat_secs = 1", "");
+    let token = gw.token("ops", "operate");
+    let id = new_session(&gw, &token);
+    let response = block(
+        http()
+            .get(gw.api(&format!("/sessions/{id}/events")))
+            .bearer_auth(&token)
+            .send(),
+    )
+    .unwrap();
+    assert_eq!(response.status(), 200);
+    // Nothing happens in the session: the first thing to arrive is a heartbeat, then
+    // another (the stream stays open and keeps saying so).
+    let text = block(async {
+        let mut body = response.bytes_stream();
+        let mut text = String::new();
+        while text.lines().filter(|l| l.starts_with(':')).count() < 2 {
+            let chunk = body.next().await.expect("the stream ended").unwrap();
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        text
+    });
+    assert!(
+        text.lines().all(|l| l.is_empty() || l.starts_with(':')),
+        "only heartbeats in a quiet stream: {text:?}"
+    );
+}
+
+#[test]
+fn a_daemon_stopping_ends_open_streams_with_an_error_event_and_exits() {
+    let mut gw = Gw::new();
+    let token = gw.token("ops", "operate");
+    let id = new_session(&gw, &token);
+    let response = block(
+        http()
+            .get(gw.api(&format!("/sessions/{id}/events")))
+            .bearer_auth(&token)
+            .send(),
+    )
+    .unwrap();
+    assert_eq!(response.status(), 200);
+    // The stream is open (its session answers over the socket); now stop the daemon.
+    let status = gw.env.daemon.stop();
+    assert!(status.success(), "{status:?}");
+    let got = block(events(response, |_, _| false));
+    let (name, data) = got.last().expect("an event before the end");
+    assert_eq!(name, "error", "{got:?}");
+    assert_eq!(data["error"]["code"], -32603, "{data}");
+}

@@ -17,6 +17,7 @@ mod anthropic;
 mod approvals;
 mod ask_user;
 mod backpressure;
+mod big_history;
 mod cancel;
 mod compaction;
 mod disconnects;

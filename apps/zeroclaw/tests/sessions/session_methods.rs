@@ -288,3 +288,70 @@ fn session_rename_sets_and_clears_a_title_without_an_attachment() {
     let error = other.fail("session/rename", json!({"sessionId": session}));
     assert_eq!(error["code"], -32602, "the title is required: {error}");
 }
+
+#[test]
+fn session_list_finds_sessions_by_title_or_cwd_in_any_case_across_pages() {
+    let env = Env::new("", "");
+    let mut client = env.daemon.client();
+    let other = env.dir.path().join("Other-Project");
+    std::fs::create_dir_all(&other).unwrap();
+    let mut wanted = Vec::new();
+    for n in 0..6 {
+        let title = if n % 2 == 0 {
+            "Fix the Parser"
+        } else {
+            "chores"
+        };
+        let made = client.call(
+            "session/new",
+            json!({"cwd": env.work, "title": format!("{title} {n}")}),
+        );
+        if n % 2 == 0 {
+            wanted.push(made["sessionId"].as_str().unwrap().to_owned());
+        }
+    }
+    let by_cwd = client.call("session/new", json!({"cwd": other}));
+
+    // By title, two to a page: the three parser sessions, each once, newest first.
+    let mut found = Vec::new();
+    let mut params = json!({"search": "PARSER", "limit": 2});
+    loop {
+        let page = client.call("session/list", params.clone());
+        for s in page["sessions"].as_array().unwrap() {
+            found.push(s["sessionId"].as_str().unwrap().to_owned());
+        }
+        match page.get("nextCursor") {
+            Some(cursor) => params["cursor"] = cursor.clone(),
+            None => break,
+        }
+    }
+    wanted.reverse();
+    assert_eq!(found, wanted);
+
+    // By cwd.
+    let page = client.call("session/list", json!({"search": "other-project"}));
+    let ids: Vec<&Value> = page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["sessionId"])
+        .collect();
+    assert_eq!(ids, [&by_cwd["sessionId"]]);
+
+    // Nothing matches: an empty page, no cursor. Too long: invalid params.
+    let none = client.call("session/list", json!({"search": "no such thing"}));
+    assert_eq!(none, json!({"sessions": []}));
+    let error = client.fail("session/list", json!({"search": "x".repeat(1025)}));
+    assert_eq!(error["code"], -32602);
+
+    // The CLI passes it on.
+    let out = env
+        .dir
+        .command(&["sessions", "--search", "parser"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(table.matches("Fix the Parser").count(), 3, "{table}");
+    assert!(!table.contains("chores"), "{table}");
+}

@@ -4,7 +4,7 @@ use super::errors::{start_error, storage, turn_error};
 use super::{Ctx, Handle, Reply};
 use crate::config::McpServerConfig;
 use crate::history;
-use crate::session::{Session, fit_update};
+use crate::session::{JoinError, Session, fit_update};
 use crate::state::DaemonState;
 use crate::store::{MessageRow, SessionRow};
 use crate::tools::spill;
@@ -21,6 +21,9 @@ const DELETE_WAIT: Duration = Duration::from_secs(10);
 const DEFAULT_PAGE: usize = 100;
 const MAX_PAGE: usize = 1000;
 const DEFAULT_LIST_PAGE: usize = 200;
+/// The longest `session/list` `search`: matching reads every row it passes, so the
+/// needle stays short.
+const MAX_SEARCH_BYTES: usize = 1024;
 
 /// What one page of `session/list` or `session/messages` may take, serialised: half the
 /// frame cap, so the page and its envelope always fit in one frame.
@@ -275,13 +278,19 @@ impl Handle for m::SessionList {
             let daemon = &ctx.0.daemon;
             let limit = p.limit.unwrap_or(DEFAULT_LIST_PAGE).clamp(1, MAX_PAGE);
             let after = p.cursor.as_deref().map(ListCursor::parse).transpose()?;
+            let search = p.search.filter(|s| !s.is_empty());
+            if search.as_ref().is_some_and(|s| s.len() > MAX_SEARCH_BYTES) {
+                return Err(RpcError::invalid_params(format!(
+                    "`search` is longer than {MAX_SEARCH_BYTES} bytes"
+                )));
+            }
             // One row more than the page, to know whether another page follows. The cursor
             // is the last row sent, so the next page starts right after it wherever the
             // rows have moved meanwhile.
             let rows = daemon
                 .sessions
                 .store
-                .sessions_page(after.map(|c| (c.updated_at, c.id)), limit + 1)
+                .sessions_page(after.map(|c| (c.updated_at, c.id)), search, limit + 1)
                 .await
                 .map_err(storage)?;
             let budget = page_budget(daemon);
@@ -385,23 +394,32 @@ async fn replay_and_attach(
 ) -> Result<SessionSummary, RpcError> {
     let daemon = &ctx.0.daemon;
     let peer = &ctx.0.peer;
-    let rows = ctx.0.join(session, replay_history).await.map_err(storage)?;
+    let frame_cap = daemon.config.daemon.max_frame_bytes;
     let sent = async {
-        for frame in &replay(session, &rows, daemon.config.daemon.max_frame_bytes) {
-            peer.send(frame).await?;
-        }
+        ctx.0
+            .join(session, replay_history, |rows| async move {
+                for frame in &replay(session, &rows, frame_cap) {
+                    peer.send(frame).await?;
+                }
+                Ok(())
+            })
+            .await?;
         while let Some(held) = session.go_live(ctx.0.id) {
             for frame in &held {
-                peer.send(frame).await?;
+                peer.send(frame).await.map_err(|_| JoinError::Closed)?;
             }
         }
-        Ok::<(), zeroclaw_rpc::NotifyError>(())
+        Ok(())
     };
-    if sent.await.is_err() {
-        daemon.sessions.detach(&session.id, ctx.0.id);
-        return Err(RpcError::internal(
-            "the connection closed during the replay",
-        ));
+    match sent.await {
+        Ok(()) => {}
+        Err(JoinError::Store(e)) => return Err(storage(e)),
+        Err(JoinError::Closed) => {
+            daemon.sessions.detach(&session.id, ctx.0.id);
+            return Err(RpcError::internal(
+                "the connection closed during the replay",
+            ));
+        }
     }
     let row = daemon
         .sessions

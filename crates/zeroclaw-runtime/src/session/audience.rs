@@ -9,8 +9,9 @@
 //!    sends it tagged with its message row id. Row ids grow in commit order (one writer,
 //!    see `store/mod.rs`).
 //! 2. A joining connection registers under the lock ([`Audience::add_joining`]); from then
-//!    on its frames are held, each with its tag. Then it reads the history without the lock.
-//!    An event sent before it registered was stored before, so the history has it.
+//!    on its frames are held, each with its tag. Then it reads the history without the lock,
+//!    a page at a time (sending each before reading the next), so memory does not grow with
+//!    the history. An event sent before it registered was stored before, so the history has it.
 //! 3. Under the lock again ([`Audience::replayed`]) it drops the held frames its history
 //!    already has: a stored event whose row id is at most the last row it read (a row the
 //!    read did not see was committed after it, so its id is higher), and a chunk of streamed
@@ -53,26 +54,44 @@ pub enum Tag {
     Live,
 }
 
-/// What a connection's replay held: its last row, and the streamed messages in it.
-pub struct Replayed<'a> {
+/// One model call's streamed text, as a [`Tag::Text`] names it: (turn, step, thought).
+pub type TextKey = (String, i64, bool);
+
+/// What a connection's replay held: its last row, and those of its streamed messages whose
+/// chunks the connection holds. Built page by page as the replay is read, so a history of
+/// any length costs only its pages.
+#[derive(Default)]
+pub struct Replayed {
     last_row: i64,
-    texts: HashSet<(&'a str, i64, bool)>,
+    texts: HashSet<TextKey>,
 }
 
-impl<'a> Replayed<'a> {
-    /// `rows`: the history sent as the replay, oldest first.
-    pub fn of(rows: &'a [MessageRow]) -> Self {
-        let texts = rows
-            .iter()
-            .filter(|row| matches!(row.kind, MessageKind::Assistant | MessageKind::Thought))
-            .filter_map(|row| {
-                let turn = row.turn_id.as_deref()?;
-                Some((turn, row.step, row.kind == MessageKind::Thought))
-            })
-            .collect();
-        Self {
-            last_row: rows.last().map_or(0, |row| row.id),
-            texts,
+impl Replayed {
+    /// The whole history at once (`rows` oldest first), every streamed message kept.
+    #[cfg(test)]
+    pub fn of(rows: &[MessageRow]) -> Self {
+        let mut replayed = Self::default();
+        replayed.add_page(rows, |_| true);
+        replayed
+    }
+
+    /// Adds the next page of the replay (oldest first). Of its streamed messages only
+    /// those `held` says the connection holds chunks of are kept: the chunks of a message
+    /// are sent before it is stored, so when its row is read they are already held (or
+    /// were never held), and asking after each page's read is enough.
+    pub fn add_page(&mut self, rows: &[MessageRow], held: impl Fn(&TextKey) -> bool) {
+        if let Some(last) = rows.last() {
+            self.last_row = self.last_row.max(last.id);
+        }
+        for row in rows {
+            if !matches!(row.kind, MessageKind::Assistant | MessageKind::Thought) {
+                continue;
+            }
+            let Some(turn) = &row.turn_id else { continue };
+            let key = (turn.clone(), row.step, row.kind == MessageKind::Thought);
+            if held(&key) {
+                self.texts.insert(key);
+            }
         }
     }
 
@@ -83,7 +102,7 @@ impl<'a> Replayed<'a> {
                 turn_id,
                 step,
                 thought,
-            } => self.texts.contains(&(turn_id.as_str(), *step, *thought)),
+            } => self.texts.contains(&(turn_id.clone(), *step, *thought)),
             Tag::Live => false,
         }
     }
@@ -171,9 +190,27 @@ impl Audience {
         });
     }
 
+    /// The streamed messages a joining connection holds chunks of (few: the running
+    /// model call's).
+    pub fn held_texts(&self, conn: ConnId) -> HashSet<TextKey> {
+        self.joining
+            .iter()
+            .filter(|j| j.conn == conn)
+            .flat_map(|j| j.held.iter())
+            .filter_map(|(tag, _)| match tag {
+                Tag::Text {
+                    turn_id,
+                    step,
+                    thought,
+                } => Some((turn_id.clone(), *step, *thought)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Records what a joining connection's replay held: drops the held frames it had, and
     /// from now on the stored events it had. See the module docs.
-    pub fn replayed(&mut self, conn: ConnId, replay: &Replayed<'_>) {
+    pub fn replayed(&mut self, conn: ConnId, replay: &Replayed) {
         if let Some(joining) = self.joining.iter_mut().find(|j| j.conn == conn) {
             joining.held.retain(|(tag, _)| !replay.has(tag));
             joining.replayed = Some(joining.replayed.unwrap_or(0).max(replay.last_row));

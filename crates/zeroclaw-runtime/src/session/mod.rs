@@ -28,7 +28,26 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use zeroclaw_protocol::{Decision, Update};
-use zeroclaw_rpc::{Notification, PeerHandle};
+use zeroclaw_rpc::{Notification, NotifyError, PeerHandle};
+
+/// Rows a replay reads at once: a joining connection's history costs this many rows of
+/// memory (and its queue), however long the session.
+const REPLAY_PAGE: usize = 256;
+
+/// Why a join with replay ended early.
+#[derive(Debug)]
+pub enum JoinError {
+    /// The history could not be read.
+    Store(StoreError),
+    /// The connection closed while its replay was being sent.
+    Closed,
+}
+
+impl From<StoreError> for JoinError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
+}
 
 pub use audience::ConnId;
 pub use fit::fit_update;
@@ -417,28 +436,54 @@ impl Sessions {
     }
 
     /// Joins `conn` to a running or idle session: registers it (its live events are held
-    /// from here on), then, with `replay`, reads the history (no lock held) and drops the
-    /// held events the history has (see `audience.rs`). Returns the history to send first;
-    /// then send what [`Session::go_live`] returns, until it returns `None`.
-    pub async fn join(
+    /// from here on), then, with `replay`, reads the history a page at a time (no lock
+    /// held), hands each page to `send` (oldest first) and drops the held events the
+    /// history had (see `audience.rs`). Then send what [`Session::go_live`] returns, until
+    /// it returns `None`. On an error the connection is no longer joining.
+    pub async fn join<Send, Sent>(
         &self,
         session: &Session,
         conn: ConnId,
         peer: &PeerHandle,
         replay: bool,
-    ) -> Result<Vec<MessageRow>, StoreError> {
+        mut send: Send,
+    ) -> Result<(), JoinError>
+    where
+        Send: FnMut(Vec<MessageRow>) -> Sent,
+        Sent: Future<Output = Result<(), NotifyError>>,
+    {
         {
             let mut audience = lock(&session.audience);
             let first = session.first_frames(&audience, replay);
             audience.add_joining(conn, peer, first);
         }
         if !replay {
-            return Ok(Vec::new());
+            return Ok(());
         }
-        match self.store.history(&session.id).await {
-            Ok(rows) => {
-                lock(&session.audience).replayed(conn, &Replayed::of(&rows));
-                Ok(rows)
+        let mut replayed = Replayed::default();
+        let mut after = 0;
+        let read = async {
+            loop {
+                let rows = self
+                    .store
+                    .history_page(&session.id, after, REPLAY_PAGE)
+                    .await?;
+                let held = lock(&session.audience).held_texts(conn);
+                replayed.add_page(&rows, |key| held.contains(key));
+                let last_page = rows.len() < REPLAY_PAGE;
+                if let Some(last) = rows.last() {
+                    after = last.id;
+                }
+                send(rows).await.map_err(|_| JoinError::Closed)?;
+                if last_page {
+                    return Ok(());
+                }
+            }
+        };
+        match read.await {
+            Ok(()) => {
+                lock(&session.audience).replayed(conn, &replayed);
+                Ok(())
             }
             Err(e) => {
                 lock(&session.audience).remove(conn);

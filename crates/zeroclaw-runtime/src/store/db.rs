@@ -111,30 +111,39 @@ impl Db {
     }
 
     /// Up to `limit` sessions, most recently updated first, then by id; with `after` (a
-    /// row's `updated_at` and `id`), the ones that come after that row in this order.
+    /// row's `updated_at` and `id`), the ones that come after that row in this order; with
+    /// `search`, only those whose title or cwd contains it (ASCII letters in any case).
+    /// Read in the order of the `sessions_by_update` index, so a page costs the rows it
+    /// passes, never a sort of them all.
     pub fn sessions_page(
         &self,
         after: Option<(i64, &str)>,
+        search: Option<&str>,
         limit: usize,
     ) -> Result<Vec<SessionRow>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let page = |sql: &str, params: &[&dyn rusqlite::ToSql]| {
-            let sql = format!(
-                "SELECT {SESSION_COLUMNS} FROM sessions s {sql} \
-                 ORDER BY s.updated_at DESC, s.id LIMIT ?1"
-            );
+        let after_sql = match after {
+            None => "?2 IS NULL AND ?3 IS NULL",
+            Some(_) => "(s.updated_at < ?2 OR (s.updated_at = ?2 AND s.id > ?3))",
+        };
+        let search_sql = match search {
+            None => "?4 IS NULL",
+            Some(_) => {
+                "(instr(lower(coalesce(s.title, '')), ?4) > 0 OR instr(lower(s.cwd), ?4) > 0)"
+            }
+        };
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions s WHERE {after_sql} AND {search_sql} \
+             ORDER BY s.updated_at DESC, s.id LIMIT ?1"
+        );
+        let (at, id) = after.unzip();
+        let search = search.map(str::to_ascii_lowercase);
+        let read = || {
             let mut stmt = self.conn.prepare_cached(&sql)?;
-            stmt.query_map(params, session_row)?
+            stmt.query_map(params![limit, at, id, search], session_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()
         };
-        match after {
-            None => page("", &[&limit]),
-            Some((at, id)) => page(
-                "WHERE s.updated_at < ?2 OR (s.updated_at = ?2 AND s.id > ?3)",
-                &[&limit, &at, &id],
-            ),
-        }
-        .map_err(StoreError::ctx("list sessions"))
+        read().map_err(StoreError::ctx("list sessions"))
     }
 
     pub fn count_sessions(&self) -> Result<i64> {
@@ -284,6 +293,27 @@ impl Db {
         Ok((rows, total))
     }
 
+    /// Up to `limit` of a session's messages with an id above `after`, oldest first: one
+    /// page of a replay, read from the `messages_by_session` index.
+    pub fn history_page(
+        &self,
+        session_id: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<MessageRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, turn_id, step, kind, text, tool_call_id, tool_name, data, is_error, cancelled, created_at \
+                 FROM messages WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+            )
+            .map_err(StoreError::ctx("read messages"))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        stmt.query_map(params![session_id, after, limit], message_row)
+            .and_then(|rows| rows.collect())
+            .map_err(StoreError::ctx("read messages"))
+    }
+
     /// Every message of a session, oldest first.
     pub fn history(&self, session_id: &str) -> Result<Vec<MessageRow>> {
         self.messages(session_id, usize::MAX, None)
@@ -413,7 +443,7 @@ mod tests {
         let mut after: Option<(i64, String)> = None;
         loop {
             let page = db
-                .sessions_page(after.as_ref().map(|(at, id)| (*at, id.as_str())), 3)
+                .sessions_page(after.as_ref().map(|(at, id)| (*at, id.as_str())), None, 3)
                 .unwrap();
             let Some(last) = page.last() else { break };
             after = Some((last.updated_at, last.id.clone()));

@@ -290,11 +290,13 @@ impl Store {
     pub async fn sessions_page(
         &self,
         after: Option<(i64, String)>,
+        search: Option<String>,
         limit: usize,
     ) -> Result<Vec<SessionRow>> {
         self.reader
             .run(move |db| {
-                db.sessions_page(after.as_ref().map(|(at, id)| (*at, id.as_str())), limit)
+                let after = after.as_ref().map(|(at, id)| (*at, id.as_str()));
+                db.sessions_page(after, search.as_deref(), limit)
             })
             .await
     }
@@ -368,6 +370,19 @@ impl Store {
             .await
     }
 
+    /// Up to `limit` of a session's messages after row `after`, oldest first (a replay's page).
+    pub async fn history_page(
+        &self,
+        session_id: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<MessageRow>> {
+        let session_id = session_id.to_owned();
+        self.reader
+            .run(move |db| db.history_page(&session_id, after, limit))
+            .await
+    }
+
     /// Every message of a session, oldest first.
     pub async fn history(&self, session_id: &str) -> Result<Vec<MessageRow>> {
         let session_id = session_id.to_owned();
@@ -403,7 +418,7 @@ mod tests {
             last = id;
         }
         assert_eq!(
-            store.sessions_page(None, 10).await.unwrap()[0].message_count,
+            store.sessions_page(None, None, 10).await.unwrap()[0].message_count,
             6
         );
         let reopened = Store::open(&dir.path().join("z.db")).unwrap();
