@@ -339,7 +339,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> FrameSink for WsSink<S>
 
     async fn flush(&mut self) -> io::Result<()> {
         let mut sink = self.sink.lock().await;
-        sink.flush().await.map_err(io_error)
+        sink.flush().await.map_err(io_error)?;
+        // tokio-tungstenite wakes the last writer's waker too on every readiness of the
+        // socket, reads included: left registered, this task would be woken (on another
+        // thread) by each incoming message with nothing to write. Nothing written waits
+        // now, so a no-op waker takes its place; a write that must wait registers again.
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let _ = sink.poll_flush_unpin(&mut cx);
+        Ok(())
     }
 
     async fn close(&mut self) -> io::Result<()> {
@@ -389,6 +396,47 @@ mod tests {
         tokio::spawn(async move { while client.next().await.is_some() {} });
         let waited = tokio::time::timeout(Duration::from_secs(600), source.next_frame()).await;
         assert!(waited.is_err(), "still open after 600 quiet seconds");
+    }
+
+    /// Counts its wakes.
+    struct Counter(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Counter {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test]
+    async fn an_incoming_message_does_not_wake_the_writer_that_has_nothing_to_write() {
+        let (a, b) = tokio::io::duplex(64 * 1024);
+        let options = WsOptions {
+            max_frame_bytes: 1024,
+            ping_every: None,
+            idle_timeout: None,
+        };
+        let server = WebSocketStream::from_raw_socket(a, Role::Server, None).await;
+        let mut client = WebSocketStream::from_raw_socket(b, Role::Client, None).await;
+        let (mut source, mut sink) = WsTransport::new(server, "test", options).into_halves();
+
+        // The writer answers and flushes, polled by a task whose wakes are counted.
+        let counter = Arc::new(Counter(Default::default()));
+        let waker = std::task::Waker::from(counter.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut write = std::pin::pin!(async {
+            sink.write_some(b"{}\n").await.unwrap();
+            sink.flush().await.unwrap();
+        });
+        assert!(write.as_mut().poll(&mut cx).is_ready());
+        assert_eq!(client.next().await.unwrap().unwrap(), Message::text("{}"));
+
+        // The reader waits; a message arrives and wakes it, and only it.
+        let reader = tokio::spawn(async move { source.next_frame().await.unwrap() });
+        tokio::task::yield_now().await;
+        client.send(Message::text("[1]")).await.unwrap();
+        let frame = reader.await.unwrap();
+        assert_eq!(frame, Some(Frame::Line(Bytes::from_static(b"[1]"))));
+        assert_eq!(counter.0.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 
     #[test]
