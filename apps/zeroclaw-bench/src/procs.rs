@@ -122,9 +122,18 @@ impl Server {
     /// Polls `connect` until it succeeds (then closes that connection).
     pub fn wait_accepting(&mut self) -> io::Result<Duration> {
         let started = Instant::now();
+        self.connect_when_accepting()?;
+        Ok(started.elapsed())
+    }
+
+    /// Connects as soon as the server accepts, and keeps that connection. (An ephemeral
+    /// daemon must be probed this way: a probe that connected and left would be its first
+    /// client, and its exit timer would run from there.)
+    pub fn connect_when_accepting(&mut self) -> io::Result<UnixStream> {
+        let started = Instant::now();
         loop {
-            if UnixStream::connect(&self.socket).is_ok() {
-                return Ok(started.elapsed());
+            if let Ok(stream) = UnixStream::connect(&self.socket) {
+                return Ok(stream);
             }
             if let Some(status) = self.child.try_wait()? {
                 self.exited = Some(status);
@@ -168,6 +177,16 @@ impl Server {
             }
             std::thread::sleep(Duration::from_micros(100));
         }
+    }
+
+    /// `what` failed with `error`: said with the server's exit status if it has exited,
+    /// and the end of its log.
+    pub fn failure(&mut self, what: &str, error: io::Error) -> String {
+        let exited = match self.child.try_wait() {
+            Ok(Some(status)) => format!(" (the {} exited: {status})", self.kind.name()),
+            _ => String::new(),
+        };
+        format!("{what}: {error}{exited}{}", log_tail(&self.log))
     }
 
     /// Asks the process to stop (SIGTERM, the daemon's orderly path) and waits.
@@ -260,10 +279,9 @@ pub fn raise_nofile() -> u64 {
     limit.current.unwrap_or(u64::MAX)
 }
 
-/// A blocking `initialize` on a std socket: for the start-up measurements, which run
-/// outside the async client.
-pub fn blocking_initialize(socket: &Path) -> io::Result<UnixStream> {
-    let mut stream = UnixStream::connect(socket)?;
+/// A blocking `initialize` on a connected std socket (for the start-up measurements, which
+/// run outside the async client); returns the stream.
+pub fn initialize_on(mut stream: UnixStream) -> io::Result<UnixStream> {
     stream.set_read_timeout(Some(START_GUARD))?;
     let mut line = Vec::new();
     crate::client::push_request(&mut line, "initialize", crate::client::INITIALIZE_PARAMS, 1);

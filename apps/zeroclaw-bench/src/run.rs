@@ -1039,11 +1039,11 @@ impl Bench {
                 .launcher
                 .spawn_in(Kind::Daemon, &config_dir, true)
                 .map_err(ctx("start an ephemeral daemon"))?;
-            server
-                .wait_accepting()
+            let stream = server
+                .connect_when_accepting()
                 .map_err(ctx("wait for the ephemeral daemon"))?;
-            let stream = procs::blocking_initialize(&server.socket)
-                .map_err(ctx("initialize the ephemeral daemon"))?;
+            let stream = procs::initialize_on(stream)
+                .map_err(|e| server.failure("initialize the ephemeral daemon", e))?;
             let left = std::time::Instant::now();
             drop(stream);
             server

@@ -32,6 +32,9 @@ impl Db {
     /// many were. Nothing is written before the checks pass: an empty file, a newer schema
     /// and a damaged file are refused as they are.
     pub fn open_writer(path: &Path) -> Result<(Self, usize)> {
+        if !path.exists() {
+            create_whole(path)?;
+        }
         refuse_empty(path)?;
         let conn = Connection::open(path).map_err(StoreError::ctx("open the database"))?;
         schema::version(&conn)?;
@@ -331,6 +334,34 @@ impl Db {
 
 /// A file that exists and is empty is not a new database: something truncated it (or made
 /// it), and starting afresh would hide that. `zeroclaw store recover` moves it aside.
+/// Makes a new database beside `path` (`<name>.new-<pid>`), migrated and closed, then
+/// renames it into place: a process killed while making it leaves no database, or a whole
+/// one, never the empty file a later start would refuse. Leftovers of such a process are
+/// removed first (the caller holds the daemon's lock, so none is being made).
+fn create_whole(path: &Path) -> Result<()> {
+    const ACTION: &str = "create the database";
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!("{name}.new-");
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    let temp = dir.join(format!("{prefix}{}", std::process::id()));
+    let mut conn = Connection::open(&temp).map_err(StoreError::ctx(ACTION))?;
+    schema::configure(&conn)?;
+    schema::migrate(&mut conn)?;
+    // Closing the only connection checkpoints the WAL and removes it: one whole file.
+    conn.close().map_err(|(_, e)| StoreError::ctx(ACTION)(e))?;
+    std::fs::rename(&temp, path).map_err(|e| StoreError::file(ACTION, path, e))
+}
+
 pub fn refuse_empty(path: &Path) -> Result<()> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() && meta.len() == 0 => {
@@ -470,6 +501,25 @@ mod tests {
             plan.contains("sessions_by_update") && !plan.contains("TEMP B-TREE"),
             "{plan}"
         );
+    }
+
+    #[test]
+    fn a_new_database_is_made_whole_then_named_and_a_killed_starts_leftover_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("zeroclaw.db");
+        // What a daemon killed while making its database leaves: not the database's name.
+        std::fs::write(dir.path().join("zeroclaw.db.new-4242"), b"").unwrap();
+        let (db, _) = Db::open_writer(&path).unwrap();
+        db.create_session("s", None, "/tmp", "m").unwrap();
+        db.close().unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["zeroclaw.db"]);
+        let (db, _) = Db::open_writer(&path).unwrap();
+        assert_eq!(db.count_sessions().unwrap(), 1);
     }
 
     #[test]
