@@ -81,19 +81,19 @@ async fn fire(state: &Arc<DaemonState>, name: &str, tick: DateTime<Local>, now: 
     };
     match accept(state, target, new).await {
         Ok(Accepted::Queued(row) | Accepted::Repeat(row)) => {
-            tracing::info!(schedule = name, tick = %tick.to_rfc3339(), run = %row.id, "schedule tick");
+            tracing::info!(schedule = %name, tick = %tick.to_rfc3339(), run = %row.id, "schedule tick");
         }
         Err(Refused::Full) => match record_skipped(state, target, ms_of(tick)).await {
             Ok(row) => {
-                tracing::warn!(schedule = name, tick = %tick.to_rfc3339(), run = %row.id, "schedule tick skipped: its queue is full")
+                tracing::warn!(schedule = %name, tick = %tick.to_rfc3339(), run = %row.id, "schedule tick skipped: its queue is full")
             }
             Err(e) => {
-                tracing::error!(schedule = name, error = %e, "could not record a skipped tick")
+                tracing::error!(schedule = %name, error = %e, "could not record a skipped tick")
             }
         },
         Err(Refused::Stopping) => {}
         Err(Refused::Storage(e)) => {
-            tracing::error!(schedule = name, error = %e, "could not record a schedule's run");
+            tracing::error!(schedule = %name, error = %e, "could not record a schedule's run");
         }
     }
 }

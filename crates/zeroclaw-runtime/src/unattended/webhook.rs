@@ -65,7 +65,7 @@ pub async fn deliver(state: &Arc<DaemonState>, delivery: Delivery) -> HookAnswer
         } else {
             "missing"
         };
-        tracing::warn!(webhook = name, remote = %delivery.remote, signature = why, "webhook refused: bad signature");
+        tracing::warn!(webhook = %name, remote = %delivery.remote, signature = %why, "webhook refused: bad signature");
         return error(
             401,
             codes::AUTH_REQUIRED,
@@ -95,7 +95,7 @@ pub async fn deliver(state: &Arc<DaemonState>, delivery: Delivery) -> HookAnswer
     };
     match accept(state, target, new).await {
         Ok(Accepted::Queued(row)) => {
-            tracing::info!(webhook = name, remote = %delivery.remote, run = %row.id, delivery = %delivery_id, "webhook accepted");
+            tracing::info!(webhook = %name, remote = %delivery.remote, run = %row.id, delivery = %delivery_id, "webhook accepted");
             HookAnswer {
                 status: 202,
                 body: json!({ "runId": row.id, "sessionId": row.session_id, "deliveryId": row.delivery_id }),
@@ -103,7 +103,7 @@ pub async fn deliver(state: &Arc<DaemonState>, delivery: Delivery) -> HookAnswer
             }
         }
         Ok(Accepted::Repeat(first)) => {
-            tracing::info!(webhook = name, remote = %delivery.remote, run = %first.id, delivery = %delivery_id, "webhook redelivered; nothing started");
+            tracing::info!(webhook = %name, remote = %delivery.remote, run = %first.id, delivery = %delivery_id, "webhook redelivered; nothing started");
             HookAnswer {
                 status: 200,
                 body: first_run(&first),
@@ -111,7 +111,7 @@ pub async fn deliver(state: &Arc<DaemonState>, delivery: Delivery) -> HookAnswer
             }
         }
         Err(Refused::Full) => {
-            tracing::warn!(webhook = name, remote = %delivery.remote, "webhook refused: its queue is full");
+            tracing::warn!(webhook = %name, remote = %delivery.remote, "webhook refused: its queue is full");
             let queue = state
                 .config
                 .webhooks
@@ -132,7 +132,7 @@ pub async fn deliver(state: &Arc<DaemonState>, delivery: Delivery) -> HookAnswer
             answer
         }
         Err(Refused::Storage(e)) => {
-            tracing::error!(webhook = name, error = %e, "could not record a webhook's run");
+            tracing::error!(webhook = %name, error = %e, "could not record a webhook's run");
             error(500, codes::INTERNAL_ERROR, e.to_string())
         }
     }
