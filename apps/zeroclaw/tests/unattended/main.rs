@@ -9,6 +9,7 @@ mod common;
 
 mod harness;
 
+mod cli;
 mod events;
 mod policy;
 mod queue;
