@@ -106,7 +106,7 @@ async fn recover(state: &Arc<DaemonState>) {
                 };
                 match target.tx.try_send(job) {
                     Ok(()) => {
-                        tracing::info!(run = %row.id, source = source.as_str(), name = %row.name, "queued run left by a previous daemon started again");
+                        tracing::info!(run = %row.id, source = %source.as_str(), name = %row.name, "queued run left by a previous daemon started again");
                         continue;
                     }
                     Err(_) => "its queue is smaller than the runs left queued",

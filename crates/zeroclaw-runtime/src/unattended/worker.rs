@@ -31,7 +31,7 @@ pub async fn work(state: Arc<DaemonState>, target: Arc<Target>, mut rx: mpsc::Re
         {
             tracing::error!(run = %run_id, error = %e, "could not record the end of a run");
         }
-        tracing::info!(run = %run_id, source = target.source.as_str(), name = %target.name, status = status.as_str(), "run finished");
+        tracing::info!(run = %run_id, source = %target.source.as_str(), name = %target.name, status = %status.as_str(), "run finished");
     }
 }
 
@@ -56,7 +56,7 @@ async fn run(state: &Arc<DaemonState>, target: &Target, job: Job) -> (RunStatus,
         state.sessions.evict_if_idle(&session);
         return failed(e.to_string());
     }
-    tracing::info!(run = %job.run_id, source = target.source.as_str(), name = %target.name, session = %session.id, turn = %turn_id, "run started");
+    tracing::info!(run = %job.run_id, source = %target.source.as_str(), name = %target.name, session = %session.id, turn = %turn_id, "run started");
     let origin = Origin {
         peer: None,
         elicitation: false,
