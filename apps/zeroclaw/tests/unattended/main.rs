@@ -15,5 +15,7 @@ mod policy;
 mod queue;
 #[cfg(unix)]
 mod restart;
+// The daemon's local zone is pinned with `TZ`, which only Unix reads.
+#[cfg(unix)]
 mod schedules;
 mod signatures;

@@ -25,7 +25,7 @@ fn a_sigkilled_daemon_fails_its_running_run_at_restart_and_runs_the_queued_one()
     // A real SIGKILL of the daemon process.
     assert!(!hooks.daemon.kill().success());
     hooks.fake.push(openai::text(&["after the restart"]));
-    hooks.restart_with(false);
+    hooks.restart();
     let failed = hooks.run(&running_id);
     assert_eq!(failed["status"], "failed", "{failed}");
     assert_eq!(failed["error"], "daemon stopped");

@@ -144,7 +144,7 @@ fn after_downtime_catch_up_runs_the_latest_missed_tick_once() {
     c.hooks.daemon.stop();
     c.set("2026-12-05T12:00:00Z");
     c.hooks.fake.push(openai::text(&["caught up"]));
-    c.hooks.restart_with(false);
+    c.hooks.restart();
     let line = c.hooks.daemon.wait_for_log("catching up the latest tick");
     assert!(
         line.contains("daily") && line.contains("2026-12-05T08:00:00"),
