@@ -162,6 +162,28 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
         #[arg(long, global = true)]
         json: bool,
     },
+    /// Unattended runs (webhooks and schedules), newest first.
+    #[command(
+        after_help = "Examples:\n  zeroclaw runs\n  zeroclaw runs ci-failed\n  zeroclaw runs --json"
+    )]
+    Runs {
+        /// Only the runs of this webhook or schedule.
+        name: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the schedules with their next run, or run one now.
+    #[command(
+        after_help = "Examples:\n  zeroclaw schedules\n  zeroclaw schedules run morning-summary --wait"
+    )]
+    Schedules {
+        #[command(subcommand)]
+        action: Option<SchedulesAction>,
+        /// Print JSON instead of a table.
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Ask the running daemon to shut down, and wait until it has.
     #[command(after_help = "Example:\n  zeroclaw stop")]
     Stop,
@@ -208,6 +230,18 @@ enum SessionsAction {
     Delete {
         /// The session id.
         id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SchedulesAction {
+    /// Run a schedule now: prints its run id (and, with --wait, its end; exit 1 unless done).
+    Run {
+        /// The schedule's name in `[[schedules]]`.
+        name: String,
+        /// Wait for the run to end.
+        #[arg(long)]
+        wait: bool,
     },
 }
 
@@ -385,6 +419,15 @@ fn main() -> ExitCode {
                 None => commands::mcp::list(&paths, wait, json).await.map(|()| 0),
                 Some(McpAction::Tools { name }) => {
                     commands::mcp::tools(&paths, &name, json).await.map(|()| 0)
+                }
+            },
+            Command::Runs { name, json } => commands::runs::list(&paths, name.as_deref(), json)
+                .await
+                .map(|()| 0),
+            Command::Schedules { action, json } => match action {
+                None => commands::runs::schedules(&paths, json).await.map(|()| 0),
+                Some(SchedulesAction::Run { name, wait }) => {
+                    commands::runs::run_now(&paths, &name, wait).await
                 }
             },
             Command::Status { json } => commands::status(&paths, json).await.map(|()| 0),

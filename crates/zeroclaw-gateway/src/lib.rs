@@ -14,6 +14,7 @@
 mod auth;
 pub mod config;
 mod errors;
+mod hooks;
 mod limiter;
 mod login;
 pub mod openapi;
@@ -89,6 +90,30 @@ pub trait Backend: Send + Sync + 'static {
     /// Spends a one-time login code: a new dashboard token's secret, or `None` for a code
     /// that is unknown, used or expired.
     fn exchange_code(&self, code: String) -> BoxFuture<Option<String>>;
+    /// The largest body webhook `name` accepts, or `None` if there is no such webhook.
+    fn hook_body_limit(&self, name: &str) -> Option<usize>;
+    /// Handles one webhook delivery whose body was read within that limit: the daemon
+    /// checks its signature, deduplicates it and records its run.
+    fn deliver(&self, delivery: Delivery) -> BoxFuture<HookAnswer>;
+}
+
+/// A `POST /hooks/{name}` request, its body read whole (within the hook's limit).
+#[derive(Debug)]
+pub struct Delivery {
+    pub name: String,
+    /// Every header, its name lowercased; a value that is not UTF-8 is read lossily.
+    pub headers: Vec<(String, String)>,
+    pub body: bytes::Bytes,
+    pub remote: std::net::SocketAddr,
+}
+
+/// The daemon's answer to a [`Delivery`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookAnswer {
+    pub status: u16,
+    pub body: serde_json::Value,
+    /// Seconds, for `Retry-After` (429, 503).
+    pub retry_after: Option<u64>,
 }
 
 /// Entry points for the fuzz targets: the paths untrusted bytes take.

@@ -21,6 +21,9 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/api/v1/sessions/{id}/cancel"),
     ("post", "/api/v1/sessions/{id}/approvals/{requestId}"),
     ("post", "/auth/exchange"),
+    ("get", "/api/v1/runs"),
+    ("get", "/api/v1/runs/{id}"),
+    ("post", "/hooks/{name}"),
 ];
 
 #[derive(OpenApi)]
@@ -39,6 +42,9 @@ pub const ROUTES: &[(&str, &str)] = &[
         rest::cancel,
         rest::approve,
         crate::login::exchange,
+        rest::runs,
+        rest::run,
+        crate::hooks::deliver,
     ),
     modifiers(&Bearer)
 )]

@@ -22,8 +22,8 @@ use zeroclaw_client::{Client, ClientOptions};
 
 use zeroclaw_protocol::{
     CancelResult, Decision, DeleteResult, Empty, MessagePage, NewSessionParams, NoParams,
-    PromptResult, SessionInfo, SessionListResult, SessionSummary, StatusResult, codes,
-    methods as m,
+    PromptResult, Run, RunsGetParams, RunsListParams, RunsListResult, SessionInfo,
+    SessionListResult, SessionSummary, StatusResult, codes, methods as m,
 };
 
 /// `POST /api/v1/sessions/{id}/prompt`'s body (the session is in the path).
@@ -430,6 +430,48 @@ pub async fn events(
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(app.sse_heartbeat))
         .into_response())
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct RunsQuery {
+    /// `webhook` or `schedule`.
+    pub source: Option<String>,
+    /// Only the runs of this hook or schedule.
+    pub name: Option<String>,
+    /// 1 to 1000; 50 if absent.
+    pub limit: Option<usize>,
+}
+
+#[utoipa::path(get, path = "/api/v1/runs", tag = "runs", params(RunsQuery),
+    responses((status = 200, body = RunsListResult)), security(("bearer" = [])))]
+pub async fn runs(
+    State(app): State<Shared>,
+    authed: Authed,
+    Query(q): Query<RunsQuery>,
+) -> Result<Json<RunsListResult>, ApiError> {
+    let client = connect(&app, &authed).await?;
+    let params = RunsListParams {
+        source: q.source,
+        name: q.name,
+        limit: q.limit,
+    };
+    Ok(Json(client.request::<m::RunsList>(&params).await?))
+}
+
+#[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "runs",
+    params(("id" = String, Path, description = "The run id")),
+    responses((status = 200, body = Run), (status = 404, body = Value)),
+    security(("bearer" = [])))]
+pub async fn run(
+    State(app): State<Shared>,
+    authed: Authed,
+    Path(id): Path<String>,
+) -> Result<Json<Run>, ApiError> {
+    let client = connect(&app, &authed).await?;
+    Ok(Json(
+        client.request::<m::RunsGet>(&RunsGetParams { id }).await?,
+    ))
 }
 
 pub async fn not_found() -> ApiError {

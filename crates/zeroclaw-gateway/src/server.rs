@@ -3,7 +3,7 @@
 use crate::auth::{App, ConnInfo, LogSlot, Origins, Shared};
 use crate::config::GatewayConfig;
 use crate::limiter::Limiter;
-use crate::{Accepted, Backend, login, rest, ws};
+use crate::{Accepted, Backend, hooks, login, rest, ws};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, header};
@@ -159,7 +159,10 @@ fn router(app: Shared) -> Router {
             "/api/v1/sessions/{id}/approvals/{requestId}",
             post(rest::approve),
         )
+        .route("/api/v1/runs", get(rest::runs))
+        .route("/api/v1/runs/{id}", get(rest::run))
         .route("/auth/exchange", post(login::exchange))
+        .route("/hooks/{name}", post(hooks::deliver))
         .route("/login", get(login::page))
         .route("/", get(login::home))
         .fallback(rest::not_found)

@@ -5,6 +5,12 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod unattended;
+pub use unattended::{
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_QUEUE, Piece, ScheduleConfig, SessionMode, Template,
+    WebhookConfig, parse_cron,
+};
+
 /// The smallest frame cap accepted: room for the handshake and ordinary requests.
 pub const MIN_FRAME_BYTES: usize = 1024;
 
@@ -20,6 +26,10 @@ pub struct Config {
     pub mcp_servers: Vec<McpServerConfig>,
     /// `[gateway]`: HTTP/WebSocket (see docs/gateway.md).
     pub gateway: zeroclaw_gateway::GatewayConfig,
+    /// `[[webhooks]]`: unattended turns started by a signed HTTP request (docs/unattended.md).
+    pub webhooks: Vec<WebhookConfig>,
+    /// `[[schedules]]`: unattended turns started by a cron expression (docs/unattended.md).
+    pub schedules: Vec<ScheduleConfig>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -456,7 +466,7 @@ impl Config {
                 return Err(format!("{label}: another server has that name"));
             }
         }
-        Ok(())
+        unattended::validate(&self.webhooks, &self.schedules)
     }
 }
 
@@ -591,5 +601,62 @@ mod tests {
             err.contains("mcp_servers[1] (\"a\"): another server"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn webhooks_and_schedules_parse_and_a_bad_entry_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().display().to_string();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[[webhooks]]\nname = \"ci-failed\"\nsecret_env = \"S\"\ncwd = {cwd:?}\nprompt = \"CI {{{{json /ref}}}}\"\napprove = {{ read_file = \"allow\", bash = \"deny\" }}\n\n\
+                 [[schedules]]\nname = \"morning\"\ncron = \"0 8 * * 1-5\"\ncwd = {cwd:?}\nprompt = \"Summarise {{{{now}}}}\"\nsession = \"shared\"\ncatch_up = true\n"
+            ),
+        )
+        .unwrap();
+        let config = Config::load(&path).unwrap();
+        assert_eq!(config.webhooks[0].queue, DEFAULT_QUEUE);
+        assert_eq!(config.webhooks[0].session, SessionMode::New);
+        assert_eq!(config.webhooks[0].approve.get("bash"), Some(&Policy::Deny));
+        assert_eq!(config.schedules[0].session, SessionMode::Shared);
+        assert!(config.schedules[0].catch_up);
+        let hook = |extra: &str, cwd: &str| {
+            format!(
+                "[[webhooks]]\nname = \"h\"\nsecret_env = \"S\"\ncwd = {cwd:?}\nprompt = \"p\"\n{extra}\n"
+            )
+        };
+        let schedule = |cron: &str, prompt: &str| {
+            format!(
+                "[[schedules]]\nname = \"s\"\ncron = {cron:?}\ncwd = {cwd:?}\nprompt = {prompt:?}\n"
+            )
+        };
+        let missing = dir.path().join("nope").display().to_string();
+        for (text, want) in [
+            (hook("", &missing), "webhooks[0] (\"h\"): `cwd`"),
+            (
+                hook("queue = 0", &cwd),
+                "webhooks[0] (\"h\"): `queue` must be at least 1",
+            ),
+            (
+                hook("", &cwd).replace("prompt = \"p\"", "prompt = \"{{bogus}}\""),
+                "webhooks[0] (\"h\"): unknown placeholder `{{bogus}}`",
+            ),
+            (schedule("0 8 * *", "p"), "schedules[0] (\"s\"): `cron`"),
+            (schedule("0 25 * * *", "p"), "schedules[0] (\"s\"): `cron`"),
+            (
+                schedule("0 8 * * *", "{{body}}"),
+                "schedules[0] (\"s\"): `{{body}}`",
+            ),
+            (
+                format!("{}{}", hook("", &cwd), hook("", &cwd)),
+                "webhooks[1] (\"h\"): another webhook",
+            ),
+        ] {
+            std::fs::write(&path, &text).unwrap();
+            let err = Config::load(&path).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
+        }
     }
 }

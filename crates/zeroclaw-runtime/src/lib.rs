@@ -19,11 +19,13 @@ pub mod maintenance;
 mod mcp;
 mod methods;
 mod provider;
+mod runs;
 mod session;
 mod state;
 mod store;
 pub mod testing;
 mod tools;
 mod turn;
+mod unattended;
 
 pub use daemon::{DaemonError, DaemonOptions, GatewayChoice, run};

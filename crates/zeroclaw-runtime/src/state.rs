@@ -48,6 +48,8 @@ pub struct DaemonState {
     pub tokens: Tokens,
     /// `status.gateway`: set once at start-up, before any connection is served.
     pub gateway: OnceLock<Option<GatewayStatus>>,
+    /// Each webhook's and schedule's bounded queue of unattended runs (`unattended/`).
+    pub runs: crate::runs::Queues,
     next_connection: AtomicU64,
 }
 
@@ -71,7 +73,9 @@ impl DaemonState {
                 cwd: None,
             },
         );
+        let runs = crate::runs::Queues::new(&config);
         Self {
+            runs,
             pid: std::process::id(),
             status_fixed: OnceLock::new(),
             paths,

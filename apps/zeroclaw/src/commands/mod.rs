@@ -3,6 +3,7 @@
 pub mod call;
 pub mod mcp;
 pub mod prompt;
+pub mod runs;
 pub mod sessions;
 pub mod store;
 pub mod token;

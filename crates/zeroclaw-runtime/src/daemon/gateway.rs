@@ -8,7 +8,7 @@ use crate::connection::Authority;
 use crate::state::DaemonState;
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use zeroclaw_gateway::{Accepted, Backend, Principal, WsConnection};
+use zeroclaw_gateway::{Accepted, Backend, Delivery, HookAnswer, Principal, WsConnection};
 use zeroclaw_rpc::{BoxFuture, StreamTransport};
 
 /// Bytes buffered each way on an in-process (REST) connection.
@@ -75,5 +75,19 @@ impl Backend for DaemonBackend {
     fn exchange_code(&self, code: String) -> BoxFuture<Option<String>> {
         let state = self.state.clone();
         Box::pin(async move { state.tokens.exchange(&code).await })
+    }
+
+    fn hook_body_limit(&self, name: &str) -> Option<usize> {
+        self.state
+            .config
+            .webhooks
+            .iter()
+            .find(|h| h.name == name)
+            .map(|h| h.max_body_bytes)
+    }
+
+    fn deliver(&self, delivery: Delivery) -> BoxFuture<HookAnswer> {
+        let state = self.state.clone();
+        Box::pin(async move { crate::unattended::deliver(&state, delivery).await })
     }
 }

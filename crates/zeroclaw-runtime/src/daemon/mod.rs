@@ -214,6 +214,7 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         let _ = state.gateway.set(None);
         None
     };
+    crate::unattended::start(&state, gateway.is_some()).await;
     let local = tokio::spawn(serve(
         state.clone(),
         doors.clone(),

@@ -9,6 +9,7 @@ mod compact;
 pub(crate) mod errors;
 mod lifecycle;
 mod mcp;
+mod runs;
 mod session;
 mod token;
 
@@ -91,6 +92,10 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::TokenList>(LocalOnly),
     row::<m::TokenRevoke>(LocalOnly),
     row::<m::DashboardLink>(LocalOnly),
+    row::<m::RunsList>(READ),
+    row::<m::RunsGet>(READ),
+    row::<m::SchedulesList>(READ),
+    row::<m::ScheduleRun>(OPERATE),
 ];
 
 fn find(method: &str) -> Option<(Handler, Access)> {

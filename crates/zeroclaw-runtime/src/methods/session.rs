@@ -513,8 +513,9 @@ impl Handle for m::SessionPrompt {
             Err(refused) => return refused.reply(),
         };
         let origin = Origin {
-            peer: conn.peer.clone(),
+            peer: Some(conn.peer.clone()),
             elicitation: conn.hello.get().is_some_and(|h| h.elicitation),
+            unattended: None,
         };
         let answer = match turn::start(&daemon, session, origin, p.prompt) {
             Ok(answer) => answer,

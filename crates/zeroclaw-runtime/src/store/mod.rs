@@ -24,10 +24,12 @@
 
 mod db;
 pub mod repair;
+mod runs;
 mod schema;
 mod tokens;
 mod worker;
 
+pub use runs::{RunRow, RunStatus};
 pub use tokens::TokenRow;
 
 use db::Db;

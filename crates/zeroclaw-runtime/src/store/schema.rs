@@ -59,6 +59,33 @@ CREATE TABLE tokens (
     expires_at   INTEGER
 );
 "#,
+    // 4: unattended runs (webhooks, schedules), and the session each `session = "shared"`
+    // hook or schedule runs in. A run names its session and turn without a foreign key:
+    // the record outlives a deleted session.
+    r#"
+CREATE TABLE runs (
+    id          TEXT PRIMARY KEY,
+    source      TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    delivery_id TEXT,
+    session_id  TEXT,
+    turn_id     TEXT,
+    status      TEXT NOT NULL,
+    error       TEXT,
+    tick        INTEGER,
+    prompt      TEXT NOT NULL DEFAULT '',
+    created_at  INTEGER NOT NULL,
+    finished_at INTEGER
+);
+CREATE INDEX runs_by_delivery ON runs(source, name, delivery_id);
+CREATE INDEX runs_by_time ON runs(created_at DESC, id);
+CREATE TABLE run_sessions (
+    source     TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    PRIMARY KEY (source, name)
+);
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

@@ -49,6 +49,8 @@ pub enum Answer {
     Disconnected,
     /// The client could not ask: its error message.
     Failed(String),
+    /// Nobody can be asked (an unattended run): what the model is told, whole.
+    NoOne(String),
 }
 
 pub(super) struct AskUserTool;
@@ -122,6 +124,7 @@ impl Tool for AskUserTool {
             Answer::Failed(message) => {
                 ToolOutput::error(format!("the client could not ask the question: {message}"))
             }
+            Answer::NoOne(message) => ToolOutput::error(message),
         }
     }
 }

@@ -21,10 +21,27 @@ impl Turn<'_> {
     ) -> Result<(), String> {
         use crate::config::Policy;
         let name = call.name.as_str();
+        let fallback = own.unwrap_or_else(|| self.env.config.approvals.policy(name));
+        if let Some(unattended) = &self.origin.unattended {
+            // Nobody can be asked: the run's own table decides, `ask` waits only for a
+            // client that happens to be attached, and a protected target is refused
+            // unless the table says `ask`.
+            let policy = match unattended.policy(name, fallback) {
+                Policy::Ask if self.session.is_always_allowed(name) => Policy::Allow,
+                policy => policy,
+            };
+            let protected = target.is_some_and(|t| t.protected.is_some());
+            if policy == Policy::Deny || (protected && policy == Policy::Allow) {
+                return Err(unattended.denied());
+            }
+            if policy == Policy::Allow {
+                return Ok(());
+            }
+        }
         let policy = if self.session.is_always_allowed(name) {
             Policy::Allow
         } else {
-            own.unwrap_or_else(|| self.env.config.approvals.policy(name))
+            fallback
         };
         if policy == Policy::Deny {
             let setting = match own {

@@ -80,3 +80,30 @@ impl AskUser for Elicitation {
         })
     }
 }
+
+/// `ask_user` in an unattended run: nobody is there to answer, and the model is told so.
+#[derive(Debug)]
+pub(super) struct NoOne(pub std::sync::Arc<super::Unattended>);
+
+impl NoOne {
+    fn why(&self) -> Answer {
+        Answer::NoOne(format!(
+            "no one can answer now: this is an unattended run of {} {}; continue without the answer, and state the assumption you make",
+            self.0.source, self.0.name
+        ))
+    }
+}
+
+impl AskUser for NoOne {
+    fn ask<'a>(&'a self, _question: &'a str, _choices: &'a [String]) -> BoxFuture<'a, Answer> {
+        Box::pin(async move { self.why() })
+    }
+
+    fn elicit<'a>(
+        &'a self,
+        _message: &'a str,
+        _schema: &'a Value,
+    ) -> BoxFuture<'a, Result<Value, Answer>> {
+        Box::pin(async move { Err(self.why()) })
+    }
+}

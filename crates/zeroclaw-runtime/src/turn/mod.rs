@@ -19,14 +19,16 @@ mod tool_call;
 
 pub use compact::{CompactError, Compaction, Mode as CompactMode};
 pub use error::{Failure, TurnError};
-pub use spawn::{StartError, start};
+pub use spawn::{StartError, start, start_as};
 
-use crate::config::Config;
+use crate::config::{Config, Policy};
 use crate::mcp::Mcp;
 use crate::provider::Provider;
 use crate::state::DaemonState;
 use crate::store::Store;
 use crate::tools::Tools;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use zeroclaw_ipc::Paths;
 use zeroclaw_rpc::PeerHandle;
 
@@ -57,9 +59,54 @@ impl<'a> Env<'a> {
     }
 }
 
-/// The connection that sent the prompt: `ask_user` asks it.
+/// Who sent the prompt: a connection (`ask_user` asks it), or nobody (an unattended run).
 #[derive(Debug, Clone)]
 pub struct Origin {
-    pub peer: PeerHandle,
+    /// The connection that sent the prompt; `None` for an unattended run.
+    pub peer: Option<PeerHandle>,
     pub elicitation: bool,
+    /// The rules of an unattended run (webhook or schedule): nobody can be asked.
+    pub unattended: Option<Arc<Unattended>>,
+}
+
+impl Origin {
+    /// For the log: the connection's label, or `webhook:<name>` / `schedule:<name>`.
+    pub fn label(&self) -> String {
+        match (&self.peer, &self.unattended) {
+            (Some(peer), _) => peer.label().to_owned(),
+            (None, Some(u)) => format!("{}:{}", u.source, u.name),
+            (None, None) => "-".into(),
+        }
+    }
+}
+
+/// An unattended run's approval policy (docs/unattended.md): per tool `allow`, `deny` or
+/// `ask` (an attached client may answer within the approval timeout); a tool the table
+/// does not name follows `[approvals]` (or its MCP server's `approve`) with `ask` turned
+/// into `deny`.
+#[derive(Debug, Clone)]
+pub struct Unattended {
+    /// `webhook` or `schedule`.
+    pub source: &'static str,
+    pub name: String,
+    pub approve: BTreeMap<String, Policy>,
+}
+
+impl Unattended {
+    /// What the model is told when the policy refuses a call.
+    pub fn denied(&self) -> String {
+        format!(
+            "denied by the unattended policy of {} {}: no one can approve this run",
+            self.source, self.name
+        )
+    }
+
+    /// The policy for `tool`, given what it would be for a person (`fallback`).
+    pub fn policy(&self, tool: &str, fallback: Policy) -> Policy {
+        match self.approve.get(tool) {
+            Some(policy) => *policy,
+            None if fallback == Policy::Ask => Policy::Deny,
+            None => fallback,
+        }
+    }
 }

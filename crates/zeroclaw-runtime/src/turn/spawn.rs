@@ -47,6 +47,24 @@ pub fn start(
     origin: Origin,
     prompt: String,
 ) -> Result<TurnAnswer, StartError> {
+    start_as(
+        daemon,
+        session,
+        origin,
+        prompt,
+        uuid::Uuid::new_v4().to_string(),
+    )
+}
+
+/// [`start`] with the turn's id chosen by the caller (an unattended run records it before
+/// the turn starts).
+pub fn start_as(
+    daemon: &Arc<DaemonState>,
+    session: Arc<Session>,
+    origin: Origin,
+    prompt: String,
+    turn_id: String,
+) -> Result<TurnAnswer, StartError> {
     let busy = |running: String| StartError::Busy {
         session_id: session.id.clone(),
         running,
@@ -60,7 +78,7 @@ pub fn start(
             limit: daemon.config.agent.max_running_turns,
         });
     };
-    let turn = ActiveTurn::new(uuid::Uuid::new_v4().to_string());
+    let turn = ActiveTurn::new(turn_id);
     if let Err(running) = session.try_start(turn.clone()) {
         return Err(busy(running));
     }
@@ -72,7 +90,7 @@ pub fn start(
         turn,
         _permit: permit,
     };
-    tracing::info!(session = %slot.session.id, turn = %slot.turn.id, peer = %origin.peer.label(), "turn started");
+    tracing::info!(session = %slot.session.id, turn = %slot.turn.id, origin = %origin.label(), "turn started");
     daemon.turns.spawn(async move {
         let env = Env::of(&slot.daemon);
         let outcome = super::step::run(env, &slot.session, &slot.turn, &origin, &prompt).await;

@@ -1,7 +1,7 @@
 //! One tool call: checked, its path resolved and guarded (see `target.rs`), approved (see
 //! `approval.rs`), then run.
 
-use super::ask_user::Elicitation;
+use super::ask_user::{Elicitation, NoOne};
 use super::step::Turn;
 use super::target::{self, Own, Target};
 use crate::provider::ToolCall;
@@ -55,14 +55,19 @@ impl Turn<'_> {
                 bash_default_timeout: Duration::from_secs(config.tools.bash_timeout_secs.max(1)),
                 ..ToolLimits::default()
             },
-            ask_user: self.origin.elicitation.then(|| {
-                Arc::new(Elicitation {
-                    peer: self.origin.peer.clone(),
+            ask_user: match (&self.origin.unattended, &self.origin.peer) {
+                (Some(unattended), _) => {
+                    Some(Arc::new(NoOne(unattended.clone())) as Arc<dyn AskUser>)
+                }
+                (None, Some(peer)) if self.origin.elicitation => Some(Arc::new(Elicitation {
+                    peer: peer.clone(),
                     session_id: self.session.id.clone(),
                     turn_id: self.id().to_owned(),
                     timeout: Duration::from_secs(config.agent.ask_user_timeout_secs),
-                }) as Arc<dyn AskUser>
-            }),
+                })
+                    as Arc<dyn AskUser>),
+                (None, _) => None,
+            },
             scrub: crate::state::scrub(config),
         };
         tool.run(args, &context).await
