@@ -3,7 +3,7 @@
 use crate::auth::{App, ConnInfo, LogSlot, Origins, Shared};
 use crate::config::GatewayConfig;
 use crate::limiter::Limiter;
-use crate::{Accepted, Backend, login, rest, ws};
+use crate::{Accepted, Backend, dashboard, login, rest, ws};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, header};
@@ -159,8 +159,9 @@ fn router(app: Shared) -> Router {
             post(rest::approve),
         )
         .route("/auth/exchange", post(login::exchange))
-        .route("/login", get(login::page))
-        .route("/", get(login::home))
+        .route("/login", get(dashboard::login))
+        .route("/", get(dashboard::index))
+        .route("/assets/{name}", get(dashboard::asset))
         .fallback(rest::not_found)
         .layer(cors)
         .layer(middleware::from_fn_with_state(app.clone(), log_request))
