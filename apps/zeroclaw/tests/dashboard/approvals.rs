@@ -5,7 +5,7 @@ use crate::browser::{Browser, Test, click, count, element, screenshot, until, un
 use crate::common::bash_call;
 use crate::page::{Dash, connected, open, prompt};
 use serde_json::json;
-use zeroclaw_testkit::openai;
+use zeroclaw_testkit::{Gate, openai};
 
 pub const TESTS: &[Test] = &[(
     "approvals::two_windows_see_one_turn_and_an_approval_clicked_in_one_leaves_both",
@@ -18,9 +18,16 @@ fn two_windows_see_one_turn_and_an_approval_clicked_in_one_leaves_both(b: &Brows
     dash.env
         .fake
         .push(bash_call("call_1", "echo marker-$((6*7))", 3));
-    dash.env
-        .fake
-        .push(openai::text(&["The shell said ", "marker-42."]));
+    // The answer after the tool waits for the test: the turn is still running while the
+    // second window is checked.
+    let gate = Gate::new();
+    dash.env.fake.push(
+        openai::Builder::new()
+            .wait_for(&gate)
+            .text("The shell said ")
+            .text("marker-42.")
+            .build(),
+    );
     let c = &b.client;
     b.block(async {
         dash.sign_in(c).await;
@@ -57,9 +64,9 @@ fn two_windows_see_one_turn_and_an_approval_clicked_in_one_leaves_both(b: &Brows
         click(c, &format!("{card} button[data-decision='allow_once']")).await;
         until_text(c, &format!("{card} .tool-result"), "marker-42").await;
         assert_eq!(count(c, ".approval").await, 0);
-        until_text(c, ".msg.assistant", "The shell said marker-42.").await;
 
-        // ...the second window's buttons are gone, and it has the result and the answer.
+        // ...the second window's buttons are gone while the turn still runs, and it has
+        // the result, then the answer.
         c.switch_to_window(second.clone()).await.unwrap();
         until_text(c, &format!("{card} .tool-result"), "marker-42").await;
         until(
@@ -68,6 +75,8 @@ fn two_windows_see_one_turn_and_an_approval_clicked_in_one_leaves_both(b: &Brows
             json!(null),
         )
         .await;
+        element(c, "#stop:not([hidden])").await;
+        gate.open();
         until_text(c, ".msg.assistant", "The shell said marker-42.").await;
         until_text(c, ".turn-end", "done").await;
         assert_eq!(

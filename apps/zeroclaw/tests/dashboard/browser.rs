@@ -10,6 +10,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// How long one wait on the page may take before it fails naming what it waited for
+/// (under the test's hang guard, so the message is this one).
+const WAIT: Duration = Duration::from_secs(HANG_GUARD.as_secs() / 2);
+
 /// A test: its name (a sentence) and its body.
 pub type Test = (&'static str, fn(&Browser));
 
@@ -211,7 +215,7 @@ pub fn run(groups: &[&[Test]]) {
 /// The element `css` once it exists.
 pub async fn element(c: &Client, css: &str) -> Element {
     c.wait()
-        .at_most(HANG_GUARD)
+        .at_most(WAIT)
         .every(Duration::from_millis(20))
         .for_element(Locator::Css(css))
         .await
@@ -222,7 +226,7 @@ pub async fn element(c: &Client, css: &str) -> Element {
 /// with `arguments[0]` = `arg`) is true.
 pub async fn until(c: &Client, condition: &str, arg: Value) {
     let script = format!("return !!({condition});");
-    let deadline = Instant::now() + HANG_GUARD;
+    let deadline = Instant::now() + WAIT;
     loop {
         if c.execute(&script, vec![arg.clone()]).await.unwrap() == json!(true) {
             return;
