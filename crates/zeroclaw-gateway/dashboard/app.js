@@ -1,7 +1,7 @@
 // The zeroclaw dashboard: one more client of the daemon's protocol. It talks JSON-RPC over
 // the gateway's /rpc WebSocket (the session cookie authenticates it) exactly as zerocode
 // does over the socket, and reads nothing else but /api/v1/status (to tell "signed out"
-// from "daemon down" before it connects). No library, no build step; every piece of
+// from "daemon down" when the WebSocket cannot open). No library, no build step; every piece of
 // untrusted text reaches the page through text nodes (see markdown.js).
 
 import { codeBlock, renderMarkdown } from "./markdown.js";
@@ -46,33 +46,31 @@ class Rpc {
     this.timer = null;
   }
 
-  async open() {
+  open() {
     clearTimeout(this.timer);
     this.handlers.state("connecting");
-    // A plain request first: a 401 means "signed out" (no point retrying), a network error
-    // means the daemon is away (retry); the WebSocket API cannot tell the two apart.
-    let answer;
-    try {
-      answer = await fetch("/api/v1/status", { credentials: "same-origin", cache: "no-store" });
-    } catch {
-      this.retry();
-      return;
-    }
-    if (answer.status === 401) {
-      this.handlers.state("signed-out");
-      return;
+    // At most one socket: an attempt still under way is dropped first (its events would
+    // arrive twice otherwise).
+    if (this.ws) {
+      const old = this.ws;
+      this.ws = null;
+      old.onmessage = null;
+      old.close();
     }
     const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/rpc`, ["zeroclaw.v1"]);
     this.ws = ws;
+    let opened = false;
     ws.onmessage = (message) => this.receive(message.data);
     ws.onclose = () => {
       if (this.ws !== ws) return;
       this.ws = null;
       for (const call of this.pending.values()) call.reject(new RpcError(LOST, "the connection was lost"));
       this.pending.clear();
-      this.retry();
+      if (opened) this.retry();
+      else this.diagnose();
     };
     ws.onopen = async () => {
+      opened = true;
       try {
         this.info = await this.call("initialize", {
           protocolVersion: 1,
@@ -86,6 +84,24 @@ class Rpc {
       this.attempt = 0;
       this.handlers.state("up");
     };
+  }
+
+  /**
+   * The upgrade was refused or the daemon is away: the WebSocket API cannot tell which, so
+   * a plain request asks. A 401 means "signed out" (no point retrying); anything else is
+   * retried.
+   */
+  async diagnose() {
+    try {
+      const answer = await fetch("/api/v1/status", { credentials: "same-origin", cache: "no-store" });
+      if (answer.status === 401) {
+        this.handlers.state("signed-out");
+        return;
+      }
+    } catch {
+      // The daemon is away: retry.
+    }
+    this.retry();
   }
 
   /** Backoff: 0.5 s, 1 s, 2 s, … up to 10 s between attempts. */
@@ -253,8 +269,7 @@ function renderStatus() {
     ["Clients", String(s.clients)],
     ["Sessions", `${s.sessions.running} running of ${s.sessions.total}`],
   ];
-  if (s.provider) rows.push(["Provider", [s.provider.kind, s.provider.model].filter(Boolean).join(" · ")]);
-  else if (s.model) rows.push(["Model", s.model]);
+  if (s.provider) rows.push(["Provider", `${s.provider.kind} · ${s.provider.model}`]);
   const list = $("status-list");
   list.replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k.toLowerCase() }, v)]));
   $("mcp-list").replaceChildren(
@@ -314,6 +329,11 @@ async function refreshSessions() {
     return;
   }
   state.sessions = all;
+  if (!state.listedOnce) {
+    state.listedOnce = true;
+    // Measured by the browser tests (docs/benchmarks.md): navigation to first list.
+    queueMicrotask(() => performance.mark("zeroclaw:first-session-list"));
+  }
   for (const s of all) {
     if (s.running) state.running.add(s.sessionId);
     else if (!(state.view && state.view.sessionId === s.sessionId && state.view.liveTurn)) state.running.delete(s.sessionId);

@@ -27,6 +27,8 @@ fn a_one_time_link_signs_in_once_and_a_used_or_wrong_code_is_refused(b: &Browser
             format!("{}/", dash.url)
         );
         until_text(c, "#status-list", env!("CARGO_PKG_VERSION")).await;
+        until_text(c, "#status-list [data-field='provider']", "openai · fake").await;
+        until_text(c, "#status-list [data-field='gateway']", &dash.url).await;
 
         // The same link again, without the cookie: refused.
         c.delete_all_cookies().await.unwrap();
