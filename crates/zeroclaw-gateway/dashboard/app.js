@@ -70,6 +70,7 @@ class Rpc {
       else this.diagnose();
     };
     ws.onopen = async () => {
+      performance.mark("zeroclaw:ws-open");
       opened = true;
       try {
         this.info = await this.call("initialize", {
@@ -81,6 +82,7 @@ class Rpc {
         ws.close();
         return;
       }
+      performance.mark("zeroclaw:initialized");
       this.attempt = 0;
       this.handlers.state("up");
     };

@@ -42,6 +42,17 @@ fn sessions_are_listed_newest_first_searched_created_renamed_and_deleted(b: &Bro
             .await
             .unwrap();
         eprintln!("dashboard: first session list shown {shown} ms after navigation");
+        let steps = c
+            .execute(
+                "const n = performance.getEntriesByType('navigation')[0]; \
+                 const at = (m) => Math.round(performance.getEntriesByName(m)[0].startTime); \
+                 return `html ${Math.round(n.responseEnd)} ms, scripts run ${Math.round(n.domContentLoadedEventEnd)} ms, \
+                 WebSocket open ${at('zeroclaw:ws-open')} ms, initialized ${at('zeroclaw:initialized')} ms`;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        eprintln!("dashboard: on the way: {}", steps.as_str().unwrap());
 
         // Search filters by title (and cwd, model, id).
         type_into(c, "#search", "alpha").await;
