@@ -628,7 +628,7 @@ function pretty(value) {
 
 /** A long text folds behind a summary line, expandable. */
 function foldable(text, label) {
-  const lines = text.split("\n").length;
+  const lines = text.replace(/\n$/, "").split("\n").length;
   const pre = el("pre", { class: "output" });
   pre.textContent = text;
   if (lines <= 12 && text.length <= 1200) return pre;

@@ -25,6 +25,8 @@ mod csp;
 #[cfg(unix)]
 mod login;
 #[cfg(unix)]
+mod output;
+#[cfg(unix)]
 mod questions;
 #[cfg(unix)]
 mod reconnect;
@@ -41,6 +43,7 @@ fn main() {
         sessions::TESTS,
         streaming::TESTS,
         approvals::TESTS,
+        output::TESTS,
         questions::TESTS,
         reconnect::TESTS,
     ]);
