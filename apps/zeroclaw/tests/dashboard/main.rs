@@ -23,6 +23,8 @@ mod approvals;
 #[cfg(unix)]
 mod csp;
 #[cfg(unix)]
+mod keyboard;
+#[cfg(unix)]
 mod login;
 #[cfg(unix)]
 mod output;
@@ -43,6 +45,7 @@ fn main() {
         sessions::TESTS,
         streaming::TESTS,
         approvals::TESTS,
+        keyboard::TESTS,
         output::TESTS,
         questions::TESTS,
         reconnect::TESTS,
