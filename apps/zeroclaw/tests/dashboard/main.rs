@@ -36,6 +36,8 @@ mod reconnect;
 mod sessions;
 #[cfg(unix)]
 mod streaming;
+#[cfg(unix)]
+mod theme;
 
 fn main() {
     #[cfg(unix)]
@@ -48,6 +50,7 @@ fn main() {
         keyboard::TESTS,
         output::TESTS,
         questions::TESTS,
+        theme::TESTS,
         reconnect::TESTS,
     ]);
     #[cfg(not(unix))]
