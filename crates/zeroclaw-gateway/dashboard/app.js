@@ -762,6 +762,11 @@ $("prompt-form").addEventListener("submit", async (event) => {
   const view = state.view;
   const text = $("prompt").value;
   if (!view || !text.trim() || state.running.has(view.sessionId)) return;
+  if (!rpc.up) {
+    // Keep what was typed; it can be sent once the connection is back.
+    note("Not connected to the daemon; the prompt was not sent.", "error");
+    return;
+  }
   $("prompt").value = "";
   // The daemon does not echo a prompt live (only a replay has it), so it is shown here.
   addText(view, "user", "local", text);

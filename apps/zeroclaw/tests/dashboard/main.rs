@@ -38,6 +38,8 @@ mod sessions;
 mod streaming;
 #[cfg(unix)]
 mod theme;
+#[cfg(unix)]
+mod untrusted;
 
 fn main() {
     #[cfg(unix)]
@@ -51,6 +53,7 @@ fn main() {
         output::TESTS,
         questions::TESTS,
         theme::TESTS,
+        untrusted::TESTS,
         reconnect::TESTS,
     ]);
     #[cfg(not(unix))]
