@@ -549,6 +549,11 @@ mod cli {
         assert_eq!(json["pid"], json!(daemon.pid()));
         assert_eq!(json["protocolVersion"], json!(1));
         assert_eq!(json["endpoint"], json!(daemon.endpoint.to_str().unwrap()));
+        // The default provider (no config file): a local Ollama's OpenAI API.
+        assert_eq!(
+            json["provider"],
+            json!({"kind": "openai", "model": "llama3.2"})
+        );
     }
 
     #[test]

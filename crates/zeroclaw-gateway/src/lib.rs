@@ -7,12 +7,14 @@
 //!   ([`Backend::connect`]) making the protocol's typed calls, so REST answers are the
 //!   RPC results, and the token's scope is enforced by the same method table.
 //! - `/auth/exchange`, `/login`: the dashboard's one-time code for a cookie.
+//! - `/`, `/assets/*`: the dashboard itself, embedded (`dashboard`).
 //!
 //! The daemon supplies the [`Backend`]: token checks, in-process connections and login
 //! codes. This crate knows nothing of sessions or the store.
 
 mod auth;
 pub mod config;
+mod dashboard;
 mod errors;
 mod hooks;
 mod limiter;

@@ -7,7 +7,7 @@ use crate::errors::ApiError;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -72,41 +72,3 @@ pub async fn exchange(
     }
     Ok(response)
 }
-
-/// The login page: it reads the code from the fragment and exchanges it.
-pub async fn page() -> Response {
-    let mut response = Html(LOGIN_PAGE).into_response();
-    let h = response.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    response
-}
-
-/// Where the dashboard will be; until then a page that says what is there.
-pub async fn home() -> Html<&'static str> {
-    Html(HOME_PAGE)
-}
-
-const LOGIN_PAGE: &str = r#"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>zeroclaw: signing in</title></head>
-<body><p id="m">Signing in…</p>
-<script>
-const code = new URLSearchParams(location.hash.slice(1)).get("code");
-history.replaceState(null, "", "/login");
-const say = (t) => { document.getElementById("m").textContent = t; };
-if (!code) { say("No login code: run `zeroclaw dashboard` for a link."); }
-else fetch("/auth/exchange", {method: "POST", headers: {"content-type": "application/json"},
-  body: JSON.stringify({code}), credentials: "same-origin"})
-  .then((r) => r.status === 204 ? location.replace("/") : say("This link was already used or has expired: run `zeroclaw dashboard` again."))
-  .catch(() => say("The daemon could not be reached."));
-</script></body></html>
-"#;
-
-const HOME_PAGE: &str = r#"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>zeroclaw</title></head>
-<body><h1>zeroclaw</h1><p>The gateway serves <code>/rpc</code> (JSON-RPC over WebSocket) and
-<code>/api/v1</code> (REST; <a href="/api/v1/openapi.json">OpenAPI</a>).</p></body></html>
-"#;

@@ -7,7 +7,8 @@ use crate::rest;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-/// Every route the router serves besides `/rpc`, `/login` and `/`, as `(method, path)`.
+/// Every route the router serves besides `/rpc` and the dashboard's files (`/login`, `/`,
+/// `/assets/{name}`), as `(method, path)`.
 pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/api/v1/health"),
     ("get", "/api/v1/status"),

@@ -3,7 +3,7 @@
 use crate::auth::{App, ConnInfo, LogSlot, Origins, Shared};
 use crate::config::GatewayConfig;
 use crate::limiter::Limiter;
-use crate::{Accepted, Backend, hooks, login, rest, ws};
+use crate::{Accepted, Backend, dashboard, hooks, login, rest, ws};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, header};
@@ -163,8 +163,9 @@ fn router(app: Shared) -> Router {
         .route("/api/v1/runs/{id}", get(rest::run))
         .route("/auth/exchange", post(login::exchange))
         .route("/hooks/{name}", post(hooks::deliver))
-        .route("/login", get(login::page))
-        .route("/", get(login::home))
+        .route("/login", get(dashboard::login))
+        .route("/", get(dashboard::index))
+        .route("/assets/{name}", get(dashboard::asset))
         .fallback(rest::not_found)
         .layer(cors)
         .layer(middleware::from_fn_with_state(app.clone(), log_request))

@@ -244,6 +244,21 @@ pub struct StatusResult {
     /// when it could not start.
     #[serde(default)]
     pub gateway: Option<GatewayStatus>,
+    /// The configured provider (`[provider]`): its kind and default model.
+    #[serde(default)]
+    pub provider: Option<ProviderStatus>,
+}
+
+/// `status.provider`: what answers the sessions that name no model of their own. The
+/// base URL is left out (it may carry credentials).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderStatus {
+    /// `openai` or `anthropic`.
+    pub kind: String,
+    /// `provider.model`.
+    pub model: String,
 }
 
 /// `status.gateway` when the gateway is configured.

@@ -15,7 +15,13 @@ fn a_login_code_works_once_and_its_cookie_acts_only_from_our_origin() {
         let client = http();
         let page = client.get(format!("{base}/login")).send().await.unwrap();
         assert_eq!(page.status(), 200);
-        assert!(page.text().await.unwrap().contains("/auth/exchange"));
+        assert!(page.text().await.unwrap().contains("/assets/login.js"));
+        let script = client
+            .get(format!("{base}/assets/login.js"))
+            .send()
+            .await
+            .unwrap();
+        assert!(script.text().await.unwrap().contains("/auth/exchange"));
 
         let exchange = || {
             client

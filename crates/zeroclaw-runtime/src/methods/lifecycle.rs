@@ -1,6 +1,7 @@
 //! `initialize`, `status`, `shutdown`.
 
 use super::{Ctx, Handle, Reply};
+use crate::config::ProviderKind;
 use crate::connection::ClientHello;
 use crate::state::{DaemonState, SERVER_VERSION};
 use serde::Serialize;
@@ -76,6 +77,7 @@ struct FixedStatus<'a> {
     data_dir: String,
     ephemeral: bool,
     gateway: Option<zeroclaw_protocol::GatewayStatus>,
+    provider: zeroclaw_protocol::ProviderStatus,
 }
 
 /// `{"serverVersion":…,"ephemeral":…,` — the fixed members, ready for the changing ones.
@@ -88,6 +90,14 @@ fn fixed_status(daemon: &DaemonState) -> String {
         data_dir: daemon.paths.data_dir.display().to_string(),
         ephemeral: daemon.ephemeral,
         gateway: daemon.gateway.get().cloned().flatten(),
+        provider: zeroclaw_protocol::ProviderStatus {
+            kind: match daemon.config.provider.kind {
+                ProviderKind::Openai => "openai",
+                ProviderKind::Anthropic => "anthropic",
+            }
+            .to_owned(),
+            model: daemon.config.provider.model.clone(),
+        },
     };
     // A struct of strings, numbers and a bool always serialises to `{…}`.
     let mut text = serde_json::to_string(&fixed).unwrap_or_else(|_| "{}".to_owned());

@@ -1,0 +1,61 @@
+//! The web dashboard in a real browser: Debian's headless `chromium` driven over WebDriver
+//! (`chromedriver`, through `fantoccini`) against the real daemon, its gateway on
+//! 127.0.0.1:0 and the fake provider. One browser serves the whole binary (this file's
+//! `main` replaces libtest's, so the browser starts once and is closed at the end, and
+//! the tests run one after another in it); each test has its own daemon and signs in
+//! with its own one-time link. Waits are on what the page shows, never on time.
+//!
+//! Without chromium or chromedriver the run fails under `CI=true` and is skipped, loudly,
+//! otherwise. The browser tests run on Unix (the Windows build under Wine has no browser).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[cfg(unix)]
+#[path = "../common/mod.rs"]
+mod common;
+
+#[cfg(unix)]
+mod browser;
+#[cfg(unix)]
+mod page;
+
+#[cfg(unix)]
+mod approvals;
+#[cfg(unix)]
+mod csp;
+#[cfg(unix)]
+mod keyboard;
+#[cfg(unix)]
+mod login;
+#[cfg(unix)]
+mod output;
+#[cfg(unix)]
+mod questions;
+#[cfg(unix)]
+mod reconnect;
+#[cfg(unix)]
+mod sessions;
+#[cfg(unix)]
+mod streaming;
+#[cfg(unix)]
+mod theme;
+#[cfg(unix)]
+mod untrusted;
+
+fn main() {
+    #[cfg(unix)]
+    browser::run(&[
+        login::TESTS,
+        csp::TESTS,
+        sessions::TESTS,
+        streaming::TESTS,
+        approvals::TESTS,
+        keyboard::TESTS,
+        output::TESTS,
+        questions::TESTS,
+        theme::TESTS,
+        untrusted::TESTS,
+        reconnect::TESTS,
+    ]);
+    #[cfg(not(unix))]
+    eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");
+}
