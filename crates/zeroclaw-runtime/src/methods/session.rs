@@ -497,6 +497,7 @@ impl Handle for m::SessionPrompt {
         let origin = Origin {
             peer: conn.peer.clone(),
             elicitation: conn.hello.get().is_some_and(|h| h.elicitation),
+            fs: conn.hello.get().map(|h| h.fs).unwrap_or_default(),
         };
         let answer = match turn::start(&daemon, session, origin, p.prompt) {
             Ok(answer) => answer,

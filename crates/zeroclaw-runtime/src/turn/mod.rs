@@ -10,6 +10,7 @@
 
 mod approval;
 mod ask_user;
+mod client_files;
 mod compact;
 mod error;
 mod spawn;
@@ -62,4 +63,6 @@ impl<'a> Env<'a> {
 pub struct Origin {
     pub peer: PeerHandle,
     pub elicitation: bool,
+    /// The file operations it does for the tools (`fs/*`); none: the disk.
+    pub fs: zeroclaw_protocol::FsCapabilities,
 }

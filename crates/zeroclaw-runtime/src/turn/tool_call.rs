@@ -2,11 +2,12 @@
 //! `approval.rs`), then run.
 
 use super::ask_user::Elicitation;
+use super::client_files::ClientFs;
 use super::step::Turn;
 use super::target::{self, Own, Target};
 use crate::provider::ToolCall;
 use crate::tools::spill::{self, SpillTo};
-use crate::tools::{AskUser, DynTool, ToolContext, ToolLimits, ToolOutput, ToolSet};
+use crate::tools::{AskUser, ClientFiles, DynTool, ToolContext, ToolLimits, ToolOutput, ToolSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,6 +65,15 @@ impl Turn<'_> {
                 }) as Arc<dyn AskUser>
             }),
             scrub: crate::state::scrub(config),
+            client_files: (self.origin.fs.read_text_file || self.origin.fs.write_text_file).then(
+                || {
+                    Arc::new(ClientFs {
+                        peer: self.origin.peer.clone(),
+                        session_id: self.session.id.clone(),
+                        capabilities: self.origin.fs,
+                    }) as Arc<dyn ClientFiles>
+                },
+            ),
         };
         tool.run(args, &context).await
     }
