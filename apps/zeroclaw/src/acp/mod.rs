@@ -64,6 +64,9 @@ pub struct Bridge {
     sessions: Mutex<HashMap<String, Arc<SessionLink>>>,
     /// Cancelled when the daemon's connection is lost.
     gone: CancellationToken,
+    /// Cancelled once the open sessions were told the daemon is gone: the prompts it
+    /// failed answer after that, so the editor hears why first.
+    told: CancellationToken,
     /// The prompts in flight (tasks that answer a `session/prompt`).
     prompts: TaskTracker,
     /// What the editor declared in its last `initialize`.
@@ -85,6 +88,7 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
         daemon: OnceLock::new(),
         sessions: Mutex::new(HashMap::new()),
         gone: CancellationToken::new(),
+        told: CancellationToken::new(),
         prompts: TaskTracker::new(),
         caps: Mutex::new(EditorCaps::default()),
     });
@@ -398,8 +402,12 @@ impl Bridge {
             Ok(text) => text,
             Err(e) => return responder.respond_with_error(e),
         };
+        let told = self.told.clone();
         self.prompts.spawn(async move {
             let outcome = client.session_prompt(&session_id, &text).await;
+            if matches!(outcome, Err(zeroclaw_rpc::CallError::Closed)) {
+                told.cancelled().await;
+            }
             // Every event of the turn precedes its answer: forward them all first.
             link.flush().await;
             let sent = match outcome {
@@ -472,6 +480,7 @@ impl Bridge {
                 link.notify_gone(cx);
             }
         }
+        self.told.cancel();
         self.prompts.close();
         if tokio::time::timeout(DRAIN_GUARD, self.prompts.wait())
             .await

@@ -244,6 +244,7 @@ pub async fn run<R>(
         text
     });
     // Stdout must hold nothing but protocol messages: a line that is not JSON fails here.
+    // ACP_TEST_TRACE=1 prints every line both ways (docs/acp.md's transcript).
     let incoming =
         futures_util::stream::unfold(BufReader::new(stdout).lines(), |mut lines| async move {
             match lines.next_line().await {
@@ -262,6 +263,9 @@ pub async fn run<R>(
             }
         });
     let outgoing = futures_util::sink::unfold(stdin, |mut stdin, line: String| async move {
+        if std::env::var_os("ACP_TEST_TRACE").is_some() {
+            eprintln!("editor → agent: {line}");
+        }
         stdin.write_all(line.as_bytes()).await?;
         stdin.write_all(b"\n").await?;
         stdin.flush().await?;

@@ -12,6 +12,7 @@ mod common;
 
 mod editor;
 
+mod ask_user;
 mod cancel;
 mod daemon_gone;
 mod editor_fs;
