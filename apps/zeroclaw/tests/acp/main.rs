@@ -19,5 +19,8 @@ mod editor_fs;
 mod editor_leaves;
 mod handshake;
 mod load;
+// The MCP test server is found as a Linux build; under Wine it is not run yet.
+#[cfg(unix)]
+mod mcp;
 mod permissions;
 mod prompt;
