@@ -1,5 +1,6 @@
 //! `zeroclaw`: the daemon and its command-line client.
 
+mod acp;
 mod commands;
 mod help;
 mod terminal;
@@ -205,6 +206,16 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
     /// Print the endpoint the daemon listens on (socket path or pipe name).
     #[command(after_help = help::ENDPOINT_EXAMPLE)]
     Endpoint,
+    /// Be an Agent Client Protocol agent on stdin/stdout, for editors (Zed and others).
+    #[command(
+        long_about = "Be an Agent Client Protocol (ACP v1) agent on stdin/stdout: an editor starts \
+this as its agent and drives zeroclaw sessions through it. Bridges to the daemon of the config \
+dir (starting one if none runs); sessions stay the daemon's and go on when the editor leaves. \
+Only ACP messages go to stdout; diagnostics go to stderr. See docs/acp.md.\n\n\
+Exit status: 0 the editor closed stdin, 1 the daemon went away or could not be reached.",
+        after_help = "Example (Zed's settings.json):\n  \"agent_servers\": { \"zeroclaw\": { \"command\": \"zeroclaw\", \"args\": [\"acp\"] } }"
+    )]
+    Acp,
     /// Print a shell completion script.
     #[command(
         after_help = "Examples:\n  zeroclaw completions bash > ~/.local/share/bash-completion/completions/zeroclaw\n  zeroclaw completions zsh > \"${fpath[1]}/_zeroclaw\"\n  zeroclaw completions fish > ~/.config/fish/completions/zeroclaw.fish"
@@ -449,6 +460,7 @@ fn main() -> ExitCode {
                 println!("{}", paths.endpoint);
                 Ok(0)
             }
+            Command::Acp => acp::run(paths).await,
             Command::Completions { .. } => Ok(0),
         }
     });

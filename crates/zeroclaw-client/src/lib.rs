@@ -60,6 +60,21 @@ pub trait ElicitationHandler: Send + Sync + 'static {
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<ElicitationResponse>;
 }
 
+/// Does the daemon's file operations for it (`fs/read_text_file`, `fs/write_text_file`):
+/// an editor that holds unsaved buffers. The error is the message the agent's tool reports.
+pub trait FsHandler: Send + Sync + 'static {
+    fn read_text_file(&self, params: m::FsReadTextFileParams) -> BoxFuture<Result<String, String>>;
+    fn write_text_file(&self, params: m::FsWriteTextFileParams) -> BoxFuture<Result<(), String>>;
+}
+
+/// [`ClientOptions::fs`]: the handler, and which of its operations to declare.
+#[derive(Clone)]
+pub struct FsOptions {
+    pub read_text_file: bool,
+    pub write_text_file: bool,
+    pub handler: Arc<dyn FsHandler>,
+}
+
 #[derive(Clone)]
 pub struct ClientOptions {
     /// Sent as `clientInfo.name`.
@@ -71,6 +86,9 @@ pub struct ClientOptions {
     /// Also deliver every notification, `session/update` included, raw through
     /// [`Client::next_notification`] (for tools that print the wire, like `zeroclaw call --events`).
     pub tap_notifications: bool,
+    /// With a handler, the client declares `capabilities.fs` and the daemon's file tools
+    /// read and write through it in the turns this connection prompts.
+    pub fs: Option<FsOptions>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -80,6 +98,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("max_frame_bytes", &self.max_frame_bytes)
             .field("elicitation", &self.elicitation.is_some())
             .field("tap_notifications", &self.tap_notifications)
+            .field("fs", &self.fs.is_some())
             .finish()
     }
 }
@@ -91,6 +110,7 @@ impl Default for ClientOptions {
             max_frame_bytes: zeroclaw_rpc::DEFAULT_MAX_FRAME_BYTES,
             elicitation: None,
             tap_notifications: false,
+            fs: None,
         }
     }
 }
@@ -121,6 +141,7 @@ const NOTIFICATION_QUEUE: usize = 1024;
 struct ClientService {
     router: Arc<events::Router>,
     elicitation: Option<Arc<dyn ElicitationHandler>>,
+    fs: Option<FsOptions>,
     others: tokio::sync::mpsc::Sender<Notification>,
     tap: bool,
 }
@@ -134,6 +155,9 @@ pub struct Notification {
 
 impl Service for ClientService {
     fn request(&self, method: String, params: Option<Value>) -> BoxFuture<HandlerResult> {
+        if let Some(answer) = self.fs_request(&method, params.as_ref()) {
+            return answer;
+        }
         match (method.as_str(), &self.elicitation) {
             (ElicitationCreate::NAME, Some(handler)) => {
                 let request: ElicitationRequest =
@@ -165,6 +189,49 @@ impl Service for ClientService {
         {
             tracing::warn!("notification queue full; a notification was dropped");
         }
+    }
+}
+
+impl ClientService {
+    /// `fs/*` when declared: the handler's answer (its error as an internal error, whose
+    /// message the tool reports); `None` for any other method.
+    fn fs_request(&self, method: &str, params: Option<&Value>) -> Option<BoxFuture<HandlerResult>> {
+        let fs = self.fs.as_ref()?;
+        fn parse<T: serde::de::DeserializeOwned>(params: Option<&Value>) -> Result<T, RpcError> {
+            let params = params.ok_or_else(|| RpcError::invalid_params("missing params"))?;
+            T::deserialize(params).map_err(RpcError::invalid_params)
+        }
+        Some(match method {
+            m::FsReadTextFile::NAME if fs.read_text_file => {
+                match parse::<m::FsReadTextFileParams>(params) {
+                    Ok(params) => {
+                        let read = fs.handler.read_text_file(params);
+                        Box::pin(async move {
+                            match read.await {
+                                Ok(content) => Answer::new(&m::FsReadTextFileResult { content }),
+                                Err(message) => Err(RpcError::internal(message)),
+                            }
+                        })
+                    }
+                    Err(e) => ready(Err(e)),
+                }
+            }
+            m::FsWriteTextFile::NAME if fs.write_text_file => {
+                match parse::<m::FsWriteTextFileParams>(params) {
+                    Ok(params) => {
+                        let write = fs.handler.write_text_file(params);
+                        Box::pin(async move {
+                            match write.await {
+                                Ok(()) => Answer::new(&m::Empty {}),
+                                Err(message) => Err(RpcError::internal(message)),
+                            }
+                        })
+                    }
+                    Err(e) => ready(Err(e)),
+                }
+            }
+            _ => return None,
+        })
     }
 }
 
@@ -211,9 +278,17 @@ impl Client {
         let router = Arc::new(events::Router::default());
         let (others_tx, others_rx) = tokio::sync::mpsc::channel(NOTIFICATION_QUEUE);
         let elicitation = options.elicitation.is_some();
+        let fs = options
+            .fs
+            .as_ref()
+            .map(|fs| zeroclaw_protocol::FsCapabilities {
+                read_text_file: fs.read_text_file,
+                write_text_file: fs.write_text_file,
+            });
         tokio::spawn(peer.run(Arc::new(ClientService {
             router: router.clone(),
             elicitation: options.elicitation,
+            fs: options.fs,
             others: others_tx,
             tap: options.tap_notifications,
         })));
@@ -223,8 +298,9 @@ impl Client {
                 name: Some(options.name),
                 version: Some(env!("CARGO_PKG_VERSION").to_owned()),
             }),
-            capabilities: elicitation.then(|| ClientCapabilities {
-                elicitation: Some(Default::default()),
+            capabilities: (elicitation || fs.is_some()).then(|| ClientCapabilities {
+                elicitation: elicitation.then(Default::default),
+                fs,
             }),
         };
         let handshake = |source| ClientError::Handshake {

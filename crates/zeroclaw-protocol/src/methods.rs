@@ -122,6 +122,16 @@ method!(
     crate::ElicitationRequest,
     crate::ElicitationResponse
 );
+method!(
+    /// Daemon → client: a text file as the client has it (an editor's unsaved buffer), for
+    /// `read_file` and `edit_file` in a turn the client prompted; ACP's shape.
+    FsReadTextFile, "fs/read_text_file", FsReadTextFileParams, FsReadTextFileResult
+);
+method!(
+    /// Daemon → client: writes a text file through the client (an editor's buffer), for
+    /// `write_file` and `edit_file` in a turn the client prompted; ACP's shape.
+    FsWriteTextFile, "fs/write_text_file", FsWriteTextFileParams, Empty
+);
 
 /// The methods a client may call, in the order `initialize` advertises them.
 pub const CLIENT_METHODS: &[&str] = &[
@@ -200,6 +210,21 @@ pub struct ClientCapabilities {
     /// Present (`{}`) if the client answers `elicitation/create`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elicitation: Option<serde_json::Map<String, Value>>,
+    /// The file operations the client does for the daemon (`fs/read_text_file`,
+    /// `fs/write_text_file`); absent: none, the tools use the disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs: Option<FsCapabilities>,
+}
+
+/// `capabilities.fs` of `initialize`: which `fs/*` requests the client answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct FsCapabilities {
+    #[serde(default)]
+    pub read_text_file: bool,
+    #[serde(default)]
+    pub write_text_file: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -799,6 +824,39 @@ pub struct ScheduleInfo {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SchedulesListResult {
     pub schedules: Vec<ScheduleInfo>,
+}
+
+// ---- the client's file system (daemon → client) ---------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct FsReadTextFileParams {
+    pub session_id: String,
+    /// Absolute.
+    pub path: String,
+    /// The first line to read, 1-based; from the start if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// At most this many lines; to the end if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FsReadTextFileResult {
+    pub content: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct FsWriteTextFileParams {
+    pub session_id: String,
+    /// Absolute.
+    pub path: String,
+    pub content: String,
 }
 
 #[cfg(test)]

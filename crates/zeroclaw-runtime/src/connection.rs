@@ -36,6 +36,8 @@ pub struct ClientHello {
     pub version: Option<String>,
     /// The client declared `capabilities.elicitation`: it answers `elicitation/create`.
     pub elicitation: bool,
+    /// The `fs/*` requests the client declared it answers (`capabilities.fs`).
+    pub fs: zeroclaw_protocol::FsCapabilities,
 }
 
 #[derive(Debug)]

@@ -42,15 +42,18 @@ fn handshake(ctx: &Ctx, params: InitializeParams) -> Result<InitializeResult, Rp
         .with_data(json!({ "supported": [PROTOCOL_VERSION], "requested": requested })));
     }
     let info = params.client_info.unwrap_or_default();
+    // Answering the agent's questions, or serving its files, is acting in the session:
+    // `operate` or more.
+    let operates = super::permits(
+        &ctx.0.authority,
+        super::Access::Scope(zeroclaw_protocol::Scope::Operate),
+    );
+    let capabilities = params.capabilities.unwrap_or_default();
     ctx.0.mark_initialized(ClientHello {
         name: info.name,
         version: info.version,
-        // Answering the agent's questions is acting in the session: `operate` or more.
-        elicitation: params.capabilities.is_some_and(|c| c.elicitation.is_some())
-            && super::permits(
-                &ctx.0.authority,
-                super::Access::Scope(zeroclaw_protocol::Scope::Operate),
-            ),
+        elicitation: capabilities.elicitation.is_some() && operates,
+        fs: capabilities.fs.filter(|_| operates).unwrap_or_default(),
     });
     Ok(InitializeResult {
         protocol_version: PROTOCOL_VERSION,

@@ -516,6 +516,7 @@ impl Handle for m::SessionPrompt {
             peer: Some(conn.peer.clone()),
             elicitation: conn.hello.get().is_some_and(|h| h.elicitation),
             unattended: None,
+            fs: conn.hello.get().map(|h| h.fs).unwrap_or_default(),
         };
         let answer = match turn::start(&daemon, session, origin, p.prompt) {
             Ok(answer) => answer,

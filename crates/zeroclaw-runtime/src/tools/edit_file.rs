@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::client_files::{self, ClientFiles};
 use super::write_file::write_atomic;
 use super::{Tool, ToolContext, ToolDef, ToolOutput, io_error, on_path};
 
@@ -74,11 +75,60 @@ impl Tool for EditFile {
             old_text,
             new_text,
         } = args;
+        if let Some(files) = ctx.client_files.as_deref() {
+            let path = super::resolve(&ctx.cwd, &path);
+            return through_client(files, &path, &old_text, &new_text).await;
+        }
         on_path("edit_file", &path, ctx, move |path| {
             edit_file(path, &old_text, &new_text)
         })
         .await
     }
+}
+
+/// The edit with the client's file system: read through it when it reads (else from the
+/// disk), written through it when it writes (else atomically to the disk).
+async fn through_client(files: &dyn ClientFiles, path: &Path, old: &str, new: &str) -> ToolOutput {
+    const TOOL: &str = "edit_file";
+    let text = if files.reads() {
+        match client_files::read(TOOL, files, path).await {
+            Ok(text) => text,
+            Err(out) => return out,
+        }
+    } else {
+        match tokio::fs::read(path).await {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(_) => return not_utf8(path),
+            },
+            Err(e) => return io_error(TOOL, path, "cannot read", &e),
+        }
+    };
+    let (updated, done) = match replace_once(path, &text, old, new) {
+        Ok(edit) => edit,
+        Err(out) => return out,
+    };
+    if files.writes() {
+        return match client_files::write(TOOL, files, path, &updated).await {
+            Ok(()) => done,
+            Err(out) => out,
+        };
+    }
+    let path = path.to_path_buf();
+    super::blocking(TOOL, move || {
+        match write_atomic(TOOL, &path, updated.as_bytes()) {
+            Ok(()) => done,
+            Err(out) => out,
+        }
+    })
+    .await
+}
+
+fn not_utf8(path: &Path) -> ToolOutput {
+    ToolOutput::error(format!(
+        "edit_file: {} is not valid UTF-8 text; edit_file can only edit text files",
+        path.display()
+    ))
 }
 
 /// Replaces the one occurrence of `old` with `new` in the file at `path`.
@@ -96,12 +146,27 @@ fn edit_file(path: &Path, old: &str, new: &str) -> ToolOutput {
         Err(e) => return io_error(TOOL, path, "cannot read", &e),
     };
     let Ok(text) = String::from_utf8(bytes) else {
-        return ToolOutput::error(format!(
-            "{TOOL}: {} is not valid UTF-8 text; edit_file can only edit text files",
-            path.display()
-        ));
+        return not_utf8(path);
     };
-    let (count, first) = occurrences(&text, old);
+    let (updated, done) = match replace_once(path, &text, old, new) {
+        Ok(edit) => edit,
+        Err(out) => return out,
+    };
+    if let Err(out) = write_atomic(TOOL, path, updated.as_bytes()) {
+        return out;
+    }
+    done
+}
+
+/// `text` with its one occurrence of `old` replaced by `new`, and the answer to give once
+/// it is written; the error if `old` is not there exactly once.
+fn replace_once(
+    path: &Path,
+    text: &str,
+    old: &str,
+    new: &str,
+) -> Result<(String, ToolOutput), ToolOutput> {
+    let (count, first) = occurrences(text, old);
     let Some(pos) = first else {
         let mut msg = format!(
             "old_text not found in {}; it must match the file exactly, including whitespace and \
@@ -111,28 +176,26 @@ fn edit_file(path: &Path, old: &str, new: &str) -> ToolOutput {
         if text.contains("\r\n") && old.contains('\n') && !old.contains('\r') {
             msg.push_str("; note: the file uses CRLF (\\r\\n) line endings");
         }
-        return ToolOutput::error(msg);
+        return Err(ToolOutput::error(msg));
     };
     if count > 1 {
-        return ToolOutput::error(format!(
+        return Err(ToolOutput::error(format!(
             "old_text appears {count} times in {}; include more surrounding text to make it unique",
             path.display()
-        ));
+        )));
     }
     let mut updated = String::with_capacity(text.len() - old.len() + new.len());
     updated.push_str(&text[..pos]);
     updated.push_str(new);
     updated.push_str(&text[pos + old.len()..]);
-    if let Err(out) = write_atomic(TOOL, path, updated.as_bytes()) {
-        return out;
-    }
     let line = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..pos]).count();
-    ToolOutput::ok(format!(
+    let done = ToolOutput::ok(format!(
         "edited {}: replaced {} with {} starting at line {line}",
         path.display(),
         lines(old),
         lines(new)
-    ))
+    ));
+    Ok((updated, done))
 }
 
 /// How many (possibly overlapping) times `needle` occurs in `hay`, and the first offset.

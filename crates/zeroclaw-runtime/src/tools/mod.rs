@@ -17,6 +17,7 @@
 mod args;
 mod ask_user;
 mod bash;
+mod client_files;
 #[cfg(target_os = "linux")]
 mod descendants;
 mod edit_file;
@@ -44,6 +45,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use ask_user::{Answer, AskUser};
+pub use client_files::ClientFiles;
 pub use registry::{DynTool, ToolSet, Tools};
 pub use scrub::EnvScrub;
 
@@ -177,6 +179,9 @@ pub struct ToolContext {
     pub scrub: EnvScrub,
     /// Where bash saves an output too long for its result (`spill.rs`); `None` saves none.
     pub spill: Option<spill::SpillTo>,
+    /// The client that prompted does file reads and writes for the file tools (an editor's
+    /// buffers, `fs/*`); `None`: they use the disk.
+    pub client_files: Option<Arc<dyn ClientFiles>>,
 }
 
 /// `path` relative to `cwd` unless it is absolute.

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::text::{lossy_utf8, utf8_head};
-use super::{Tool, ToolContext, ToolDef, ToolOutput, io_error, on_path};
+use super::{Tool, ToolContext, ToolDef, ToolOutput, client_files, io_error, on_path};
 
 pub(super) struct ReadFile;
 
@@ -48,6 +48,13 @@ impl Tool for ReadFile {
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let limit = ctx.limits.read_limit_bytes;
+        if let Some(files) = ctx.client_files.as_deref().filter(|f| f.reads()) {
+            let path = super::resolve(&ctx.cwd, &args.path);
+            return match client_files::read("read_file", files, &path).await {
+                Ok(text) => client_files::read_file_answer(&path, text, limit),
+                Err(out) => out,
+            };
+        }
         on_path("read_file", &args.path, ctx, move |path| {
             read_file(path, limit)
         })

@@ -15,6 +15,7 @@ pub(super) fn ctx(dir: &Path) -> ToolContext {
         limits: ToolLimits::default(),
         process_records: None,
         ask_user: None,
+        client_files: None,
         scrub: EnvScrub::default(),
         spill: None,
     }

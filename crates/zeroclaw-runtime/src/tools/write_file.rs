@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Tool, ToolContext, ToolDef, ToolOutput, io_error, on_path};
+use super::{Tool, ToolContext, ToolDef, ToolOutput, client_files, io_error, on_path};
 
 pub(super) struct WriteFile;
 
@@ -57,6 +57,17 @@ impl Tool for WriteFile {
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let content = args.content;
+        if let Some(files) = ctx.client_files.as_deref().filter(|f| f.writes()) {
+            let path = super::resolve(&ctx.cwd, &args.path);
+            return match client_files::write("write_file", files, &path, &content).await {
+                Ok(()) => ToolOutput::ok(format!(
+                    "wrote {} bytes to {} (in the editor)",
+                    content.len(),
+                    path.display()
+                )),
+                Err(out) => out,
+            };
+        }
         on_path("write_file", &args.path, ctx, move |path| {
             write_file(path, &content)
         })

@@ -10,6 +10,7 @@
 
 mod approval;
 mod ask_user;
+mod client_files;
 mod compact;
 mod error;
 mod spawn;
@@ -67,6 +68,8 @@ pub struct Origin {
     pub elicitation: bool,
     /// The rules of an unattended run (webhook or schedule): nobody can be asked.
     pub unattended: Option<Arc<Unattended>>,
+    /// The file operations it does for the tools (`fs/*`); none: the disk.
+    pub fs: zeroclaw_protocol::FsCapabilities,
 }
 
 impl Origin {

@@ -2,11 +2,12 @@
 //! `approval.rs`), then run.
 
 use super::ask_user::{Elicitation, NoOne};
+use super::client_files::ClientFs;
 use super::step::Turn;
 use super::target::{self, Own, Target};
 use crate::provider::ToolCall;
 use crate::tools::spill::{self, SpillTo};
-use crate::tools::{AskUser, DynTool, ToolContext, ToolLimits, ToolOutput, ToolSet};
+use crate::tools::{AskUser, ClientFiles, DynTool, ToolContext, ToolLimits, ToolOutput, ToolSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -69,6 +70,20 @@ impl Turn<'_> {
                 (None, _) => None,
             },
             scrub: crate::state::scrub(config),
+            // The prompting client's file system, if it declared one (an unattended run has
+            // no client: the disk).
+            client_files: self
+                .origin
+                .peer
+                .as_ref()
+                .filter(|_| self.origin.fs.read_text_file || self.origin.fs.write_text_file)
+                .map(|peer| {
+                    Arc::new(ClientFs {
+                        peer: peer.clone(),
+                        session_id: self.session.id.clone(),
+                        capabilities: self.origin.fs,
+                    }) as Arc<dyn ClientFiles>
+                }),
         };
         tool.run(args, &context).await
     }

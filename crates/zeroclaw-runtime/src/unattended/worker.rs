@@ -61,6 +61,7 @@ async fn run(state: &Arc<DaemonState>, target: &Target, job: Job) -> (RunStatus,
         peer: None,
         elicitation: false,
         unattended: Some(Arc::new(unattended_of(target, &entry))),
+        fs: Default::default(),
     };
     let answer = loop {
         match turn::start_as(

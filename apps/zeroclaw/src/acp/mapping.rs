@@ -1,0 +1,329 @@
+//! zeroclaw's vocabulary in ACP's words, and back: pure functions, no I/O. The table they
+//! implement is in `docs/acp.md` ("The mapping").
+
+use agent_client_protocol::Error as AcpError;
+use agent_client_protocol::v1::schema::{
+    Content, ContentBlock, ContentChunk, EmbeddedResourceResource, PermissionOption,
+    PermissionOptionKind, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use zeroclaw_client::{Decision, Update};
+use zeroclaw_rpc::CallError;
+
+/// The ACP kind of one of our tools: what an editor draws it as.
+pub fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "bash" => ToolKind::Execute,
+        "read_file" | "list_dir" => ToolKind::Read,
+        "write_file" | "edit_file" => ToolKind::Edit,
+        _ => ToolKind::Other,
+    }
+}
+
+/// The tool call's title: its name and main argument (``bash: `cargo test` ``,
+/// `read_file src/main.rs`), or its name alone.
+pub fn tool_title(name: &str, input: &Value) -> String {
+    let arg = |key: &str| input.get(key).and_then(Value::as_str);
+    match name {
+        "bash" => match arg("command") {
+            Some(command) => format!("bash: `{}`", one_line(command)),
+            None => name.to_owned(),
+        },
+        "ask_user" => match arg("question") {
+            Some(question) => format!("ask_user: {}", one_line(question)),
+            None => name.to_owned(),
+        },
+        "grep" => match arg("pattern") {
+            Some(pattern) => format!("grep {}", one_line(pattern)),
+            None => name.to_owned(),
+        },
+        _ => match arg("path") {
+            Some(path) => format!("{name} {path}"),
+            None => name.to_owned(),
+        },
+    }
+}
+
+/// A title stays one line, and short: an editor shows it in a list.
+fn one_line(text: &str) -> String {
+    const MAX: usize = 120;
+    let first = text.lines().next().unwrap_or_default();
+    let mut out: String = first.chars().take(MAX).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// The file a call names (its `path` argument), absolute against the session's cwd.
+pub fn tool_locations(input: &Value, cwd: &Path) -> Vec<ToolCallLocation> {
+    input
+        .get("path")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+        .map(|p| vec![ToolCallLocation::new(absolute(cwd, p))])
+        .unwrap_or_default()
+}
+
+/// `path` against `cwd` unless it is absolute (ACP's paths are always absolute).
+pub fn absolute(cwd: &Path, path: &str) -> PathBuf {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    }
+}
+
+/// Our `tool_call`, as ACP's: status `pending`, its kind, title, input and location.
+pub fn tool_call(id: &str, name: &str, input: &Value, cwd: &Path) -> ToolCall {
+    ToolCall::new(id.to_owned(), tool_title(name, input))
+        .kind(tool_kind(name))
+        .status(ToolCallStatus::Pending)
+        .raw_input(input.clone())
+        .locations(tool_locations(input, cwd))
+}
+
+/// The same call as an update's fields: what `session/request_permission` shows.
+pub fn tool_call_fields(id: &str, name: &str, input: &Value, cwd: &Path) -> ToolCallUpdate {
+    ToolCallUpdate::new(
+        id.to_owned(),
+        ToolCallUpdateFields::new()
+            .title(tool_title(name, input))
+            .kind(tool_kind(name))
+            .status(ToolCallStatus::Pending)
+            .raw_input(input.clone())
+            .locations(tool_locations(input, cwd)),
+    )
+}
+
+/// Our `tool_result`, as ACP's `tool_call_update`: completed or failed, the output as text
+/// content and as `rawOutput`.
+pub fn tool_result(id: &str, output: &Value, is_error: bool) -> ToolCallUpdate {
+    let text = match output {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let status = if is_error {
+        ToolCallStatus::Failed
+    } else {
+        ToolCallStatus::Completed
+    };
+    ToolCallUpdate::new(
+        id.to_owned(),
+        ToolCallUpdateFields::new()
+            .status(status)
+            .content(vec![ToolCallContent::Content(Content::new(
+                ContentBlock::Text(TextContent::new(text)),
+            ))])
+            .raw_output(output.clone()),
+    )
+}
+
+fn text_chunk(text: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text.to_owned())))
+}
+
+/// One of our events as the ACP `session/update` an editor shows; `None` for those ACP
+/// has no update for (`approval_request` becomes a request of its own, `turn_complete`
+/// the prompt's answer, `context_compacted` is ours alone).
+pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
+    Some(match update {
+        Update::AgentMessageChunk { text } => SessionUpdate::AgentMessageChunk(text_chunk(text)),
+        Update::AgentThoughtChunk { text } => SessionUpdate::AgentThoughtChunk(text_chunk(text)),
+        Update::UserMessageChunk { text } => SessionUpdate::UserMessageChunk(text_chunk(text)),
+        Update::ToolCall {
+            tool_call_id,
+            name,
+            raw_input,
+        } => SessionUpdate::ToolCall(tool_call(tool_call_id, name, raw_input, cwd)),
+        Update::ToolResult {
+            tool_call_id,
+            raw_output,
+            is_error,
+            ..
+        } => SessionUpdate::ToolCallUpdate(tool_result(tool_call_id, raw_output, *is_error)),
+        Update::ApprovalRequest { .. }
+        | Update::TurnComplete { .. }
+        | Update::ContextCompacted { .. }
+        | Update::Unknown => return None,
+    })
+}
+
+/// Our stop reason as ACP's. `error` never reaches a prompt's answer (the call fails
+/// instead); should it, the turn did end.
+pub fn stop_reason(reason: zeroclaw_client::StopReason) -> StopReason {
+    match reason {
+        zeroclaw_client::StopReason::EndTurn | zeroclaw_client::StopReason::Error => {
+            StopReason::EndTurn
+        }
+        zeroclaw_client::StopReason::Cancelled => StopReason::Cancelled,
+        zeroclaw_client::StopReason::MaxTurns => StopReason::MaxTurnRequests,
+    }
+}
+
+/// The permission options for the decisions the daemon offers: `optionId` is the kind.
+pub fn permission_options(offered: &[Decision]) -> Vec<PermissionOption> {
+    offered
+        .iter()
+        .map(|decision| match decision {
+            Decision::AllowOnce => {
+                PermissionOption::new("allow_once", "Allow", PermissionOptionKind::AllowOnce)
+            }
+            Decision::AllowAlways => PermissionOption::new(
+                "allow_always",
+                "Always allow in this session",
+                PermissionOptionKind::AllowAlways,
+            ),
+            Decision::Reject => {
+                PermissionOption::new("reject_once", "Reject", PermissionOptionKind::RejectOnce)
+            }
+        })
+        .collect()
+}
+
+/// The decision an option the editor chose stands for; an option we did not offer is a
+/// refusal.
+pub fn decision(option_id: &str) -> Decision {
+    match option_id {
+        "allow_once" => Decision::AllowOnce,
+        "allow_always" => Decision::AllowAlways,
+        _ => Decision::Reject,
+    }
+}
+
+/// A prompt's content blocks as the one text our `session/prompt` takes: text blocks as
+/// they are, embedded resources and links as quoted context. Images and audio are refused
+/// (`initialize` says so).
+pub fn prompt_text(blocks: &[ContentBlock]) -> Result<String, AcpError> {
+    let mut parts = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        match block {
+            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::Resource(resource) => match &resource.resource {
+                EmbeddedResourceResource::TextResourceContents(contents) => parts.push(format!(
+                    "Context from {}:\n```\n{}\n```",
+                    contents.uri,
+                    contents.text.trim_end_matches('\n')
+                )),
+                EmbeddedResourceResource::BlobResourceContents(contents) => {
+                    parts.push(format!("[binary resource {} not included]", contents.uri));
+                }
+                _ => parts.push("[a resource of an unknown kind, not included]".into()),
+            },
+            ContentBlock::ResourceLink(link) => {
+                parts.push(format!("[referenced: {} ({})]", link.name, link.uri));
+            }
+            ContentBlock::Image(_) | ContentBlock::Audio(_) => {
+                return Err(AcpError::invalid_params().data(Value::String(
+                    "zeroclaw takes text, resources and resource links; images and audio are not supported (promptCapabilities)".into(),
+                )));
+            }
+            _ => {
+                return Err(AcpError::invalid_params().data(Value::String(
+                    "a content block of a kind zeroclaw does not know".into(),
+                )));
+            }
+        }
+    }
+    let text = parts.join("\n\n");
+    if text.trim().is_empty() {
+        return Err(AcpError::invalid_params().data(Value::String("the prompt is empty".into())));
+    }
+    Ok(text)
+}
+
+/// A failed call to the daemon as the error the editor gets: our code and message as
+/// they are; a lost connection says the daemon went away.
+pub fn call_error(e: &CallError) -> AcpError {
+    match e {
+        CallError::Rpc(e) => {
+            let code = i32::try_from(e.code).unwrap_or(-32603);
+            let error = AcpError::new(code, e.message.clone());
+            match &e.data {
+                Some(data) => error.data(data.clone()),
+                None => error,
+            }
+        }
+        CallError::Closed => AcpError::new(-32603, DAEMON_GONE),
+        other => AcpError::new(-32603, format!("zeroclaw daemon: {other}")),
+    }
+}
+
+/// What the editor is told when the daemon's connection is lost.
+pub const DAEMON_GONE: &str =
+    "the zeroclaw daemon went away (it stopped or crashed); restart the agent to reconnect";
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tools_get_the_kinds_and_titles_of_the_design() {
+        assert_eq!(tool_kind("bash"), ToolKind::Execute);
+        assert_eq!(tool_kind("read_file"), ToolKind::Read);
+        assert_eq!(tool_kind("list_dir"), ToolKind::Read);
+        assert_eq!(tool_kind("write_file"), ToolKind::Edit);
+        assert_eq!(tool_kind("edit_file"), ToolKind::Edit);
+        assert_eq!(tool_kind("github__search"), ToolKind::Other);
+        assert_eq!(
+            tool_title("bash", &json!({"command": "cargo test"})),
+            "bash: `cargo test`"
+        );
+        assert_eq!(
+            tool_title("read_file", &json!({"path": "src/main.rs"})),
+            "read_file src/main.rs"
+        );
+        assert_eq!(tool_title("mystery", &json!({})), "mystery");
+    }
+
+    #[test]
+    fn a_relative_path_becomes_an_absolute_location() {
+        let cwd = if cfg!(windows) { "C:\\w" } else { "/w" };
+        let locations = tool_locations(&json!({"path": "a/b.rs"}), Path::new(cwd));
+        assert_eq!(locations.len(), 1);
+        assert_eq!(locations[0].path, Path::new(cwd).join("a/b.rs"));
+        assert!(tool_locations(&json!({"command": "ls"}), Path::new(cwd)).is_empty());
+    }
+
+    #[test]
+    fn stop_reasons_and_decisions_map_both_ways() {
+        use zeroclaw_client::StopReason as Ours;
+        assert_eq!(stop_reason(Ours::EndTurn), StopReason::EndTurn);
+        assert_eq!(stop_reason(Ours::Cancelled), StopReason::Cancelled);
+        assert_eq!(stop_reason(Ours::MaxTurns), StopReason::MaxTurnRequests);
+        for option in permission_options(&Decision::ALL) {
+            let id = option.option_id.0.to_string();
+            let kind = serde_json::to_value(option.kind).unwrap();
+            assert_eq!(json!(id), kind, "optionId equals its kind");
+        }
+        assert_eq!(decision("allow_once"), Decision::AllowOnce);
+        assert_eq!(decision("allow_always"), Decision::AllowAlways);
+        assert_eq!(decision("reject_once"), Decision::Reject);
+        assert_eq!(decision("something else"), Decision::Reject);
+    }
+
+    #[test]
+    fn prompt_blocks_join_with_resources_quoted() {
+        let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
+            {"type": "text", "text": "Explain this:"},
+            {"type": "resource", "resource": {"uri": "file:///w/a.rs", "text": "fn main() {}\n"}},
+            {"type": "resource_link", "name": "b.rs", "uri": "file:///w/b.rs"}
+        ]))
+        .unwrap();
+        assert_eq!(
+            prompt_text(&blocks).unwrap(),
+            "Explain this:\n\nContext from file:///w/a.rs:\n```\nfn main() {}\n```\n\n[referenced: b.rs (file:///w/b.rs)]"
+        );
+        let image: Vec<ContentBlock> = serde_json::from_value(
+            json!([{"type": "image", "data": "AA==", "mimeType": "image/png"}]),
+        )
+        .unwrap();
+        assert!(prompt_text(&image).is_err());
+        assert!(prompt_text(&[]).is_err());
+    }
+}

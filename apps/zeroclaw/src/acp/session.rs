@@ -1,0 +1,199 @@
+//! One session the editor opened (`session/new` or `session/load`): a pump that forwards
+//! its events to the editor in order, and the permission requests its approvals become.
+
+use super::mapping;
+use agent_client_protocol::Client as Editor;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    Notice, NoticeSeverity, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionNotification, SessionUpdate as AcpUpdate,
+};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use zeroclaw_client::{Client, Decision, SessionUpdate, Update};
+
+/// Flush requests waiting for the pump. Overflow rule: a full queue makes the caller wait
+/// (each request is one prompt or load answer, so there are few).
+const FLUSH_QUEUE: usize = 16;
+
+pub struct SessionLink {
+    pub id: String,
+    /// The session's stored working directory: the editor's paths are absolute against it.
+    pub cwd: PathBuf,
+    flush: mpsc::Sender<oneshot::Sender<()>>,
+}
+
+impl SessionLink {
+    /// Starts the pump of the session's `events` (subscribed before anything of interest
+    /// could be sent).
+    pub fn start(
+        id: String,
+        cwd: PathBuf,
+        events: broadcast::Receiver<SessionUpdate>,
+        editor: ConnectionTo<Editor>,
+        daemon: Option<Arc<Client>>,
+    ) -> Arc<Self> {
+        let (flush, flushes) = mpsc::channel(FLUSH_QUEUE);
+        let pump = Pump {
+            id: id.clone(),
+            cwd: cwd.clone(),
+            editor,
+            daemon,
+            ended: watch::channel(None).0,
+        };
+        tokio::spawn(pump.run(events, flushes));
+        Arc::new(Self { id, cwd, flush })
+    }
+
+    /// Returns once every event received so far has been sent to the editor: call it with
+    /// an answer in hand (the daemon sends a turn's or a replay's events before it).
+    pub async fn flush(&self) {
+        let (done, flushed) = oneshot::channel();
+        if self.flush.send(done).await.is_ok() {
+            let _ = flushed.await;
+        }
+    }
+
+    /// Tells the editor the daemon is gone, in this session.
+    pub fn notify_gone(&self, editor: &ConnectionTo<Editor>) {
+        let notice = Notice::new(NoticeSeverity::Error, mapping::DAEMON_GONE);
+        let sent = editor.send_notification(SessionNotification::new(
+            self.id.clone(),
+            AcpUpdate::Notice(notice),
+        ));
+        if let Err(e) = sent {
+            tracing::warn!(session = %self.id, "the notice was not sent: {e}");
+        }
+    }
+}
+
+/// Forwards one session's events to the editor.
+struct Pump {
+    id: String,
+    cwd: PathBuf,
+    editor: ConnectionTo<Editor>,
+    daemon: Option<Arc<Client>>,
+    /// The last turn that ended: a permission request of it still open is withdrawn.
+    ended: watch::Sender<Option<String>>,
+}
+
+impl Pump {
+    async fn run(
+        self,
+        mut events: broadcast::Receiver<SessionUpdate>,
+        mut flushes: mpsc::Receiver<oneshot::Sender<()>>,
+    ) {
+        loop {
+            tokio::select! {
+                biased;
+                flush = flushes.recv() => {
+                    let Some(done) = flush else { return };
+                    loop {
+                        match events.try_recv() {
+                            Ok(update) => self.forward(update),
+                            Err(TryRecvError::Lagged(n)) => self.lagged(n),
+                            Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+                        }
+                    }
+                    let _ = done.send(());
+                }
+                event = events.recv() => match event {
+                    Ok(update) => self.forward(update),
+                    Err(RecvError::Lagged(n)) => self.lagged(n),
+                    // The daemon connection is gone; flushes are answered at once.
+                    Err(RecvError::Closed) => {
+                        while let Some(done) = flushes.recv().await {
+                            let _ = done.send(());
+                        }
+                        return;
+                    }
+                },
+            }
+        }
+    }
+
+    fn lagged(&self, n: u64) {
+        tracing::warn!(session = %self.id, "the editor fell behind: {n} events were not forwarded");
+    }
+
+    fn forward(&self, event: SessionUpdate) {
+        let turn_id = event.turn_id.as_deref().map(str::to_owned);
+        match event.update {
+            Update::ApprovalRequest {
+                request_id,
+                tool_call_id,
+                name,
+                raw_input,
+                options,
+                ..
+            } => {
+                let request = RequestPermissionRequest::new(
+                    self.id.clone(),
+                    mapping::tool_call_fields(&tool_call_id, &name, &raw_input, &self.cwd),
+                    mapping::permission_options(&options),
+                );
+                self.ask(request, request_id, turn_id);
+            }
+            Update::TurnComplete { .. } => {
+                self.ended.send_replace(turn_id);
+            }
+            update => {
+                if let Some(update) = mapping::update(&update, &self.cwd) {
+                    let sent = self
+                        .editor
+                        .send_notification(SessionNotification::new(self.id.clone(), update));
+                    if let Err(e) = sent {
+                        tracing::debug!(session = %self.id, "an update was not sent: {e}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Asks the editor for permission and answers the daemon's approval with its choice.
+    /// A cancelled request is a refusal; a request still open when its turn ends is
+    /// withdrawn (`$/cancel_request`) and its late answer ignored.
+    fn ask(&self, request: RequestPermissionRequest, request_id: String, turn_id: Option<String>) {
+        let Some(daemon) = self.daemon.clone() else {
+            return;
+        };
+        let sent = self.editor.send_request(request);
+        let withdraw = sent.cancellation_handle();
+        let mut ended = self.ended.subscribe();
+        let session_id = self.id.clone();
+        tokio::spawn(async move {
+            let turn_over = async {
+                let turn = turn_id.clone();
+                let _ = ended.wait_for(|last| last.is_some() && *last == turn).await;
+            };
+            let decision = tokio::select! {
+                answer = sent.block_task() => match answer {
+                    Ok(response) => match response.outcome {
+                        RequestPermissionOutcome::Selected(choice) => {
+                            mapping::decision(&choice.option_id.0)
+                        }
+                        RequestPermissionOutcome::Cancelled => Decision::Reject,
+                        _ => Decision::Reject,
+                    },
+                    Err(e) => {
+                        tracing::warn!(session = %session_id, "session/request_permission failed: {e}; rejecting");
+                        Decision::Reject
+                    }
+                },
+                () = turn_over => {
+                    let _ = withdraw.cancel();
+                    return;
+                }
+            };
+            if let Err(e) = daemon
+                .session_approve(&session_id, &request_id, decision)
+                .await
+            {
+                // The turn ended meanwhile (cancelled): the answer is moot.
+                tracing::debug!(session = %session_id, "session/approve: {e}");
+            }
+        });
+    }
+}

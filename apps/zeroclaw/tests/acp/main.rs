@@ -1,0 +1,26 @@
+//! `zeroclaw acp` end to end: the built binary as a child process, driven over its real
+//! stdin and stdout by the ACP crate's client side (`editor.rs`), against the real daemon
+//! and the scripted fake provider. One file per behaviour.
+//!
+//! Steps are ordered by what the editor is sent (updates, requests, answers), by the
+//! daemon's log and by the requests the fake provider records, never by sleeping.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(windows, allow(unused_imports, dead_code))]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod editor;
+
+mod ask_user;
+mod cancel;
+mod daemon_gone;
+mod editor_fs;
+mod editor_leaves;
+mod handshake;
+mod load;
+// The MCP test server is found as a Linux build; under Wine it is not run yet.
+#[cfg(unix)]
+mod mcp;
+mod permissions;
+mod prompt;

@@ -1,0 +1,111 @@
+//! `session/prompt`: the answer streams as `agent_message_chunk`s before the prompt's
+//! answer, whose stop reason is ACP's; resources become quoted context; images are refused.
+
+use crate::common::*;
+use crate::editor::*;
+use agent_client_protocol::v1::schema::{ContentBlock, PromptRequest, StopReason};
+use serde_json::json;
+use zeroclaw_testkit::openai;
+
+#[test]
+fn a_prompt_streams_its_answer_then_ends_the_turn() {
+    let env = Env::new("", "");
+    env.fake.push(
+        openai::Builder::new()
+            .reasoning("Thinking.")
+            .text("Hello ")
+            .text("from zeroclaw.")
+            .build(),
+    );
+    let editor = Editor::new(Permission::Hold);
+    let exit = runtime().block_on(run(&env.dir, editor.clone(), async |cx| {
+        let session = open(&cx, &env.work).await?;
+        let answer = cx
+            .send_request(text_prompt(&session, "say hello"))
+            .block_task()
+            .await?;
+        // Every update of the turn arrived before its answer.
+        let seen = editor.seen();
+        assert_eq!(
+            seen.kinds(),
+            [
+                "agent_thought_chunk",
+                "agent_message_chunk",
+                "agent_message_chunk"
+            ]
+        );
+        assert_eq!(seen.text_of("agent_thought_chunk"), "Thinking.");
+        assert_eq!(seen.text_of("agent_message_chunk"), "Hello from zeroclaw.");
+        assert!(
+            seen.updates
+                .iter()
+                .all(|n| n.session_id.0.as_ref() == session)
+        );
+        Ok(answer.stop_reason)
+    }));
+    assert_eq!(exit.outcome.unwrap(), StopReason::EndTurn);
+    assert!(exit.status.success(), "{}", exit.stderr);
+    let body = &env.fake.wait_for_requests(1)[0].body;
+    let user = body["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(user["content"], "say hello");
+}
+
+#[test]
+fn resources_and_links_in_a_prompt_reach_the_model_as_quoted_context() {
+    let env = Env::new("", "");
+    env.fake.push(openai::text(&["Seen."]));
+    let exit = runtime().block_on(run(&env.dir, Editor::new(Permission::Hold), async |cx| {
+        let session = open(&cx, &env.work).await?;
+        let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
+            {"type": "text", "text": "What does this do?"},
+            {"type": "resource", "resource": {"uri": "file:///w/a.rs", "text": "fn main() {}"}},
+            {"type": "resource_link", "name": "b.rs", "uri": "file:///w/b.rs"}
+        ]))
+        .unwrap();
+        cx.send_request(PromptRequest::new(session, blocks))
+            .block_task()
+            .await
+    }));
+    assert_eq!(exit.outcome.unwrap().stop_reason, StopReason::EndTurn);
+    let body = &env.fake.wait_for_requests(1)[0].body;
+    let user = body["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        user["content"],
+        "What does this do?\n\nContext from file:///w/a.rs:\n```\nfn main() {}\n```\n\n[referenced: b.rs (file:///w/b.rs)]"
+    );
+}
+
+#[test]
+fn an_image_in_a_prompt_is_refused_and_no_turn_runs() {
+    let env = Env::new("", "");
+    let exit = runtime().block_on(run(&env.dir, Editor::new(Permission::Hold), async |cx| {
+        let session = open(&cx, &env.work).await?;
+        let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
+            {"type": "image", "data": "AA==", "mimeType": "image/png"}
+        ]))
+        .unwrap();
+        Ok(cx
+            .send_request(PromptRequest::new(session, blocks))
+            .block_task()
+            .await)
+    }));
+    let refused = exit.outcome.unwrap().unwrap_err();
+    assert_eq!(i32::from(refused.code), -32602, "{refused:?}");
+    assert_eq!(env.fake.request_count(), 0);
+}
+
+#[test]
+fn a_provider_failure_is_an_error_answer_with_our_code() {
+    let env = Env::new("", "");
+    env.fake.push(zeroclaw_testkit::Reply::unauthorized());
+    let exit = runtime().block_on(run(&env.dir, Editor::new(Permission::Hold), async |cx| {
+        let session = open(&cx, &env.work).await?;
+        Ok(cx
+            .send_request(text_prompt(&session, "hello?"))
+            .block_task()
+            .await)
+    }));
+    let error = exit.outcome.unwrap().unwrap_err();
+    assert_eq!(i32::from(error.code), -32004, "{error:?}");
+    assert!(exit.status.success(), "{}", exit.stderr);
+}
