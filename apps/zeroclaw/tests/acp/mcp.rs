@@ -7,33 +7,7 @@ use agent_client_protocol::v1::schema::{
     ClientCapabilities, McpServer, NewSessionRequest, StopReason,
 };
 use serde_json::json;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use zeroclaw_testkit::openai;
-
-/// The testkit's MCP test server, built on first use if `cargo test` did not build it.
-fn server_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let name = format!("mcp-test-server{}", std::env::consts::EXE_SUFFIX);
-        let path = Path::new(bin()).with_file_name(name);
-        if !path.exists() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = std::process::Command::new(cargo)
-                .args([
-                    "build",
-                    "-p",
-                    "zeroclaw-testkit",
-                    "--bin",
-                    "mcp-test-server",
-                ])
-                .status()
-                .expect("run cargo build for mcp-test-server");
-            assert!(status.success(), "could not build mcp-test-server");
-        }
-        path
-    })
-}
 
 #[test]
 fn the_editors_mcp_servers_serve_the_session() {
@@ -42,7 +16,7 @@ fn the_editors_mcp_servers_serve_the_session() {
     env.fake.push(openai::text(&["Got its pid."]));
     let editor = Editor::new(Permission::Select("allow_once"));
     let servers: Vec<McpServer> = serde_json::from_value(json!([
-        {"name": "own", "command": server_bin(), "args": [], "env": []}
+        {"name": "own", "command": mcp_test_server(), "args": [], "env": []}
     ]))
     .unwrap();
     let exit = runtime().block_on(run(&env.dir, editor.clone(), async |cx| {

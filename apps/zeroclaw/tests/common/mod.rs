@@ -22,6 +22,7 @@ pub mod conn;
 pub mod daemon;
 pub mod env;
 pub mod limits;
+pub mod mcp;
 pub mod os;
 pub mod replies;
 
@@ -30,6 +31,7 @@ pub use conn::*;
 pub use daemon::*;
 pub use env::*;
 pub use limits::*;
+pub use mcp::*;
 pub use os::*;
 pub use replies::*;
 

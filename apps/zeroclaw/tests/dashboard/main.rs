@@ -27,11 +27,15 @@ mod keyboard;
 #[cfg(unix)]
 mod login;
 #[cfg(unix)]
+mod mcp;
+#[cfg(unix)]
 mod output;
 #[cfg(unix)]
 mod questions;
 #[cfg(unix)]
 mod reconnect;
+#[cfg(unix)]
+mod runs;
 #[cfg(unix)]
 mod sessions;
 #[cfg(unix)]
@@ -55,6 +59,8 @@ fn main() {
         theme::TESTS,
         untrusted::TESTS,
         reconnect::TESTS,
+        mcp::TESTS,
+        runs::TESTS,
     ]);
     #[cfg(not(unix))]
     eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");

@@ -9,41 +9,7 @@
 use crate::common::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use zeroclaw_testkit::openai;
-
-/// The test server, built on first use if `cargo test` did not build it.
-fn server_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let name = format!("mcp-test-server{}", std::env::consts::EXE_SUFFIX);
-        let path = Path::new(bin()).with_file_name(name);
-        if !path.exists() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = std::process::Command::new(cargo)
-                .args([
-                    "build",
-                    "-p",
-                    "zeroclaw-testkit",
-                    "--bin",
-                    "mcp-test-server",
-                ])
-                .status()
-                .expect("run cargo build for mcp-test-server");
-            assert!(status.success(), "could not build mcp-test-server");
-        }
-        assert!(path.exists(), "no {}", path.display());
-        path
-    })
-}
-
-/// A `[[mcp_servers]]` stdio entry for the test server; `extra` adds keys.
-fn stdio_server(name: &str, extra: &str) -> String {
-    format!(
-        "[[mcp_servers]]\nname = {name:?}\ncommand = {:?}\n{extra}\n",
-        server_bin().display().to_string()
-    )
-}
 
 fn call(id: &str, tool: &str, args: Value) -> zeroclaw_testkit::Reply {
     tool_call(id, tool, args, 2)
@@ -69,7 +35,7 @@ fn tool_names(body: &Value) -> Vec<String> {
 
 #[test]
 fn a_servers_tools_are_offered_with_their_schemas_and_run_only_when_approved() {
-    let env = Env::new("", &stdio_server("test", ""));
+    let env = Env::new("", &mcp_stdio_server("test", ""));
     env.fake
         .push(call("call_1", "test__echo", json!({"text": "hello mcp"})));
     env.fake.push(openai::text(&["done"]));
@@ -138,7 +104,7 @@ fn a_servers_tools_are_offered_with_their_schemas_and_run_only_when_approved() {
 fn approve_per_tool_allows_denies_and_asks_as_configured() {
     let env = Env::new(
         "",
-        &stdio_server(
+        &mcp_stdio_server(
             "test",
             "approve = { echo = \"allow\", fail = \"allow\", env = \"deny\" }",
         ),
@@ -163,7 +129,7 @@ fn approve_per_tool_allows_denies_and_asks_as_configured() {
 
 #[test]
 fn a_crash_mid_call_is_a_tool_error_and_the_next_call_works_after_the_restart() {
-    let env = Env::new("", &stdio_server("test", "approve = \"allow\""));
+    let env = Env::new("", &mcp_stdio_server("test", "approve = \"allow\""));
     env.fake.push(call("c1", "test__crash", json!({})));
     env.fake.push(openai::text(&["it crashed"]));
     let mut client = env.daemon.client();
@@ -190,7 +156,7 @@ fn a_crash_mid_call_is_a_tool_error_and_the_next_call_works_after_the_restart() 
 fn a_hanging_call_hits_its_timeout_and_the_server_is_kept() {
     let env = Env::new(
         "",
-        &stdio_server("test", "approve = \"allow\"\ntimeout_secs = 1"),
+        &mcp_stdio_server("test", "approve = \"allow\"\ntimeout_secs = 1"),
     );
     env.fake.push(call("c1", "test__hang", json!({})));
     env.fake
@@ -222,7 +188,7 @@ fn a_hanging_call_hits_its_timeout_and_the_server_is_kept() {
 
 #[test]
 fn a_list_change_reaches_the_next_model_call() {
-    let env = Env::new("", &stdio_server("test", "approve = \"allow\""));
+    let env = Env::new("", &mcp_stdio_server("test", "approve = \"allow\""));
     env.fake
         .push(call("c1", "test__add_tool", json!({"name": "extra"})));
     env.fake.push(call("c2", "test__extra", json!({"x": 1})));
@@ -242,7 +208,7 @@ fn a_list_change_reaches_the_next_model_call() {
 
 #[test]
 fn a_servers_question_goes_to_the_socket_client_and_its_answer_back() {
-    let env = Env::new("", &stdio_server("test", "approve = \"allow\""));
+    let env = Env::new("", &mcp_stdio_server("test", "approve = \"allow\""));
     env.fake.push(call(
         "c1",
         "test__ask",
@@ -269,7 +235,7 @@ fn a_servers_question_goes_to_the_socket_client_and_its_answer_back() {
 
 #[test]
 fn env_and_header_variables_are_substituted_secrets_scrubbed_and_a_missing_one_named() {
-    let mut http = std::process::Command::new(server_bin())
+    let mut http = std::process::Command::new(mcp_test_server())
         .arg("--http")
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -282,7 +248,7 @@ fn env_and_header_variables_are_substituted_secrets_scrubbed_and_a_missing_one_n
             .unwrap();
         line.trim().to_owned()
     };
-    let stdio = stdio_server(
+    let stdio = mcp_stdio_server(
         "test",
         "approve = \"allow\"\nenv = { SECRET = \"s-${MCP_TEST_SECRET}\" }",
     );
@@ -340,7 +306,7 @@ fn a_sessions_own_servers_stop_when_it_is_unloaded() {
             "cwd": env.work,
             "mcpServers": [{
                 "name": "own",
-                "command": server_bin(),
+                "command": mcp_test_server(),
                 "args": [],
                 "env": [{"name": "MCP_TEST_IGNORE_EOF", "value": "1"}]
             }]
@@ -368,7 +334,7 @@ fn a_sessions_own_servers_stop_when_it_is_unloaded() {
         "session/load",
         json!({
             "sessionId": session,
-            "mcpServers": [{"name": "own", "command": server_bin(), "args": [], "env": []}]
+            "mcpServers": [{"name": "own", "command": mcp_test_server(), "args": [], "env": []}]
         }),
     );
     env.fake.push(call("c2", "own__pid", json!({})));
@@ -397,7 +363,7 @@ fn server_pid(env: &Env) -> u32 {
 #[cfg(target_os = "linux")]
 #[test]
 fn no_mcp_child_outlives_the_daemon() {
-    let config = stdio_server(
+    let config = mcp_stdio_server(
         "test",
         "approve = \"allow\"\nenv = { MCP_TEST_IGNORE_EOF = \"1\" }",
     );
@@ -462,7 +428,7 @@ fn zeroclaw_mcp_lists_the_servers_and_a_servers_tools() {
         "",
         &format!(
             "{}[[mcp_servers]]\nname = \"gone\"\ncommand = \"/nonexistent/mcp-server\"\n",
-            stdio_server("test", "")
+            mcp_stdio_server("test", "")
         ),
     );
     let out = env.dir.command(&["mcp", "--wait"]).output().unwrap();
