@@ -120,6 +120,45 @@ fn prompt_streams_the_answer_to_stdout_and_runs_a_call_approved_by_approve_all()
     );
 }
 
+/// An MCP server from the config serves `zeroclaw prompt` like the other clients (Unix: the
+/// test server is found as a Unix build).
+#[cfg(unix)]
+#[test]
+fn prompt_runs_an_mcp_servers_tool_from_the_config() {
+    let env = Env::new("", &mcp_stdio_server("test", ""));
+    env.fake.push(common::tool_call(
+        "call_1",
+        "test__echo",
+        json!({"text": "hello from mcp"}),
+        2,
+    ));
+    env.fake.push(openai::text(&["Echoed."]));
+    let out = zeroclaw(&env.dir)
+        .args(["prompt", "--approve", "all", "--cwd"])
+        .arg(&env.work)
+        .arg("echo it through mcp")
+        .assert()
+        .code(0);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert_eq!(stdout, "Echoed.\n");
+    assert!(stderr.contains("test__echo"), "{stderr}");
+    let second = &env.fake.wait_for_requests(2)[1].body;
+    let tool_message = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap()
+            .contains("hello from mcp"),
+        "{tool_message}"
+    );
+}
+
 #[test]
 fn prompt_with_approve_none_refuses_the_call() {
     let env = Env::new("", "");

@@ -29,13 +29,24 @@ const DAEMON_EXIT_TIMEOUT: Duration = Duration::from_secs(20);
 /// `zeroclaw`, beside `zerocode`, built once per test run.
 fn daemon_binary() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
+    BUILT.get_or_init(|| built("zeroclaw", "zeroclaw"))
+}
+
+/// The testkit's MCP test server, beside `zerocode`, built once per test run.
+fn mcp_test_server() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| built("zeroclaw-testkit", "mcp-test-server"))
+}
+
+/// Builds `package`'s binary `bin` into `zerocode`'s target directory and profile.
+fn built(package: &str, bin: &str) -> PathBuf {
+    {
         let zerocode = Path::new(env!("CARGO_BIN_EXE_zerocode"));
         let profile_dir = zerocode.parent().unwrap();
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut build = Command::new(cargo);
         build
-            .args(["build", "--quiet", "-p", "zeroclaw", "--bin", "zeroclaw"])
+            .args(["build", "--quiet", "-p", package, "--bin", bin])
             .current_dir(env!("CARGO_MANIFEST_DIR"));
         match profile_dir.file_name().and_then(|n| n.to_str()) {
             Some("debug") => {}
@@ -56,12 +67,15 @@ fn daemon_binary() -> &'static Path {
             target_dir = target_dir.parent().unwrap();
         }
         build.arg("--target-dir").arg(target_dir);
-        let status = build.status().expect("run cargo build -p zeroclaw");
-        assert!(status.success(), "cargo build -p zeroclaw failed: {status}");
-        let binary = profile_dir.join("zeroclaw");
-        assert!(binary.is_file(), "no daemon binary at {}", binary.display());
+        let status = build.status().expect("run cargo build");
+        assert!(
+            status.success(),
+            "cargo build -p {package} failed: {status}"
+        );
+        let binary = profile_dir.join(bin);
+        assert!(binary.is_file(), "no {bin} at {}", binary.display());
         binary
-    })
+    }
 }
 
 /// A temporary config dir whose provider is the fake one, and a working directory.
@@ -75,6 +89,11 @@ struct Env {
 
 impl Env {
     fn new() -> Self {
+        Self::with("")
+    }
+
+    /// With these tables added to the config.
+    fn with(tables: &str) -> Self {
         daemon_binary();
         let fake = FakeProvider::start_blocking().unwrap();
         // Under /tmp: the socket path must stay short.
@@ -89,7 +108,7 @@ impl Env {
             format!(
                 "[provider]\nbase_url = {:?}\nmodel = \"fake\"\n\
                  # a stalled stream is ended by Ctrl-C in these tests, never by the timeout\n\
-                 idle_timeout_secs = 120\nmax_retries = 0\nconnect_timeout_secs = 5\n",
+                 idle_timeout_secs = 120\nmax_retries = 0\nconnect_timeout_secs = 5\n\n{tables}\n",
                 fake.base_url()
             ),
         )
@@ -415,6 +434,31 @@ fn a_session_streams_asks_and_cancels_in_a_pseudo_terminal() {
 
     // The ephemeral daemon it started goes away with its last client.
     env.wait_daemon_gone();
+}
+
+#[test]
+fn an_mcp_servers_tool_from_the_config_is_asked_about_and_runs() {
+    let env = Env::with(&format!(
+        "[[mcp_servers]]\nname = \"test\"\ncommand = {:?}\n",
+        mcp_test_server().display().to_string()
+    ));
+    let mut term = env.zerocode(&[]);
+    term.expect("/help for commands");
+    term.expect("> ");
+    env.fake.push(
+        openai::Builder::new()
+            .tool_call(0, "call_1", "test__echo", r#"{"text":"hello from mcp"}"#, 2)
+            .build(),
+    );
+    env.fake.push(openai::text(&["The server echoed it."]));
+    term.send("echo it through mcp\r");
+    term.expect("Allow test__echo");
+    term.send("y\r");
+    term.expect("hello from mcp");
+    term.expect("The server echoed it.");
+    term.expect("> ");
+    term.send("/quit\r");
+    assert!(matches!(term.exit_status(), WaitStatus::Exited(_, 0)));
 }
 
 #[test]
