@@ -233,10 +233,10 @@ fn a_servers_question_goes_to_the_socket_client_and_its_answer_back() {
     assert_eq!(output(turn.one("tool_result")), "answer: blue");
 }
 
-#[test]
-fn env_and_header_variables_are_substituted_secrets_scrubbed_and_a_missing_one_named() {
+/// The test server over streamable HTTP on `addr`, and its URL once it listens.
+fn http_server(addr: &str) -> (std::process::Child, String) {
     let mut http = std::process::Command::new(mcp_test_server())
-        .arg("--http")
+        .args(["--http", addr])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -248,6 +248,57 @@ fn env_and_header_variables_are_substituted_secrets_scrubbed_and_a_missing_one_n
             .unwrap();
         line.trim().to_owned()
     };
+    (http, url)
+}
+
+/// Found failing: after the tool error, the server stays `restarting` past the 60 s hang
+/// guard although the server is back on its address (issue 17 stays open for it). Run it
+/// with `--ignored`.
+#[test]
+#[ignore = "known bug: an HTTP MCP server is not reconnected once back (issue 17)"]
+fn an_http_server_that_went_away_is_a_tool_error_and_reconnected_once_back() {
+    let (mut first, url) = http_server("127.0.0.1:0");
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let env = Env::new(
+        "",
+        &format!("[[mcp_servers]]\nname = \"web\"\nurl = {url:?}\napprove = \"allow\"\n"),
+    );
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    env.fake
+        .push(call("c1", "web__echo", json!({"text": "first"})));
+    env.fake.push(openai::text(&["ok"]));
+    let turn = client.prompt(&session, "echo", no_questions);
+    assert_eq!(output(turn.one("tool_result")), "first");
+
+    // The server goes away: the next call is a tool error, not a hang.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    env.fake
+        .push(call("c2", "web__echo", json!({"text": "gone"})));
+    env.fake.push(openai::text(&["it failed"]));
+    let turn = client.prompt(&session, "echo", no_questions);
+    assert_eq!(turn.one("tool_result")["isError"], true);
+
+    // Back on the same address: the daemon reconnects (with its backoff) and calls work.
+    let (mut second, _) = http_server(&addr);
+    let web = &servers(&mut client)[0];
+    assert_eq!(web["state"], "ready", "{web}");
+    env.fake
+        .push(call("c3", "web__echo", json!({"text": "back"})));
+    env.fake.push(openai::text(&["fine"]));
+    let turn = client.prompt(&session, "echo", no_questions);
+    assert_eq!(output(turn.one("tool_result")), "back");
+    let _ = second.kill();
+    let _ = second.wait();
+}
+
+#[test]
+fn env_and_header_variables_are_substituted_secrets_scrubbed_and_a_missing_one_named() {
+    let (mut http, url) = http_server("127.0.0.1:0");
     let stdio = mcp_stdio_server(
         "test",
         "approve = \"allow\"\nenv = { SECRET = \"s-${MCP_TEST_SECRET}\" }",

@@ -1,8 +1,9 @@
-//! `mcp-test-server [--http]`: a small MCP server on `rmcp`'s server side, for tests.
+//! `mcp-test-server [--http [ADDR]]`: a small MCP server on `rmcp`'s server side, for tests.
 //!
 //! Without `--http` it speaks MCP on stdin/stdout (as a client's child process). With
-//! `--http` it serves streamable HTTP on `127.0.0.1` (a random port), prints
-//! `http://127.0.0.1:PORT/mcp` as its first line on stdout and serves until killed.
+//! `--http` it serves streamable HTTP on ADDR (default `127.0.0.1:0`, a random port; a
+//! test restarting a server names the port it had), prints `http://ADDR/mcp` as its first
+//! line on stdout and serves until killed.
 //!
 //! Its tools:
 //!
@@ -221,8 +222,10 @@ impl ServerHandler for TestServer {
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    if std::env::args().nth(1).as_deref() == Some("--http") {
-        return serve_http().await;
+    let mut args = std::env::args().skip(1);
+    if args.next().as_deref() == Some("--http") {
+        let addr = args.next().unwrap_or_else(|| "127.0.0.1:0".into());
+        return serve_http(&addr).await;
     }
     let running = TestServer::default()
         .serve(rmcp::transport::stdio())
@@ -235,7 +238,7 @@ async fn main() -> Result<(), Error> {
     Ok(())
 }
 
-async fn serve_http() -> Result<(), Error> {
+async fn serve_http(addr: &str) -> Result<(), Error> {
     use hyper_util::rt::TokioIo;
     use hyper_util::service::TowerToHyperService;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -248,7 +251,7 @@ async fn serve_http() -> Result<(), Error> {
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     {
         let mut out = std::io::stdout().lock();
