@@ -141,3 +141,28 @@ fn list_shows_every_session_or_those_of_one_cwd() {
     assert!(filtered.sessions[0].updated_at.is_some());
     assert!(all.next_cursor.is_none());
 }
+
+#[test]
+fn a_load_asking_another_cwd_keeps_the_stored_one_and_says_so() {
+    let env = Env::new("", "");
+    let session = env.daemon.client().new_session(&env.work);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let exit = runtime().block_on(run(&env.dir, Editor::new(Permission::Hold), async |cx| {
+        initialize(&cx, ClientCapabilities::new()).await?;
+        cx.send_request(LoadSessionRequest::new(session.clone(), elsewhere.path()))
+            .block_task()
+            .await?;
+        let list = cx
+            .send_request(ListSessionsRequest::new())
+            .block_task()
+            .await?;
+        Ok(list.sessions[0].cwd.clone())
+    }));
+    assert_eq!(exit.outcome.unwrap(), env.work, "the stored cwd stays");
+    assert!(
+        exit.stderr
+            .contains("session/load: the session keeps its stored working directory"),
+        "{}",
+        exit.stderr
+    );
+}
