@@ -6,27 +6,28 @@ use super::bin;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The test server's binary beside `zeroclaw`'s, built on first use if `cargo test` did not
-/// build it (`.ci/run` builds it before the tests).
+/// The test server's binary beside `zeroclaw`'s, brought up to date once per test process:
+/// `cargo test -p zeroclaw` does not rebuild another package's binary, and a stale one
+/// (an older build of the server) fails tests for no reason of theirs. A no-op when fresh.
 pub fn mcp_test_server() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let name = format!("mcp-test-server{}", std::env::consts::EXE_SUFFIX);
         let path = Path::new(bin()).with_file_name(name);
-        if !path.exists() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = std::process::Command::new(cargo)
-                .args([
-                    "build",
-                    "-p",
-                    "zeroclaw-testkit",
-                    "--bin",
-                    "mcp-test-server",
-                ])
-                .status()
-                .expect("run cargo build for mcp-test-server");
-            assert!(status.success(), "could not build mcp-test-server");
-        }
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "zeroclaw-testkit",
+                "--bin",
+                "mcp-test-server",
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo build for mcp-test-server");
+        assert!(status.success(), "could not build mcp-test-server");
         assert!(path.exists(), "no {}", path.display());
         path
     })

@@ -251,11 +251,7 @@ fn http_server(addr: &str) -> (std::process::Child, String) {
     (http, url)
 }
 
-/// Found failing: after the tool error, the server stays `restarting` past the 60 s hang
-/// guard although the server is back on its address (issue 17 stays open for it). Run it
-/// with `--ignored`.
 #[test]
-#[ignore = "known bug: an HTTP MCP server is not reconnected once back (issue 17)"]
 fn an_http_server_that_went_away_is_a_tool_error_and_reconnected_once_back() {
     let (mut first, url) = http_server("127.0.0.1:0");
     let addr = url
