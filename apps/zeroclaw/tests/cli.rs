@@ -105,6 +105,11 @@ fn prompt_streams_the_answer_to_stdout_and_runs_a_call_approved_by_approve_all()
     assert!(stderr.contains("→ bash echo from-the-tool"), "{stderr}");
     assert!(stderr.contains("from-the-tool\n[exit code 0]"), "{stderr}");
     // The tool's output went back to the model.
+    assert!(tool_output_sent(&env).contains("from-the-tool"));
+}
+
+/// The tool message of the model's second request: what the tool's output became for it.
+fn tool_output_sent(env: &Env) -> String {
     let second = &env.fake.wait_for_requests(2)[1].body;
     let tool_message = second["messages"]
         .as_array()
@@ -112,12 +117,7 @@ fn prompt_streams_the_answer_to_stdout_and_runs_a_call_approved_by_approve_all()
         .iter()
         .find(|m| m["role"] == "tool")
         .unwrap();
-    assert!(
-        tool_message["content"]
-            .as_str()
-            .unwrap()
-            .contains("from-the-tool")
-    );
+    tool_message["content"].as_str().unwrap().to_owned()
 }
 
 /// An MCP server from the config serves `zeroclaw prompt` like the other clients (Unix: the
@@ -143,20 +143,8 @@ fn prompt_runs_an_mcp_servers_tool_from_the_config() {
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert_eq!(stdout, "Echoed.\n");
     assert!(stderr.contains("test__echo"), "{stderr}");
-    let second = &env.fake.wait_for_requests(2)[1].body;
-    let tool_message = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
-    assert!(
-        tool_message["content"]
-            .as_str()
-            .unwrap()
-            .contains("hello from mcp"),
-        "{tool_message}"
-    );
+    let sent = tool_output_sent(&env);
+    assert!(sent.contains("hello from mcp"), "{sent}");
 }
 
 #[test]

@@ -41,6 +41,19 @@ async fn events(
     out
 }
 
+/// `GET /sessions/{id}/events` with `token`, answered 200 (the stream is open).
+fn open_events(gw: &Gw, token: &str, id: &str) -> reqwest::Response {
+    let response = block(
+        http()
+            .get(gw.api(&format!("/sessions/{id}/events")))
+            .bearer_auth(token)
+            .send(),
+    )
+    .unwrap();
+    assert_eq!(response.status(), 200);
+    response
+}
+
 fn new_session(gw: &Gw, token: &str) -> String {
     block(async {
         let (_, created) = json_of(
@@ -181,14 +194,7 @@ fn revoking_a_token_ends_its_open_events_stream_with_an_error_event() {
     let token = gw.token("ops", "operate");
     let watcher = gw.token("watcher", "read");
     let id = new_session(&gw, &token);
-    let response = block(
-        http()
-            .get(gw.api(&format!("/sessions/{id}/events")))
-            .bearer_auth(&watcher)
-            .send(),
-    )
-    .unwrap();
-    assert_eq!(response.status(), 200);
+    let response = open_events(&gw, &watcher, &id);
     gw.revoke("watcher");
     let got = block(events(response, |_, _| false));
     let (name, data) = got.last().unwrap();
@@ -204,14 +210,7 @@ fn a_quiet_events_stream_sends_heartbeat_comments() {
     let gw = Gw::with("sse_heartbeat_secs = 1", "");
     let token = gw.token("ops", "operate");
     let id = new_session(&gw, &token);
-    let response = block(
-        http()
-            .get(gw.api(&format!("/sessions/{id}/events")))
-            .bearer_auth(&token)
-            .send(),
-    )
-    .unwrap();
-    assert_eq!(response.status(), 200);
+    let response = open_events(&gw, &token, &id);
     // Nothing happens in the session: the first thing to arrive is a heartbeat, then
     // another (the stream stays open and keeps saying so).
     let text = block(async {
@@ -234,14 +233,7 @@ fn a_daemon_stopping_ends_open_streams_with_an_error_event_and_exits() {
     let mut gw = Gw::new();
     let token = gw.token("ops", "operate");
     let id = new_session(&gw, &token);
-    let response = block(
-        http()
-            .get(gw.api(&format!("/sessions/{id}/events")))
-            .bearer_auth(&token)
-            .send(),
-    )
-    .unwrap();
-    assert_eq!(response.status(), 200);
+    let response = open_events(&gw, &token, &id);
     // The stream is open (its session answers over the socket); now stop the daemon.
     let status = gw.env.daemon.stop();
     assert!(status.success(), "{status:?}");
