@@ -317,6 +317,32 @@ impl Db {
             .map_err(StoreError::ctx("read messages"))
     }
 
+    /// The messages the model's conversation is built from: every one after the last
+    /// message the newest `summary` folds (`data.upTo`), that summary included; the whole
+    /// history when there is none. A turn of a long compacted session so reads what it
+    /// sends, not the week behind it. Found by walking `messages_by_session` backwards from
+    /// the newest message to the newest summary.
+    pub fn context(&self, session_id: &str) -> Result<Vec<MessageRow>> {
+        let summary: Option<(i64, Option<String>)> = self
+            .conn
+            .prepare_cached(
+                "SELECT id, data FROM messages WHERE session_id = ?1 AND kind = 'summary' \
+                 ORDER BY id DESC LIMIT 1",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(params![session_id], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()
+            })
+            .map_err(StoreError::ctx("read messages"))?;
+        let after = summary.map_or(0, |(id, data)| {
+            data.and_then(|d| serde_json::from_str::<Value>(&d).ok())
+                .and_then(|d| d.get("upTo")?.as_i64())
+                // A summary without its range folds everything before it.
+                .map_or(id - 1, |up_to| up_to.min(id - 1))
+        });
+        self.history_page(session_id, after, usize::MAX)
+    }
+
     /// Every message of a session, oldest first.
     pub fn history(&self, session_id: &str) -> Result<Vec<MessageRow>> {
         self.messages(session_id, usize::MAX, None)
@@ -566,6 +592,74 @@ mod tests {
         assert!(db.delete_session("s1").unwrap());
         assert!(db.history("s1").unwrap().is_empty());
         assert!(!db.delete_session("s1").unwrap());
+    }
+
+    #[test]
+    fn a_turns_context_starts_at_the_newest_summarys_range_and_says_what_the_whole_history_says() {
+        let (mut db, _) = Db::open_in_memory().unwrap();
+        db.create_session("s", None, "/tmp", "m").unwrap();
+        let turn = |db: &mut Db, n: usize| {
+            let turn_id = format!("t{n}");
+            db.begin_turn("s", &turn_id, &format!("prompt {n}"))
+                .unwrap();
+            let call = NewMessage {
+                turn_id: Some(turn_id.clone()),
+                step: 1,
+                tool_call_id: Some(format!("c{n}")),
+                tool_name: Some("bash".into()),
+                data: Some(json!({"command": "ls"})),
+                ..NewMessage::default()
+            };
+            db.append("s", MessageKind::ToolCall, &call).unwrap();
+            let result = NewMessage {
+                data: Some(json!("x".repeat(5000))),
+                ..call
+            };
+            db.append("s", MessageKind::ToolResult, &result).unwrap();
+            let answer = NewMessage {
+                turn_id: Some(turn_id.clone()),
+                step: 2,
+                text: Some(format!("answer {n}")),
+                ..NewMessage::default()
+            };
+            db.append("s", MessageKind::Assistant, &answer).unwrap()
+        };
+        for n in 0..3 {
+            turn(&mut db, n);
+        }
+        // No summary yet: the context is the whole history.
+        assert_eq!(db.context("s").unwrap(), db.history("s").unwrap());
+        let summarise = |db: &mut Db, up_to: i64| {
+            let summary = NewMessage {
+                text: Some(format!("up to {up_to}")),
+                data: Some(json!({"upTo": up_to, "folded": up_to})),
+                ..NewMessage::default()
+            };
+            db.append("s", MessageKind::Summary, &summary).unwrap()
+        };
+        let first_folds = turn(&mut db, 3);
+        turn(&mut db, 4);
+        summarise(&mut db, first_folds);
+        turn(&mut db, 5);
+        let second_folds = turn(&mut db, 6);
+        turn(&mut db, 7);
+        summarise(&mut db, second_folds);
+        turn(&mut db, 8);
+
+        let context = db.context("s").unwrap();
+        assert_eq!(
+            context[0].id,
+            second_folds + 1,
+            "starts after the range folded"
+        );
+        assert!(context.iter().all(|row| row.id > second_folds));
+        let whole = db.history("s").unwrap();
+        assert!(context.len() < whole.len() / 2);
+        assert_eq!(
+            crate::history::conversation(&context),
+            crate::history::conversation(&whole),
+            "the model is sent the same conversation"
+        );
     }
 
     #[test]

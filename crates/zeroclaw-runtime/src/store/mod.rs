@@ -385,6 +385,13 @@ impl Store {
             .await
     }
 
+    /// What a turn builds the model's conversation from: the messages after the newest
+    /// summary's range, that summary included (see [`Db::context`](db::Db::context)).
+    pub async fn context(&self, session_id: &str) -> Result<Vec<MessageRow>> {
+        let session_id = session_id.to_owned();
+        self.reader.run(move |db| db.context(&session_id)).await
+    }
+
     /// Every message of a session, oldest first.
     pub async fn history(&self, session_id: &str) -> Result<Vec<MessageRow>> {
         let session_id = session_id.to_owned();

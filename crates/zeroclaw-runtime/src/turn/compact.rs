@@ -83,7 +83,7 @@ impl Compaction<'_> {
         let rows = self
             .env
             .store
-            .history(&self.session.id)
+            .context(&self.session.id)
             .await
             .map_err(CompactError::Storage)?;
         let (previous, up_to, folded_before) = match history::latest_summary(&rows) {

@@ -99,7 +99,7 @@ impl Turn<'_> {
     }
 
     async fn run(&mut self) -> Result<PromptResult, TurnError> {
-        let rows = self.env.store.history(&self.session.id).await;
+        let rows = self.env.store.context(&self.session.id).await;
         let rows = self.stored(rows).await?;
         let mut context = history::conversation(&rows);
         context.messages.push(ChatMessage::User {
@@ -234,7 +234,7 @@ impl Turn<'_> {
         match compaction.run(mode).await {
             Ok(None) => Ok(Compact::Nothing),
             Ok(Some(_)) => {
-                let rows = self.env.store.history(&self.session.id).await;
+                let rows = self.env.store.context(&self.session.id).await;
                 let rows = self.stored(rows).await?;
                 Ok(Compact::Done(history::conversation(&rows)))
             }
