@@ -343,7 +343,9 @@ impl Db {
         self.history_page(session_id, after, usize::MAX)
     }
 
-    /// Every message of a session, oldest first.
+    /// Every message of a session, oldest first. Only tests read a history whole: the
+    /// daemon pages it (replays) or starts at the newest summary (turns).
+    #[cfg(test)]
     pub fn history(&self, session_id: &str) -> Result<Vec<MessageRow>> {
         self.messages(session_id, usize::MAX, None)
             .map(|(rows, _)| rows)

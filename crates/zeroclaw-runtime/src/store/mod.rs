@@ -392,7 +392,9 @@ impl Store {
         self.reader.run(move |db| db.context(&session_id)).await
     }
 
-    /// Every message of a session, oldest first.
+    /// Every message of a session, oldest first. Only tests read a history whole: the
+    /// daemon pages it (replays) or starts at the newest summary (turns).
+    #[cfg(test)]
     pub async fn history(&self, session_id: &str) -> Result<Vec<MessageRow>> {
         let session_id = session_id.to_owned();
         self.reader.run(move |db| db.history(&session_id)).await
