@@ -49,7 +49,9 @@ impl OpenStep {
         // non-streaming server) is an error, not an empty answer.
         let mut saw_event = false;
         while let Some(event) = self.events.next_paced(pace).await.map_err(error::stream)? {
-            match self.decoder.event(&event, on_delta)? {
+            let flow = self.decoder.event(&event, on_delta)?;
+            self.events.recycle(event);
+            match flow {
                 Flow::Skipped => {}
                 Flow::More => saw_event = true,
                 Flow::End => {

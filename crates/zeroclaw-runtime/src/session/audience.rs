@@ -124,6 +124,8 @@ pub struct Streaming {
     pub step: i64,
     pub thought: String,
     pub text: String,
+    /// Frames this call's chunks (absent until its first chunk).
+    pub framer: Option<super::chunk_frame::ChunkFramer>,
 }
 
 struct Member {

@@ -16,6 +16,7 @@
 //! gets a joining connection every event exactly once is in `audience.rs`.
 
 mod audience;
+mod chunk_frame;
 mod fit;
 mod pace;
 
@@ -23,6 +24,7 @@ use crate::mcp::Mcp;
 use crate::provider::window::Calibration;
 use crate::store::{MessageRow, SessionRow, Store, StoreError};
 use audience::{Audience, Replayed, Stalled, Streaming, Tag};
+use chunk_frame::ChunkFramer;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
@@ -260,10 +262,6 @@ impl Session {
     /// Sends a streamed chunk of step `step`'s answer (or, with `thought`, of its
     /// reasoning) and adds it to the text in progress a joining connection is sent.
     pub fn stream_chunk(&self, turn_id: &str, step: i64, thought: bool, text: &str) {
-        let frames = self.frames(turn_id, Update::chunk(thought, text));
-        if frames.is_empty() {
-            return;
-        }
         let tag = Tag::Text {
             turn_id: turn_id.to_owned(),
             step,
@@ -275,8 +273,26 @@ impl Session {
             *streaming = Streaming {
                 turn_id: turn_id.to_owned(),
                 step,
+                framer: Some(ChunkFramer::new(&self.id, turn_id, self.frame_cap)),
                 ..Streaming::default()
             };
+        }
+        // Almost every chunk fits one frame, written from the model call's prefix; one
+        // over the cap is split by `fit_update`.
+        let framed = streaming
+            .framer
+            .as_ref()
+            .and_then(|framer| framer.frame(thought, text));
+        let split;
+        let frames = match &framed {
+            Some(frame) => std::slice::from_ref(frame),
+            None => {
+                split = self.frames(turn_id, Update::chunk(thought, text));
+                split.as_slice()
+            }
+        };
+        if frames.is_empty() {
+            return;
         }
         let so_far = if thought {
             &mut streaming.thought
@@ -284,7 +300,7 @@ impl Session {
             &mut streaming.text
         };
         so_far.push_str(text);
-        let stalled = send_all(&mut audience, &tag, &frames);
+        let stalled = send_all(&mut audience, &tag, frames);
         drop(audience);
         self.close_stalled(stalled);
     }
