@@ -5,7 +5,9 @@ mod app;
 mod forms;
 mod input;
 mod interrupts;
+mod markdown;
 mod render;
+mod status;
 mod term;
 
 use clap::Parser;
