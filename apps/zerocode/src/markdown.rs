@@ -553,7 +553,11 @@ fn wrap(pieces: &[(String, Style)], first: &str, rest: &str, width: usize, style
                     space = false;
                 }
                 if space {
-                    push_piece(&mut line, " ", Style::default());
+                    // A space inside a styled run keeps the run's style (`**two words**`).
+                    let before = line.last().map(|(_, s)| *s);
+                    let after = word.first().map(|(_, s)| *s);
+                    let style = before.filter(|b| Some(*b) == after).unwrap_or_default();
+                    push_piece(&mut line, " ", style);
                     line_width += 1;
                     space = false;
                 }
