@@ -28,7 +28,8 @@ impl Phase {
         match self {
             Phase::Thinking => "thinking".into(),
             Phase::Answering => "answering".into(),
-            Phase::Running(tool) => format!("running {tool}"),
+            // A tool's name comes from the daemon (an MCP server may choose it): sanitized.
+            Phase::Running(tool) => format!("running {}", crate::term::sanitize(tool)),
             Phase::WaitingForApproval => "waiting for approval".into(),
             Phase::Cancelling => "cancelling".into(),
         }
