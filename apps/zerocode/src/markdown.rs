@@ -331,6 +331,12 @@ fn assets() -> &'static Assets {
     })
 }
 
+/// Loads syntect's syntaxes and theme now (call it on a spare thread at start), so the
+/// first code block of an answer does not wait for them.
+pub fn preload() {
+    assets();
+}
+
 /// Highlights a code block one line at a time (24-bit colour), keeping syntect's state
 /// from line to line.
 pub struct CodeLines {

@@ -38,6 +38,10 @@ pub struct Screen {
 
 impl Default for Screen {
     fn default() -> Self {
+        if term::styled() {
+            // The highlighter's assets take a moment to load: not in the middle of an answer.
+            std::thread::spawn(crate::markdown::preload);
+        }
         Self {
             answer: None,
             thought: None,
