@@ -100,10 +100,12 @@ pub fn estimate_tokens(chars: usize) -> usize {
     chars.div_ceil(4)
 }
 
-/// `4.2s`, `1m 05s`, `1h 02m`.
+/// `340ms`, `4.2s`, `1m 05s`, `1h 02m`.
 pub fn elapsed_text(elapsed: Duration) -> String {
     let secs = elapsed.as_secs();
-    if secs < 60 {
+    if secs < 1 {
+        format!("{}ms", elapsed.as_millis())
+    } else if secs < 60 {
         format!("{:.1}s", elapsed.as_secs_f64())
     } else if secs < 3600 {
         format!("{}m {:02}s", secs / 60, secs % 60)
@@ -120,10 +122,7 @@ mod tests {
     fn the_status_says_phase_time_and_estimated_tokens() {
         let start = Instant::now();
         let mut status = Status::new(start);
-        assert_eq!(
-            status.text(start, 100),
-            "⠋ thinking · 0.0s · Ctrl-C cancels"
-        );
+        assert_eq!(status.text(start, 100), "⠋ thinking · 0ms · Ctrl-C cancels");
         status.streamed("twelve chars");
         status.set_phase(Phase::Running("bash".into()));
         let later = start + Duration::from_millis(1250);
@@ -137,6 +136,7 @@ mod tests {
 
     #[test]
     fn elapsed_time_reads_naturally() {
+        assert_eq!(elapsed_text(Duration::from_millis(340)), "340ms");
         assert_eq!(elapsed_text(Duration::from_millis(4200)), "4.2s");
         assert_eq!(elapsed_text(Duration::from_secs(65)), "1m 05s");
         assert_eq!(elapsed_text(Duration::from_secs(3720)), "1h 02m");
