@@ -4,6 +4,7 @@ use crate::forms::{Forwarder, Question, TerminalForms};
 use crate::input::{Input, Read};
 use crate::interrupts::Interrupts;
 use crate::render::{self, Screen, summarize};
+use crate::status::{self, Phase};
 use crate::term::{self, bold, dim, red};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -537,12 +538,23 @@ impl App {
         self.stream(turn, true).await
     }
 
-    /// The turn loop: events as they arrive, approvals, questions, Ctrl-C. A turn of ours
-    /// ends with its answer; a `following` one at its `turn_complete`.
-    async fn stream(&mut self, mut turn: Turn, following: bool) -> Step {
+    /// Streams a turn with the live status line below it, erased when the turn is over.
+    async fn stream(&mut self, turn: Turn, following: bool) -> Step {
+        self.screen().status_start();
+        let step = self.stream_events(turn, following).await;
+        self.screen().status_stop();
+        step
+    }
+
+    /// The turn loop: events as they arrive, approvals, questions, Ctrl-C, and the status
+    /// line's ticks. A turn of ours ends with its answer; a `following` one at its
+    /// `turn_complete`.
+    async fn stream_events(&mut self, mut turn: Turn, following: bool) -> Step {
         let _quiet = term::QuietInput::new();
         self.interrupts.clear();
         let mut cancelling = false;
+        let mut ticker = tokio::time::interval(status::FRAME);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
                 biased;
@@ -565,20 +577,24 @@ impl App {
                             return Ok(());
                         }
                     }
-                    self.screen().end_line();
+                    // The form reads lines: no status line meanwhile.
+                    self.screen().status_suspend(true);
                     let response = tokio::select! {
                         response = self.forms.ask(request) => response,
                         () = self.client.closed() => return Err(Stop::DaemonGone),
                     };
+                    self.screen().status_suspend(false);
                     let _ = answer.send(response);
                 }
                 () = self.client.closed() => return Err(Stop::DaemonGone),
+                _ = ticker.tick() => self.screen().status_tick(),
             }
         }
     }
 
     async fn cancel(&mut self, turn: &Turn, cancelling: &mut bool) -> Step {
         *cancelling = true;
+        self.screen().status_phase(Phase::Cancelling);
         self.line(&dim("cancelling… (Ctrl-C again to quit)"));
         match turn.cancel().await {
             Ok(_) => Ok(()),
@@ -598,10 +614,16 @@ impl App {
         match event {
             TurnEvent::Update(update) => return Ok(self.update(update, following)),
             TurnEvent::Approval(request) => {
+                // The question is read on the status line's row: no status meanwhile.
+                self.screen().status_phase(Phase::WaitingForApproval);
+                self.screen().status_suspend(true);
                 let decision = tokio::select! {
                     decision = self.ask_approval(&request.name, &request.raw_input) => decision,
                     () = self.client.closed() => return Err(Stop::DaemonGone),
                 };
+                self.screen().status_suspend(false);
+                self.screen()
+                    .status_phase(Phase::Running(request.name.clone()));
                 // `None` is Ctrl-C at the question: reject the call and cancel the turn.
                 if let Err(e) = request.answer(decision.unwrap_or(Decision::Reject)).await {
                     self.failed("could not answer the approval", &e)?;
@@ -617,9 +639,10 @@ impl App {
             }
             TurnEvent::Done(result) => {
                 self.screen().end_line();
+                let elapsed = self.screen().status_elapsed();
                 match result {
                     Ok(result) => {
-                        let line = render::status_line(result.stop_reason, result.usage);
+                        let line = render::status_line(result.stop_reason, result.usage, elapsed);
                         self.line(&dim(&line));
                     }
                     Err(e) => self.failed("the turn failed", &e)?,
@@ -639,10 +662,11 @@ impl App {
                 name, raw_input, ..
             } => self.screen().tool_call(&name, &raw_input),
             Update::ToolResult {
+                name,
                 raw_output,
                 is_error,
                 ..
-            } => self.screen().tool_result(&raw_output, is_error),
+            } => self.screen().tool_result(&name, &raw_output, is_error),
             Update::ContextCompacted {
                 messages_folded, ..
             } => {
@@ -654,7 +678,8 @@ impl App {
                 if let Some(error) = error {
                     self.line(&red(&format!("the turn failed: {error}")));
                 }
-                self.line(&dim(&render::status_line(stop_reason, None)));
+                let elapsed = self.screen().status_elapsed();
+                self.line(&dim(&render::status_line(stop_reason, None, elapsed)));
                 return true;
             }
             _ => {}

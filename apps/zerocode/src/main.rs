@@ -5,7 +5,9 @@ mod app;
 mod forms;
 mod input;
 mod interrupts;
+mod markdown;
 mod render;
+mod status;
 mod term;
 
 use clap::Parser;
@@ -25,6 +27,9 @@ executable, else `zeroclaw` on PATH.\n\n\
 Answers stream into the terminal's scrollback. Tool calls that need approval ask \
 [y]es / [n]o / [a]lways; questions from the agent are shown as short forms.\n\n\
 The prompt history is kept in <data dir>/zerocode_history (1000 entries).\n\n\
+Answers are rendered Markdown (code highlighted), each block printed once it is complete; \
+set NO_COLOR (or pipe the output) for clean text. While a turn runs, a status line at the \
+bottom shows the phase, elapsed time and an estimate of the tokens so far.\n\n\
 Exit status: 0 on /quit, Ctrl-D or Ctrl-C twice at the prompt; 1 on an error or when the \
 daemon went away; 130 on Ctrl-C twice during a turn.",
     after_help = "Commands at the prompt: /new, /sessions, /load ID|N, /cancel, /help, /quit.\n\n\

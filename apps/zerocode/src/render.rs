@@ -1,85 +1,219 @@
 //! What a turn looks like in the scrollback: answer text as it streams, thoughts dimmed on
 //! lines of their own, one line per tool call, tool results folded, a status line.
 
+use crate::markdown::Markdown;
+use crate::status::{Phase, Status, elapsed_text};
 use crate::term::{self, dim, red, sanitize};
 use serde_json::Value;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
 use zeroclaw_client::{StopReason, Update, Usage};
 
 /// Lines of a tool result shown before the rest is folded away.
 pub const RESULT_LINES: usize = 6;
 
-/// Which kind of text the cursor sits after, when its line is still open.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum Open {
-    #[default]
-    Nothing,
-    Answer,
-    Thought,
-}
-
 /// The output side of the terminal. Shared (behind a mutex) by the turn loop and the
-/// elicitation form, so a question never starts in the middle of an answer line.
-#[derive(Debug, Default)]
+/// elicitation form, so a question never starts in the middle of an answer; every write
+/// goes through it, so the live status line is erased before anything else is printed.
+///
+/// The cursor is always left at column 0: answers are printed a completed (rendered) line
+/// at a time by [`Markdown`], thoughts a line at a time, and what is still held is printed
+/// by [`Screen::end_line`], which every other kind of output calls first.
 pub struct Screen {
-    open: Open,
+    /// The answer being rendered, while one streams.
+    answer: Option<Markdown>,
+    /// The open line of the thought being received, while one streams.
+    thought: Option<String>,
+    /// Whether the current thought's first line (with its `✻`) was printed.
+    thought_started: bool,
+    /// The running turn's status line, while a turn runs.
+    status: Option<Status>,
+    /// The status line is not drawn while something else reads on the terminal.
+    status_suspended: bool,
+    /// Whether the status line is on the screen now.
+    status_drawn: bool,
+    /// Status lines are drawn at all: stdout is a terminal.
+    live: bool,
 }
 
-fn write(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+impl Default for Screen {
+    fn default() -> Self {
+        if term::styled() {
+            // The highlighter's assets take a moment to load: not in the middle of an answer.
+            std::thread::spawn(crate::markdown::preload);
+        }
+        Self {
+            answer: None,
+            thought: None,
+            thought_started: false,
+            status: None,
+            status_suspended: false,
+            status_drawn: false,
+            live: std::io::stdout().is_terminal(),
+        }
+    }
 }
+
+/// Erases the terminal's current line (where the status line is drawn).
+const ERASE_LINE: &str = "\r\x1b[K";
 
 impl Screen {
-    /// Ends the open line, if any, so the next output starts at column 0.
+    /// Writes `text` (whole lines), erasing the status line first and drawing it again
+    /// after, in one write so that nothing flickers.
+    fn write(&mut self, text: &str) {
+        let mut buffer = String::new();
+        if self.status_drawn {
+            buffer.push_str(ERASE_LINE);
+            self.status_drawn = false;
+        }
+        buffer.push_str(text);
+        self.status_into(&mut buffer);
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(buffer.as_bytes());
+        let _ = out.flush();
+    }
+
+    /// Appends the status line to `buffer` when it is wanted.
+    fn status_into(&mut self, buffer: &mut String) {
+        if !self.live || self.status_suspended {
+            return;
+        }
+        if let Some(status) = &self.status {
+            let text = status.text(Instant::now(), term::width());
+            buffer.push_str(ERASE_LINE);
+            buffer.push_str(&dim(&text));
+            self.status_drawn = true;
+        }
+    }
+
+    /// Prints what the answer or thought still holds, so the next output starts on a line
+    /// of its own.
     pub fn end_line(&mut self) {
-        if self.open != Open::Nothing {
-            write("\n");
-            self.open = Open::Nothing;
+        let mut out = String::new();
+        if let Some(mut answer) = self.answer.take() {
+            out.push_str(&answer.finish());
+        }
+        if let Some(rest) = self.thought.take() {
+            if !rest.is_empty() {
+                out.push_str(&self.thought_line(&rest));
+            }
+            self.thought_started = false;
+        }
+        if !out.is_empty() {
+            self.write(&out);
         }
     }
 
     /// A whole line of zerocode's own (already styled as wanted).
     pub fn line(&mut self, text: &str) {
         self.end_line();
-        write(&format!("{text}\n"));
+        self.write(&format!("{text}\n"));
     }
 
+    /// A chunk of the agent's answer, rendered as Markdown a completed line at a time.
     pub fn answer(&mut self, text: &str) {
-        if self.open == Open::Thought {
+        if self.thought.is_some() {
             self.end_line();
         }
-        let text = sanitize(text);
-        if text.is_empty() {
-            return;
+        if let Some(status) = &mut self.status {
+            status.streamed(text);
+            status.set_phase(Phase::Answering);
         }
-        write(&text);
-        self.open = if text.ends_with('\n') {
-            Open::Nothing
-        } else {
-            Open::Answer
-        };
+        let answer = self
+            .answer
+            .get_or_insert_with(|| Markdown::new(term::width(), term::styled()));
+        let out = answer.push(text);
+        if !out.is_empty() {
+            self.write(&out);
+        }
     }
 
+    /// One line of a thought, dimmed; the first after a `✻`.
+    fn thought_line(&mut self, line: &str) -> String {
+        let lead = if self.thought_started { "  " } else { "✻ " };
+        self.thought_started = true;
+        format!("{}\n", dim(&format!("{lead}{line}")))
+    }
+
+    /// A chunk of the model's thinking, dimmed, printed a completed line at a time.
     pub fn thought(&mut self, text: &str) {
+        if let Some(status) = &mut self.status {
+            status.streamed(text);
+            status.set_phase(Phase::Thinking);
+        }
         let text = sanitize(text);
         if text.is_empty() {
             return;
         }
-        if self.open != Open::Thought {
+        if self.thought.is_none() {
             self.end_line();
-            write(&dim("✻ "));
         }
-        write(&dim(&text));
-        self.open = if text.ends_with('\n') {
-            Open::Nothing
-        } else {
-            Open::Thought
-        };
+        let open = self.thought.get_or_insert_with(String::new);
+        open.push_str(&text);
+        let mut out = String::new();
+        while let Some(i) = self.thought.as_deref().and_then(|t| t.find('\n')) {
+            let Some(open) = self.thought.as_mut() else {
+                break;
+            };
+            let line: String = open.drain(..=i).collect();
+            out.push_str(&self.thought_line(line.trim_end_matches('\n')));
+        }
+        if !out.is_empty() {
+            self.write(&out);
+        }
+    }
+
+    /// A turn starts: the status line appears (on a terminal) and is redrawn by
+    /// [`Screen::status_tick`].
+    pub fn status_start(&mut self) {
+        self.status = Some(Status::new(Instant::now()));
+        self.status_suspended = false;
+        self.write("");
+    }
+
+    /// The turn is over: the status line is erased for good. Returns how long it ran.
+    pub fn status_stop(&mut self) -> Option<Duration> {
+        self.end_line();
+        let status = self.status.take()?;
+        self.write("");
+        Some(status.elapsed(Instant::now()))
+    }
+
+    /// How long the running turn has taken so far.
+    pub fn status_elapsed(&self) -> Option<Duration> {
+        self.status.as_ref().map(|s| s.elapsed(Instant::now()))
+    }
+
+    /// Says what the turn is doing now (e.g. [`Phase::WaitingForApproval`] while an
+    /// approval question waits, [`Phase::Running`] while a tool runs).
+    pub fn status_phase(&mut self, phase: Phase) {
+        if let Some(status) = &mut self.status {
+            status.set_phase(phase);
+            self.write("");
+        }
+    }
+
+    /// While `true`, the status line is erased and not drawn: call it before anything
+    /// other than this screen writes to the terminal or reads a line there (a line editor,
+    /// a form), and with `false` after.
+    pub fn status_suspend(&mut self, suspended: bool) {
+        self.end_line();
+        self.status_suspended = suspended;
+        self.write("");
+    }
+
+    /// Redraws the status line (its spinner and clock): called by the turn loop's ticker.
+    pub fn status_tick(&mut self) {
+        if self.status_drawn || (self.status.is_some() && !self.status_suspended) {
+            self.write("");
+        }
     }
 
     pub fn tool_call(&mut self, name: &str, input: &Value) {
+        if let Some(status) = &mut self.status {
+            status.streamed(&input.to_string());
+            status.set_phase(Phase::Running(name.to_owned()));
+        }
         let width = term::width()
             .saturating_sub(name.chars().count() + 4)
             .max(20);
@@ -90,15 +224,24 @@ impl Screen {
         ));
     }
 
-    pub fn tool_result(&mut self, output: &Value, is_error: bool) {
+    /// A tool's result, folded after [`RESULT_LINES`] lines, in red when it failed; bash's
+    /// closing `[exit code N]` on a line of its own, red when not 0.
+    pub fn tool_result(&mut self, name: &str, output: &Value, is_error: bool) {
+        if let Some(status) = &mut self.status {
+            status.set_phase(Phase::Thinking);
+        }
         let text = sanitize(&output_text(output));
-        let (shown, folded) = fold(&text, RESULT_LINES);
+        let (body, exit) = if name == "bash" {
+            split_exit(&text)
+        } else {
+            (text.as_str(), None)
+        };
+        let (shown, folded) = fold(body, RESULT_LINES);
         let width = term::width().saturating_sub(6).max(20);
         let (mark, paint): (&str, fn(&str) -> String) =
             if is_error { ("✗", red) } else { ("⎿", dim) };
         if shown.is_empty() {
             self.line(&format!("  {}", paint(&format!("{mark}  (no output)"))));
-            return;
         }
         for (i, line) in shown.iter().enumerate() {
             let lead = if i == 0 { mark } else { " " };
@@ -110,6 +253,14 @@ impl Screen {
         if folded > 0 {
             self.line(&format!("     {}", dim(&format!("… {folded} more lines"))));
         }
+        if let Some(exit) = exit {
+            let shown = if exit == "exit code 0" {
+                dim(exit)
+            } else {
+                term::bold(&red(exit))
+            };
+            self.line(&format!("     {shown}"));
+        }
     }
 
     /// One event of a replayed history, compactly: user lines, answers and tool lines;
@@ -118,7 +269,7 @@ impl Screen {
         match update {
             Update::UserMessageChunk { text } => {
                 self.end_line();
-                write("\n");
+                self.write("\n");
                 for line in sanitize(text).lines() {
                     self.line(&term::bold(&format!("> {line}")));
                 }
@@ -208,6 +359,27 @@ pub fn truncate(text: &str, max: usize) -> String {
     out
 }
 
+/// bash's output without its closing status line (`[exit code 3]`, `[killed by signal 9]`),
+/// and that status without its brackets.
+pub fn split_exit(text: &str) -> (&str, Option<&str>) {
+    let text = text.trim_end();
+    let (body, last) = match text.rfind('\n') {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => ("", text),
+    };
+    let status = last.strip_prefix('[').and_then(|l| l.strip_suffix(']'));
+    match status {
+        Some(s)
+            if s.starts_with("exit code ")
+                || s.starts_with("killed by signal ")
+                || s == "exit status unknown" =>
+        {
+            (body, Some(s))
+        }
+        _ => (text, None),
+    }
+}
+
 /// The first `keep` lines of `text` and how many more there are.
 pub fn fold(text: &str, keep: usize) -> (Vec<&str>, usize) {
     let all: Vec<&str> = text.trim_end().lines().collect();
@@ -227,14 +399,19 @@ fn output_text(output: &Value) -> String {
     }
 }
 
-/// The line after a turn: `[end_turn]  12 in · 3 out tokens`.
-pub fn status_line(stop: StopReason, usage: Option<Usage>) -> String {
+/// The line after a turn: `[end_turn]  12 in · 3 out tokens · 4.2s`.
+pub fn status_line(stop: StopReason, usage: Option<Usage>, elapsed: Option<Duration>) -> String {
     let mut line = format!("[{}]", stop.as_str());
     if let Some(u) = usage {
         line.push_str(&format!(
             "  {} in · {} out tokens",
             u.input_tokens, u.output_tokens
         ));
+    }
+    if let Some(elapsed) = elapsed {
+        let sep = if usage.is_some() { " · " } else { "  " };
+        line.push_str(sep);
+        line.push_str(&elapsed_text(elapsed));
     }
     if stop == StopReason::MaxTurns {
         line.push_str("  (the agent stopped at agent.max_steps; send another prompt to go on)");
@@ -291,15 +468,47 @@ mod tests {
     }
 
     #[test]
+    fn bash_exit_codes_are_split_from_the_output() {
+        assert_eq!(
+            split_exit("out\n[exit code 0]\n"),
+            ("out", Some("exit code 0"))
+        );
+        assert_eq!(split_exit("[exit code 3]"), ("", Some("exit code 3")));
+        assert_eq!(
+            split_exit("a\nb\n[killed by signal 9]"),
+            ("a\nb", Some("killed by signal 9"))
+        );
+        assert_eq!(
+            split_exit("no status\n[other]"),
+            ("no status\n[other]", None)
+        );
+    }
+
+    #[test]
     fn the_status_line_names_the_stop_reason_and_tokens() {
-        assert_eq!(status_line(StopReason::Cancelled, None), "[cancelled]");
+        assert_eq!(
+            status_line(StopReason::Cancelled, None, None),
+            "[cancelled]"
+        );
+        assert_eq!(
+            status_line(
+                StopReason::Cancelled,
+                None,
+                Some(Duration::from_millis(1500))
+            ),
+            "[cancelled]  1.5s"
+        );
         let usage = Usage {
             input_tokens: 10,
             output_tokens: 2,
         };
         assert_eq!(
-            status_line(StopReason::EndTurn, Some(usage)),
-            "[end_turn]  10 in · 2 out tokens"
+            status_line(
+                StopReason::EndTurn,
+                Some(usage),
+                Some(Duration::from_secs(65))
+            ),
+            "[end_turn]  10 in · 2 out tokens · 1m 05s"
         );
     }
 }

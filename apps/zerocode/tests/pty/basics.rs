@@ -61,8 +61,9 @@ fn a_session_streams_asks_and_cancels_in_a_pseudo_terminal() {
     term.expect("echo zc-$((6*7)); seq 1 8");
     term.expect("Allow bash `echo zc-$((6*7)); seq 1 8`? [y]es / [n]o / [a]lways");
     term.send("y\r");
-    // The output, folded after six lines (the daemon adds an exit code line).
-    let output = term.expect("… 4 more lines");
+    // The output, folded after six lines; the exit code on a line of its own after.
+    let output = term.expect("… 3 more lines");
+    term.expect("exit code 0");
     assert!(
         output.contains("zc-42") && output.contains("5") && !output.contains("6\n"),
         "{output}"
@@ -98,7 +99,8 @@ fn a_session_streams_asks_and_cancels_in_a_pseudo_terminal() {
     // A stalled stream, then Ctrl-C: the turn is cancelled.
     env.fake.push(
         openai::Builder::new()
-            .text("thinking about it")
+            // A completed paragraph: an open one is held until it completes.
+            .text("thinking about it\n\n")
             .stall()
             .build(),
     );

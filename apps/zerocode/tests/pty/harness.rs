@@ -114,6 +114,11 @@ impl Env {
     }
 
     pub fn zerocode(&self, args: &[&str]) -> Term {
+        Term::spawn(self.command(args))
+    }
+
+    /// The command that runs `zerocode` with `args` in this environment (no `NO_COLOR`).
+    pub fn command(&self, args: &[&str]) -> Command {
         // The pseudo-terminal starts without echo; a user's terminal has it on, and
         // zerocode must leave it on.
         let mut command = Command::new("/bin/sh");
@@ -132,7 +137,7 @@ impl Env {
             .env_remove("ZEROCLAW_DATA_DIR")
             .env_remove("NO_COLOR")
             .env("TERM", "xterm-256color");
-        Term::spawn(command)
+        command
     }
 
     /// Waits (bounded) until no daemon serves the socket: the ephemeral one has exited.
@@ -297,4 +302,43 @@ pub fn short_id(text: &str, after: &str) -> String {
         .collect();
     assert_eq!(id.len(), 8, "short id in {text:?}");
     id
+}
+
+impl Env {
+    /// `zerocode` with `NO_COLOR=1`.
+    pub fn zerocode_no_color(&self, args: &[&str]) -> Term {
+        let mut command = self.command(args);
+        command.env("NO_COLOR", "1");
+        Term::spawn(command)
+    }
+}
+
+impl Term {
+    /// Waits for `text` and returns the raw bytes read up to and including it (escape
+    /// sequences and all).
+    #[track_caller]
+    pub fn expect_raw(&mut self, text: &str) -> Vec<u8> {
+        let before = self.seen.len();
+        self.expect(text);
+        self.seen[before..].to_vec()
+    }
+}
+
+/// The SGR (colour and style) sequences in `raw`: `ESC [ params m`.
+pub fn sgr_sequences(raw: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(raw);
+    let mut found = Vec::new();
+    let mut rest = text.as_ref();
+    while let Some(i) = rest.find("\x1b[") {
+        let after = &rest[i + 2..];
+        let params: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ';')
+            .collect();
+        if after[params.len()..].starts_with('m') {
+            found.push(format!("\\e[{params}m"));
+        }
+        rest = after;
+    }
+    found
 }

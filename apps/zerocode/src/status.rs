@@ -1,0 +1,144 @@
+//! The live status line of a running turn: spinner, phase, elapsed time, tokens so far.
+//!
+//! It lives on the terminal's last line, below everything printed, and is only ever drawn
+//! there with the cursor at column 0 of an empty line: `\r`, erase-line, the text (cut to
+//! fit one line, so it never wraps). Before anything else is printed it is erased the same
+//! way, and drawn again after, so it never lands in the scrollback. [`crate::render::Screen`]
+//! owns it and does all the writing.
+
+use std::time::{Duration, Instant};
+
+/// What the turn is doing, as the status line says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting for the model (before its first words, and after each tool result).
+    Thinking,
+    /// The model's answer is streaming.
+    Answering,
+    /// A tool is running: "running bash".
+    Running(String),
+    /// An approval question is waiting for the user.
+    WaitingForApproval,
+    /// Ctrl-C was pressed; the daemon is winding the turn down.
+    Cancelling,
+}
+
+impl Phase {
+    pub fn label(&self) -> String {
+        match self {
+            Phase::Thinking => "thinking".into(),
+            Phase::Answering => "answering".into(),
+            // A tool's name comes from the daemon (an MCP server may choose it): sanitized.
+            Phase::Running(tool) => format!("running {}", crate::term::sanitize(tool)),
+            Phase::WaitingForApproval => "waiting for approval".into(),
+            Phase::Cancelling => "cancelling".into(),
+        }
+    }
+}
+
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+/// How long each spinner frame shows.
+pub const FRAME: Duration = Duration::from_millis(100);
+
+/// The state of a running turn's status line.
+#[derive(Debug)]
+pub struct Status {
+    started: Instant,
+    phase: Phase,
+    /// Characters of streamed model output (answer, thoughts, tool arguments).
+    streamed_chars: usize,
+}
+
+impl Status {
+    pub fn new(now: Instant) -> Self {
+        Self {
+            started: now,
+            phase: Phase::Thinking,
+            streamed_chars: 0,
+        }
+    }
+
+    pub fn set_phase(&mut self, phase: Phase) {
+        self.phase = phase;
+    }
+
+    /// Counts streamed model output toward the token estimate.
+    pub fn streamed(&mut self, text: &str) {
+        self.streamed_chars += text.chars().count();
+    }
+
+    pub fn elapsed(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.started)
+    }
+
+    /// The line's text at `now`, at most `width - 1` columns (the last column is left
+    /// free: writing it makes some terminals wrap).
+    pub fn text(&self, now: Instant, width: usize) -> String {
+        let elapsed = self.elapsed(now);
+        let frame = (elapsed.as_millis() / FRAME.as_millis()) as usize % SPINNER.len();
+        let mut text = format!(
+            "{} {} · {}",
+            SPINNER[frame],
+            self.phase.label(),
+            elapsed_text(elapsed)
+        );
+        let tokens = estimate_tokens(self.streamed_chars);
+        if tokens > 0 {
+            text.push_str(&format!(" · ~{tokens} tokens"));
+        }
+        text.push_str(" · Ctrl-C cancels");
+        let max = width.saturating_sub(1).max(10);
+        if text.chars().count() > max {
+            text = text.chars().take(max).collect();
+        }
+        text
+    }
+}
+
+/// Roughly four characters to a token: labelled `~` wherever it is shown.
+pub fn estimate_tokens(chars: usize) -> usize {
+    chars.div_ceil(4)
+}
+
+/// `340ms`, `4.2s`, `1m 05s`, `1h 02m`.
+pub fn elapsed_text(elapsed: Duration) -> String {
+    let secs = elapsed.as_secs();
+    if secs < 1 {
+        format!("{}ms", elapsed.as_millis())
+    } else if secs < 60 {
+        format!("{:.1}s", elapsed.as_secs_f64())
+    } else if secs < 3600 {
+        format!("{}m {:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h {:02}m", secs / 3600, (secs % 3600) / 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_says_phase_time_and_estimated_tokens() {
+        let start = Instant::now();
+        let mut status = Status::new(start);
+        assert_eq!(status.text(start, 100), "⠋ thinking · 0ms · Ctrl-C cancels");
+        status.streamed("twelve chars");
+        status.set_phase(Phase::Running("bash".into()));
+        let later = start + Duration::from_millis(1250);
+        assert_eq!(
+            status.text(later, 100),
+            "⠹ running bash · 1.2s · ~3 tokens · Ctrl-C cancels"
+        );
+        // Never wider than the terminal less one column.
+        assert_eq!(status.text(later, 12).chars().count(), 11);
+    }
+
+    #[test]
+    fn elapsed_time_reads_naturally() {
+        assert_eq!(elapsed_text(Duration::from_millis(340)), "340ms");
+        assert_eq!(elapsed_text(Duration::from_millis(4200)), "4.2s");
+        assert_eq!(elapsed_text(Duration::from_secs(65)), "1m 05s");
+        assert_eq!(elapsed_text(Duration::from_secs(3720)), "1h 02m");
+    }
+}
