@@ -67,7 +67,6 @@ impl Sizes {
 
     pub fn quick() -> Sizes {
         Sizes {
-            turn_chunks: 4_000,
             rounds: 2,
             list_calls: 50,
             ..Sizes::full()
@@ -184,7 +183,7 @@ impl<'a> Group<'a> {
 
     /// A config dir of its own (own database), the daemon started once to create the
     /// database and stopped; returns the dir and the database's path.
-    fn prepare(&self, name: &str) -> Result<(PathBuf, PathBuf), String> {
+    async fn prepare(&self, name: &str) -> Result<(PathBuf, PathBuf), String> {
         let cfg = self.dir.join(name);
         std::fs::create_dir_all(&cfg).map_err(|e| format!("{}: {e}", cfg.display()))?;
         let config = format!(
@@ -194,6 +193,10 @@ impl<'a> Group<'a> {
         std::fs::write(cfg.join("config.toml"), config)
             .map_err(|e| format!("cannot write {name}/config.toml: {e}"))?;
         let daemon = self.start_daemon(&cfg)?;
+        // The socket accepts before the store is open; an answered call means it is.
+        Conn::open(&daemon.socket)
+            .await
+            .map_err(ctx("initialize the daemon"))?;
         daemon.stop().map_err(ctx("stop the daemon"))?;
         let db = cfg.join("data").join("zeroclaw.db");
         if !db.is_file() {
@@ -226,7 +229,7 @@ impl<'a> Group<'a> {
             s.messages.map(|n| thousands(n as u64)).join(" / "),
             s.rounds
         ));
-        let (cfg, db) = self.prepare("replay")?;
+        let (cfg, db) = self.prepare("replay").await?;
         let mut conn = fill::open(&db).map_err(sql("open the database"))?;
         let sessions: Vec<String> = (0..3).map(|i| fill::session_id(0x7e, i)).collect();
         for (id, &n) in sessions.iter().zip(&s.messages) {
@@ -332,7 +335,7 @@ impl<'a> Group<'a> {
             "growth: session/list and RSS per loaded session with {} sessions",
             s.sessions.map(|n| thousands(n as u64)).join(" / ")
         ));
-        let (cfg, db) = self.prepare("list")?;
+        let (cfg, db) = self.prepare("list").await?;
         let mut have = 0;
         let mut first = [[0.0; 2]; 3];
         let mut search = [[0.0; 2]; 3];
@@ -385,13 +388,13 @@ impl<'a> Group<'a> {
             let client = &mut conns[0];
             let page = format!(r#"{{"limit":{LIST_PAGE}}}"#);
             let find = format!(r#"{{"limit":{LIST_PAGE},"search":"{SEARCH}"}}"#);
-            first[i][1] = list_p50(client, &page, s.list_calls).await?;
-            search[i][1] = list_p50(client, &find, s.list_calls).await?;
-            drop(conns);
             let floor = fill::open(&db).map_err(sql("open the database"))?;
-            first[i][0] = sql_p50(&floor, None, s.list_calls)?;
-            search[i][0] = sql_p50(&floor, Some(SEARCH), s.list_calls)?;
+            [first[i][0], first[i][1]] =
+                list_p50(client, &floor, &page, None, s.list_calls).await?;
+            [search[i][0], search[i][1]] =
+                list_p50(client, &floor, &find, Some(SEARCH), s.list_calls).await?;
             drop(floor);
+            drop(conns);
             daemon.stop().map_err(ctx("stop the daemon"))?;
         }
         let d = |v: &[[f64; 2]; 3]| [v[0][1], v[1][1], v[2][1]];
@@ -445,7 +448,7 @@ impl<'a> Group<'a> {
             s.turns.map(|n| n.to_string()).join(" / "),
             thousands(s.turn_chunks as u64)
         ));
-        let (cfg, _) = self.prepare("turns")?;
+        let (cfg, _) = self.prepare("turns").await?;
         let floor = self
             .launcher
             .start(Kind::Floor)
@@ -574,10 +577,15 @@ impl<'a> Group<'a> {
             "growth: session/compact of ~{} tokens",
             s.tokens.map(|n| thousands(n as u64)).join(" / ")
         ));
-        let (cfg, db) = self.prepare("compact")?;
+        let (cfg, db) = self.prepare("compact").await?;
         let mut conn = fill::open(&db).map_err(sql("open the database"))?;
         let rounds = s.rounds.max(1);
         let mut written = [fill::Written::default(); 3];
+        // Compacted once first, not counted: the first provider call pays for what every
+        // later one reuses.
+        let warm = fill::session_id(0xc1, 0);
+        fill::session_with_history(&mut conn, &warm, &self.cwd(), Size::Tokens(s.tokens[0]))
+            .map_err(sql("fill the history"))?;
         for (i, &t) in s.tokens.iter().enumerate() {
             for round in 0..rounds {
                 let id = fill::session_id(0xc0, i * rounds + round);
@@ -591,7 +599,15 @@ impl<'a> Group<'a> {
         let mut client = Conn::open(&daemon.socket)
             .await
             .map_err(ctx("connect to the daemon"))?;
+        for method in ["session/load", "session/compact"] {
+            client
+                .call_ok(method, &format!(r#"{{"sessionId":"{warm}"}}"#))
+                .await
+                .map_err(ctx(method))?;
+        }
+        let pid = daemon.pid();
         let mut times = [Vec::new(), Vec::new(), Vec::new()];
+        let mut cpu = [Vec::new(), Vec::new(), Vec::new()];
         let mut calls = [0usize; 3];
         let mut folded = [0u64; 3];
         for (i, _) in s.tokens.iter().enumerate() {
@@ -602,11 +618,15 @@ impl<'a> Group<'a> {
                     .await
                     .map_err(ctx("session/load"))?;
                 let asked = self.fake.request_count();
+                let cpu_before = procs::cpu_ns(pid).ok();
                 let started = Instant::now();
                 let result = client
                     .call_value("session/compact", &format!(r#"{{"sessionId":"{id}"}}"#))
                     .await;
                 let took = started.elapsed();
+                if let (Some(a), Ok(b)) = (cpu_before, procs::cpu_ns(pid)) {
+                    cpu[i].push(b.saturating_sub(a) as f64 / 1e6);
+                }
                 let result = match result {
                     Ok(r) => r,
                     Err(e) => {
@@ -650,10 +670,11 @@ impl<'a> Group<'a> {
                 None,
             )
             .note(format!(
-                "{} model call{}, {} folded",
+                "{} model call{}, {} folded; daemon CPU {:.2} ms",
                 calls[i],
                 if calls[i] == 1 { "" } else { "s" },
-                thousands(folded[i])
+                thousands(folded[i]),
+                median_f64(&cpu[i])
             ));
             self.rows.push(with_note(row, notes[i].clone()));
         }
@@ -685,25 +706,17 @@ async fn replay_count(conn: &mut Conn, session: &str) -> io::Result<usize> {
     }
 }
 
-/// The p50 of `calls` `session/list` calls with `params`, ms (after five not counted).
-async fn list_p50(conn: &mut Conn, params: &str, calls: usize) -> Result<f64, String> {
-    let mut samples = Vec::with_capacity(calls);
-    for i in 0..calls + 5 {
-        let t = Instant::now();
-        conn.call_ok("session/list", params)
-            .await
-            .map_err(ctx("session/list"))?;
-        if i >= 5 {
-            samples.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        }
-    }
-    samples.sort_unstable();
-    Ok(quantile(&samples, 0.5) as f64 / 1e6)
-}
-
-/// The floor of `session/list`: the daemon's query (`store/db.rs` `sessions_page`, first
-/// page) run straight on the file, rows read into tuples; p50 in ms.
-fn sql_p50(conn: &rusqlite::Connection, search: Option<&str>, calls: usize) -> Result<f64, String> {
+/// The p50 of `calls` `session/list` calls with `params` and of as many runs of the floor:
+/// the daemon's query (`store/db.rs` `sessions_page`, first page, copied) run straight on the
+/// file, its rows read into tuples. Alternating, so load on the machine hits both alike;
+/// five of each first, not counted. Returns `[floor, daemon]` in ms.
+async fn list_p50(
+    conn: &mut Conn,
+    db: &rusqlite::Connection,
+    params: &str,
+    search: Option<&str>,
+    calls: usize,
+) -> Result<[f64; 2], String> {
     let filter = match search {
         None => "?2 IS NULL",
         Some(_) => "(instr(lower(coalesce(s.title, '')), ?2) > 0 OR instr(lower(s.cwd), ?2) > 0)",
@@ -713,11 +726,10 @@ fn sql_p50(conn: &rusqlite::Connection, search: Option<&str>, calls: usize) -> R
          (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) \
          FROM sessions s WHERE {filter} ORDER BY s.updated_at DESC, s.id LIMIT ?1"
     );
-    let mut stmt = conn
-        .prepare(&query)
-        .map_err(sql("prepare the list query"))?;
+    let mut stmt = db.prepare(&query).map_err(sql("prepare the list query"))?;
     let limit = LIST_PAGE as i64;
-    let mut samples = Vec::with_capacity(calls);
+    let mut samples = [Vec::with_capacity(calls), Vec::with_capacity(calls)];
+    let ns = |t: Instant| u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
     for i in 0..calls + 5 {
         let t = Instant::now();
         let rows = stmt
@@ -736,12 +748,21 @@ fn sql_p50(conn: &rusqlite::Connection, search: Option<&str>, calls: usize) -> R
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(sql("run the list query"))?;
         std::hint::black_box(rows);
+        let floor = ns(t);
+        let t = Instant::now();
+        conn.call_ok("session/list", params)
+            .await
+            .map_err(ctx("session/list"))?;
+        let daemon = ns(t);
         if i >= 5 {
-            samples.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
+            samples[0].push(floor);
+            samples[1].push(daemon);
         }
     }
-    samples.sort_unstable();
-    Ok(quantile(&samples, 0.5) as f64 / 1e6)
+    Ok(samples.map(|mut s| {
+        s.sort_unstable();
+        quantile(&s, 0.5) as f64 / 1e6
+    }))
 }
 
 struct Concurrent {
