@@ -67,7 +67,9 @@ pub struct Args {
     pub markdown: Option<PathBuf>,
 
     /// A seconds-long run with tiny counts (200 round trips, one pipelined burst, 20 clients
-    /// × 10, 1,000 chunks, 100 idle connections, 2 start-ups) and no thresholds: for CI.
+    /// × 10, 1,000 chunks, 100 idle connections, 2 start-ups; growth at 100 / 1,000 / 10,000
+    /// messages, 10 / 100 / 1,000 sessions, 1 / 5 / 10 turns of 200 chunks) and no
+    /// thresholds: for CI.
     /// Exits 0 unless something fails (a lost or mismatched response is a failure).
     #[arg(long, conflicts_with = "quick")]
     pub smoke: bool,
