@@ -17,11 +17,17 @@ use std::process::ExitCode;
 #[cfg(unix)]
 mod client;
 #[cfg(unix)]
+mod fill;
+#[cfg(unix)]
 mod floor;
 #[cfg(unix)]
 mod gateway;
 #[cfg(unix)]
+mod growth;
+#[cfg(unix)]
 mod procs;
+#[cfg(unix)]
+mod replay_floor;
 #[cfg(unix)]
 mod report;
 #[cfg(unix)]
@@ -61,7 +67,9 @@ pub struct Args {
     pub markdown: Option<PathBuf>,
 
     /// A seconds-long run with tiny counts (200 round trips, one pipelined burst, 20 clients
-    /// × 10, 1,000 chunks, 100 idle connections, 2 start-ups) and no thresholds: for CI.
+    /// × 10, 1,000 chunks, 100 idle connections, 2 start-ups; growth at 100 / 1,000 / 10,000
+    /// messages, 10 / 100 / 1,000 sessions, 1 / 5 / 10 turns of 200 chunks) and no
+    /// thresholds: for CI.
     /// Exits 0 unless something fails (a lost or mismatched response is a failure).
     #[arg(long, conflicts_with = "quick")]
     pub smoke: bool,
@@ -81,6 +89,14 @@ pub struct Args {
     /// Internal: serve as the floor on this socket path (how the bench starts its floor).
     #[arg(long, hide = true, value_name = "SOCKET")]
     pub floor_server: Option<PathBuf>,
+
+    /// Internal: serve as the replay floor on this socket path, reading --replay-floor-db.
+    #[arg(long, hide = true, value_name = "SOCKET", requires = "replay_floor_db")]
+    pub replay_floor_server: Option<PathBuf>,
+
+    /// Internal: the database the replay floor reads.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub replay_floor_db: Option<PathBuf>,
 
     /// Internal: serve as the gateway's floor (axum) on 127.0.0.1:0, its port written to FILE.
     #[arg(long, hide = true, value_name = "FILE")]
@@ -104,6 +120,11 @@ pub enum Scenario {
     /// The gateway: WebSocket round trip and pipelined, REST `status`, SSE streaming, memory
     /// per idle WebSocket, against an axum floor (and the socket, for SSE).
     Gateway,
+    /// Growth (issue 16), each at three sizes: `session/load` replay of 1k / 10k / 100k
+    /// messages against a floor reading the same SQLite file, `session/list` with 100 / 1k /
+    /// 10k sessions, 1 / 10 / 50 concurrent streaming turns, RSS per loaded session, and
+    /// `session/compact` of ~1k / 10k / 100k tokens.
+    Growth,
 }
 
 fn main() -> ExitCode {
@@ -112,6 +133,9 @@ fn main() -> ExitCode {
     {
         if let Some(socket) = &args.floor_server {
             return floor::serve(socket);
+        }
+        if let (Some(socket), Some(db)) = (&args.replay_floor_server, &args.replay_floor_db) {
+            return replay_floor::serve(socket, db);
         }
         if let Some(file) = &args.gateway_floor_server {
             return gateway::serve_floor(file);

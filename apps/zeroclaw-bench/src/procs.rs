@@ -101,6 +101,33 @@ impl Launcher {
     }
 }
 
+impl Launcher {
+    /// Starts the replay floor (this binary with `--replay-floor-server SOCKET --replay-floor-db
+    /// DB`) and waits until its socket accepts.
+    pub fn start_replay_floor(&self, socket: &Path, db: &Path) -> io::Result<Server> {
+        let log = File::options().create(true).append(true).open(&self.log)?;
+        let _ = std::fs::remove_file(socket);
+        let child = Command::new(&self.bench_bin)
+            .arg("--replay-floor-server")
+            .arg(socket)
+            .arg("--replay-floor-db")
+            .arg(db)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()?;
+        let mut server = Server {
+            kind: Kind::Floor,
+            child,
+            socket: socket.to_path_buf(),
+            log: self.log.clone(),
+            exited: None,
+        };
+        server.wait_accepting()?;
+        Ok(server)
+    }
+}
+
 pub fn daemon_socket(config_dir: &Path) -> PathBuf {
     config_dir.join("data").join("daemon.sock")
 }
@@ -227,10 +254,20 @@ impl Drop for Server {
 }
 
 pub fn rss_of(pid: u32) -> io::Result<u64> {
+    status_kib(pid, "VmRSS:")
+}
+
+/// Peak resident set size in bytes since the process started (`VmHWM`).
+pub fn peak_rss_of(pid: u32) -> io::Result<u64> {
+    status_kib(pid, "VmHWM:")
+}
+
+/// A `kB` field of `/proc/<pid>/status`, in bytes.
+fn status_kib(pid: u32, field: &str) -> io::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|rest| {
             rest.trim()
                 .trim_end_matches("kB")
@@ -239,7 +276,7 @@ pub fn rss_of(pid: u32) -> io::Result<u64> {
                 .ok()
         })
         .map(|kib| kib * 1024)
-        .ok_or_else(|| io::Error::other(format!("no VmRSS in /proc/{pid}/status")))
+        .ok_or_else(|| io::Error::other(format!("no {field} in /proc/{pid}/status")))
 }
 
 /// The last lines of the log, for an error message.

@@ -3,6 +3,7 @@
 //! both alike), and report.
 
 use crate::client::Conn;
+use crate::growth;
 use crate::procs::{self, Kind, Launcher};
 use crate::report::{self, Goal, Row, Unit, micros, millis, thousands};
 use crate::scenarios::{self, median_f64, quantile};
@@ -40,6 +41,7 @@ struct Plan {
     idle_conns: usize,
     startups: usize,
     ephemeral_runs: usize,
+    growth: growth::Sizes,
 }
 
 impl Plan {
@@ -61,6 +63,7 @@ impl Plan {
             idle_conns: 10_000,
             startups: 20,
             ephemeral_runs: 3,
+            growth: growth::Sizes::full(),
         }
     }
 
@@ -80,6 +83,7 @@ impl Plan {
             idle_conns: 2_500,
             startups: 6,
             ephemeral_runs: 1,
+            growth: growth::Sizes::quick(),
             ..Plan::full()
         }
     }
@@ -102,6 +106,7 @@ impl Plan {
             idle_conns: 100,
             startups: 2,
             ephemeral_runs: 1,
+            growth: growth::Sizes::smoke(),
         }
     }
 }
@@ -178,6 +183,8 @@ struct Bench {
     launcher: Launcher,
     dir: PathBuf,
     rows: Vec<Row>,
+    /// The growth group's rows (issue 16): their own table and their own Markdown block.
+    growth_rows: Vec<Row>,
     /// The floor's and the daemon's pids while the load scenarios run.
     pids: Option<[u32; 2]>,
     /// Correctness failures (lost or mismatched answers): the run fails.
@@ -259,6 +266,7 @@ async fn bench(args: Args) -> Result<ExitCode, String> {
         launcher,
         dir: dir.clone(),
         rows: Vec::new(),
+        growth_rows: Vec::new(),
         pids: None,
         errors: Vec::new(),
     };
@@ -272,20 +280,45 @@ async fn bench(args: Args) -> Result<ExitCode, String> {
     let check = bench.plan.check;
     let machine = report::machine();
     let command = command_line();
-    println!();
-    print!("{}", report::text_table(&bench.rows, check));
+    if !bench.rows.is_empty() {
+        println!();
+        print!("{}", report::text_table(&bench.rows, check));
+    }
+    if !bench.growth_rows.is_empty() {
+        println!("\nGrowth (issue 16)\n");
+        print!("{}", report::text_table(&bench.growth_rows, check));
+    }
     println!();
     for (name, value) in &machine {
         println!("{name}: {value}");
     }
     if let Some(path) = &args.markdown {
-        let block = markdown_block(&bench, &machine, &command);
-        report::write_markdown(path, &block)
+        let mut blocks = Vec::new();
+        if !bench.rows.is_empty() {
+            blocks.push((
+                report::MAIN,
+                markdown_block(&bench, &bench.rows, "## Results", &machine, &command),
+            ));
+        }
+        if !bench.growth_rows.is_empty() {
+            blocks.push((
+                report::GROWTH,
+                markdown_block(
+                    &bench,
+                    &bench.growth_rows,
+                    "### Growth results",
+                    &machine,
+                    &command,
+                ),
+            ));
+        }
+        report::write_markdown(path, &blocks)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         progress(format!("wrote {}", path.display()));
     }
     if check {
-        let missed = report::missed(&bench.rows);
+        let mut missed = report::missed(&bench.rows);
+        missed.extend(report::missed(&bench.growth_rows));
         if !missed.is_empty() {
             println!();
             for row in missed {
@@ -315,15 +348,21 @@ fn command_line() -> String {
         .join(" ")
 }
 
-fn markdown_block(bench: &Bench, machine: &[(&str, String)], command: &str) -> String {
-    let mut out = String::from("## Results\n\n");
+fn markdown_block(
+    bench: &Bench,
+    rows: &[Row],
+    heading: &str,
+    machine: &[(&str, String)],
+    command: &str,
+) -> String {
+    let mut out = format!("{heading}\n\n");
     if !bench.plan.check {
         out.push_str(&format!(
             "A `--{}` run: tiny counts, goals not checked.\n\n",
             bench.plan.name
         ));
     }
-    out.push_str(&report::markdown_table(&bench.rows, bench.plan.check));
+    out.push_str(&report::markdown_table(rows, bench.plan.check));
     if !bench.errors.is_empty() {
         out.push_str("\n**This run failed:**\n\n");
         for e in &bench.errors {
@@ -430,6 +469,14 @@ impl Bench {
         }
         if selected(Scenario::Gateway) {
             self.gateway(fake).await?;
+        }
+        if selected(Scenario::Growth) {
+            let mut group =
+                growth::Group::new(&self.launcher, &self.dir, self.plan.growth.clone())?;
+            let outcome = group.run().await;
+            self.growth_rows.append(&mut group.rows);
+            self.errors.append(&mut group.errors);
+            outcome?;
         }
         Ok(())
     }
