@@ -9,7 +9,7 @@ use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
-use rustyline::{Cmd, ConditionalEventHandler, Event, EventContext, Movement, RepeatCount};
+use rustyline::{Cmd, ConditionalEventHandler, Event, EventContext, RepeatCount};
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -87,6 +87,10 @@ pub struct Shared {
     cwd: Arc<Mutex<PathBuf>>,
     /// Whether the line being read is the prompt (not an answer to a question).
     prompt: Arc<AtomicBool>,
+    /// Where the line being read has a `\` the user typed before Enter to go on: taken out
+    /// when the line is read ([`Shared::take_continuations`]). One entry per Enter, and
+    /// cleared for each read.
+    continuations: Arc<Mutex<Vec<usize>>>,
 }
 
 impl Shared {
@@ -107,6 +111,33 @@ impl Shared {
 
     fn is_prompt(&self) -> bool {
         self.prompt.load(Ordering::Relaxed)
+    }
+
+    pub fn clear_continuations(&self) {
+        self.continuations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// `line` without the `\` of each typed continuation (one still followed by its new
+    /// line where it was typed; a backslash that was pasted or moved by later edits stays).
+    pub fn take_continuations(&self, line: String) -> String {
+        let mut at = std::mem::take(
+            &mut *self
+                .continuations
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        at.sort_unstable();
+        at.dedup();
+        let mut line = line;
+        for i in at.into_iter().rev() {
+            if line.get(i..i + 2) == Some("\\\n") {
+                line.remove(i);
+            }
+        }
+        line
     }
 }
 
@@ -251,15 +282,24 @@ impl ConditionalEventHandler for AltEnter {
     }
 }
 
-/// Enter after a trailing `\` at the prompt: the `\` becomes a new line (a backslash that
-/// was pasted, or is in the middle of the text, stays as it is).
+/// Enter after a trailing `\` at the prompt: a new line, as in a shell. The `\` stays on
+/// screen while the prompt is edited and is taken out when it is sent (the editor has no
+/// command that replaces text and leaves the cursor after it); a backslash that was pasted
+/// stays as it is.
 pub struct Continue(pub Shared);
 
 impl ConditionalEventHandler for Continue {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
         let line = ctx.line();
-        (self.0.is_prompt() && ctx.pos() == line.len() && line.ends_with('\\'))
-            .then(|| Cmd::Replace(Movement::BackwardChar(1), Some("\n".into())))
+        if !(self.0.is_prompt() && ctx.pos() == line.len() && line.ends_with('\\')) {
+            return None;
+        }
+        self.0
+            .continuations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(line.len() - 1);
+        Some(Cmd::Newline)
     }
 }
 
@@ -313,6 +353,18 @@ mod tests {
         assert_eq!(command_hint("/c"), None);
         assert_eq!(command_hint("/model x"), None);
         assert_eq!(command_hint("hello"), None);
+    }
+
+    #[test]
+    fn typed_continuations_lose_their_backslash_and_pasted_ones_keep_it() {
+        let shared = Shared::default();
+        shared.continuations.lock().unwrap().extend([5, 12, 40]);
+        // 5 and 12 were typed; 40 is past the end (edited away).
+        assert_eq!(
+            shared.take_continuations("alpha\\\nbeta \\\nx \\\ny".into()),
+            "alpha\nbeta \nx \\\ny"
+        );
+        assert!(shared.continuations.lock().unwrap().is_empty());
     }
 
     #[test]

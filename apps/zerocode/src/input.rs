@@ -101,7 +101,10 @@ impl Input {
         let outcome = tokio::task::spawn_blocking(move || {
             let mut editor = editor.lock().unwrap_or_else(PoisonError::into_inner);
             shared.set_prompt(is_prompt);
-            editor.readline(&prompt)
+            shared.clear_continuations();
+            editor
+                .readline(&prompt)
+                .map(|line| shared.take_continuations(line))
         })
         .await;
         match outcome {

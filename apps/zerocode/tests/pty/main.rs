@@ -16,3 +16,4 @@
 mod harness;
 
 mod basics;
+mod input;
