@@ -1,6 +1,9 @@
-//! The prompt's line-editor helper: Tab completion of `/` commands and of `@path` mentions
-//! under the session's cwd, a dim hint with the command being typed, and the keys of
-//! multi-line prompts (Alt-Enter, a trailing `\`).
+//! The prompt's line-editor helper: Tab completion of `/` commands (when several match,
+//! Tab again lists them, each with its line of help) and of `@path` mentions under the
+//! session's cwd, and the keys of multi-line prompts (Alt-Enter, a trailing `\`).
+//!
+//! No hints as one types: they make the editor redraw the whole line, prompt included, at
+//! every key, so the prompt would show up in the scrollback between the keys.
 //!
 //! The editor is shared by the prompt and by questions (approvals, forms, the session
 //! picker): all of this applies to the prompt only ([`Shared::prompt`]).
@@ -10,7 +13,6 @@ use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
 use rustyline::{Cmd, ConditionalEventHandler, Event, EventContext, RepeatCount};
-use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -168,20 +170,9 @@ impl Completer for PromptHelper {
 
 impl Hinter for PromptHelper {
     type Hint = String;
-
-    fn hint(&self, line: &str, pos: usize, _ctx: &rustyline::Context<'_>) -> Option<String> {
-        if !self.shared.is_prompt() || pos < line.len() {
-            return None;
-        }
-        command_hint(line)
-    }
 }
 
-impl Highlighter for PromptHelper {
-    fn highlight_hint<'h>(&self, hint: &'h str) -> Cow<'h, str> {
-        Cow::Owned(crate::term::dim(hint))
-    }
-}
+impl Highlighter for PromptHelper {}
 
 /// Candidates for the word before `pos`: `/` commands at the start of the line, `@path`
 /// mentions anywhere. Answers where the replaced text starts.
@@ -203,7 +194,7 @@ pub fn complete(line: &str, pos: usize, cwd: &Path) -> (usize, Vec<Pair>) {
             .iter()
             .filter(|c| c.name.starts_with(word))
             .map(|c| Pair {
-                display: c.name.to_owned(),
+                display: format!("{:<16}  {}", format!("{} {}", c.name, c.args), c.about),
                 replacement: c.name.to_owned(),
             })
             .collect();
@@ -253,26 +244,6 @@ fn complete_path(cwd: &Path, partial: &str) -> Vec<Pair> {
     found
 }
 
-/// While a command name is typed: the rest of the only command it can be, what it takes
-/// and what it does (`/mo` → `del [NAME]  set this session's model…`).
-pub fn command_hint(line: &str) -> Option<String> {
-    if !line.starts_with('/') || line.contains(char::is_whitespace) {
-        return None;
-    }
-    let mut matching = COMMANDS.iter().filter(|c| c.name.starts_with(line));
-    let command = matching.next()?;
-    if matching.next().is_some() {
-        return None;
-    }
-    let rest = &command.name[line.len()..];
-    let args = if command.args.is_empty() {
-        String::new()
-    } else {
-        format!(" {}", command.args)
-    };
-    Some(format!("{rest}{args}  — {}", command.about))
-}
-
 /// Alt-Enter at the prompt: a new line in the prompt instead of sending it.
 pub struct AltEnter(pub Shared);
 
@@ -319,6 +290,11 @@ mod tests {
         assert_eq!(replacements("/st", cwd), (0, vec!["/status".to_owned()]));
         assert_eq!(replacements("/c", cwd).1, ["/clear", "/cancel", "/compact"]);
         assert!(replacements("say /st", cwd).1.is_empty());
+        let (_, listed) = complete("/mo", 3, cwd);
+        assert_eq!(
+            listed[0].display,
+            "/model [NAME]     set this session's model from the next turn (alone: show it)"
+        );
     }
 
     #[test]
@@ -342,17 +318,6 @@ mod tests {
         assert_eq!(replacements("@.h", dir.path()).1, ["@.hidden"]);
         assert!(replacements("@../", dir.path()).1.is_empty());
         assert!(replacements("@/etc/", dir.path()).1.is_empty());
-    }
-
-    #[test]
-    fn a_hint_names_the_only_command_being_typed() {
-        assert_eq!(
-            command_hint("/mo").unwrap(),
-            "del [NAME]  — set this session's model from the next turn (alone: show it)"
-        );
-        assert_eq!(command_hint("/c"), None);
-        assert_eq!(command_hint("/model x"), None);
-        assert_eq!(command_hint("hello"), None);
     }
 
     #[test]

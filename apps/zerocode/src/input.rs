@@ -3,7 +3,7 @@
 //! read runs the blocking `readline` on tokio's blocking pool.
 //!
 //! At the prompt ([`Input::read_prompt`]) the editor completes `/` commands and `@path`
-//! mentions, hints the command being typed, and takes multi-line prompts: Alt-Enter or a
+//! mentions, and takes multi-line prompts: Alt-Enter or a
 //! trailing `\` adds a line, and a bracketed paste (which the editor turns on while it
 //! reads) is inserted whole, new lines included, so a pasted block is one prompt. Ctrl-R
 //! searches the history backwards; a multi-line prompt is one entry (the history file

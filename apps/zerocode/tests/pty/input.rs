@@ -148,8 +148,12 @@ fn mentions_attach_files_and_tab_completes_names_and_commands() {
     let text = user_text(&env.fake.wait_for_requests(2)[1].body);
     assert_eq!(text, "look at @missing.txt @blob.bin @../outside.txt");
 
-    // Tab completes a command.
-    term.send("/sta\t\r");
+    // Tab twice lists the commands a prefix can be, each with its line of help.
+    term.send("/c\t\t");
+    term.expect("start a new session in this session's directory");
+    term.expect("fold older turns into a summary the model is sent instead");
+    // Ctrl-U clears the line; Tab completes a command.
+    term.send("\x15/sta\t\r");
     term.expect("running   no");
     term.expect("> ");
     quit(&mut term);
