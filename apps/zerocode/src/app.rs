@@ -3,6 +3,7 @@
 use crate::forms::{Forwarder, Question, TerminalForms};
 use crate::input::{Input, Read};
 use crate::interrupts::Interrupts;
+use crate::mentions;
 use crate::render::{self, Screen, summarize};
 use crate::status::{self, Phase};
 use crate::term::{self, bold, dim, red};
@@ -25,13 +26,18 @@ const RECENT: usize = 20;
 pub const GONE: &str = "the daemon went away; your sessions are kept. Run zerocode again to start a new one (or `zeroclaw daemon`).";
 
 pub const HELP: &str = "\
-Type a message and press Enter to send it to the agent.
-  /new              start a new session (in the same directory)
+Type a message and press Enter to send it to the agent. Alt-Enter, or \\ at the end of a
+line, starts another line; a pasted block is one prompt. @path attaches a file under the
+session's directory (Tab completes it, and /commands). Ctrl-R searches the history.
+  /help             this help
+  /status           the daemon, this session, its model and message count
+  /model [NAME]     set this session's model from the next turn (alone: show it)
+  /new              start a new session (in zerocode's directory)
+  /clear            start a new session in this session's directory
   /sessions         list recent sessions, numbered
   /load ID|N        resume a session by id (or a unique prefix) or by its /sessions number
   /cancel           cancel a turn running in this session
   /compact          fold older turns into a summary the model is sent instead (all stay stored)
-  /help             this help
   /quit             exit (also Ctrl-D, or Ctrl-C twice)
 While a turn runs: Ctrl-C cancels it (twice quits). Approvals: y = allow once, a = allow
 always (this tool, this session), n or Enter = reject.";
@@ -68,6 +74,7 @@ pub struct Options {
 struct Current {
     id: String,
     cwd: String,
+    model: String,
 }
 
 struct App {
@@ -147,6 +154,7 @@ async fn start(paths: Paths, options: Options) -> Result<Stop, String> {
         session: Current {
             id: String::new(),
             cwd: String::new(),
+            model: String::new(),
         },
         cwd: cwd.to_string_lossy().into_owned(),
         listed: Vec::new(),
@@ -228,7 +236,7 @@ impl App {
         let mut interrupted = false;
         loop {
             let read = {
-                let read = self.input.read(PROMPT);
+                let read = self.input.read_prompt(PROMPT);
                 tokio::pin!(read);
                 loop {
                     tokio::select! {
@@ -257,7 +265,8 @@ impl App {
                 continue;
             }
             self.input.remember(line);
-            let step = if line.starts_with('/') {
+            // A pasted block starting with `/` is text for the agent, not a command.
+            let step = if line.starts_with('/') && !line.contains('\n') {
                 self.command(line).await
             } else {
                 self.prompt(line).await
@@ -278,6 +287,14 @@ impl App {
             "/new" => {
                 self.new_session(true).await?;
             }
+            "/clear" => {
+                self.new_session_in(self.session.cwd.clone(), true).await?;
+            }
+            "/model" if arg.is_empty() => {
+                self.line(&format!("model: {}", self.session.model));
+            }
+            "/model" => self.set_model(arg).await?,
+            "/status" => self.show_status().await?,
             "/sessions" | "/ls" => self.list_sessions().await?,
             "/load" | "/resume" if arg.is_empty() => {
                 self.line("usage: /load ID or /load N (a number from /sessions)");
@@ -321,18 +338,30 @@ impl App {
         Ok(())
     }
 
+    /// Works in `session` from now on (`@` completes under its cwd).
+    fn enter(&mut self, session: Current) {
+        self.input.set_cwd(std::path::Path::new(&session.cwd));
+        self.session = session;
+    }
+
     /// Creates a session in the directory of new sessions and works in it from now on.
     async fn new_session(&mut self, announce: bool) -> Result<bool, Stop> {
+        self.new_session_in(self.cwd.clone(), announce).await
+    }
+
+    /// Creates a session in `cwd` and works in it from now on.
+    async fn new_session_in(&mut self, cwd: String, announce: bool) -> Result<bool, Stop> {
         let params = NewSession {
-            cwd: Some(self.cwd.clone()),
+            cwd: Some(cwd),
             ..NewSession::default()
         };
         match self.client.session_new(params).await {
             Ok(info) => {
-                self.session = Current {
+                self.enter(Current {
                     id: info.session_id,
                     cwd: info.cwd,
-                };
+                    model: info.model,
+                });
                 if announce {
                     self.line(&dim(&format!(
                         "new session {} · {}",
@@ -512,18 +541,117 @@ impl App {
             }
         }
         self.screen().end_line();
-        self.session = Current {
+        self.enter(Current {
             id: summary.session_id.clone(),
             cwd: summary.cwd.clone(),
-        };
+            model: summary.model.clone(),
+        });
         self.running = (summary.running || summary.turn_id.is_some())
             .then(|| self.client.follow(&summary.session_id, events, pending));
         Ok(true)
     }
 
-    /// Sends a line to the agent and streams the turn until it ends.
+    /// `/model NAME`: the session's model from its next turn on.
+    async fn set_model(&mut self, model: &str) -> Step {
+        match self.client.session_set_model(&self.session.id, model).await {
+            Ok(set) => {
+                self.line(&dim(&format!(
+                    "model: {} (was {}; from the next turn)",
+                    set.model, set.previous
+                )));
+                self.session.model = set.model;
+                Ok(())
+            }
+            Err(e) => self.failed("cannot set the model", &e),
+        }
+    }
+
+    /// `/status`: the daemon, and this session as the store has it.
+    async fn show_status(&mut self) -> Step {
+        let status = match self.client.status().await {
+            Ok(status) => status,
+            Err(e) => return self.failed("cannot ask the daemon's status", &e),
+        };
+        let summary = match self.session_summary().await {
+            Ok(summary) => summary,
+            Err(e) => return self.failed("cannot read the session", &e),
+        };
+        if let Some(summary) = &summary {
+            self.session.model = summary.model.clone();
+        }
+        let rows = [
+            (
+                "daemon",
+                format!(
+                    "{} (pid {}{})",
+                    status.server_version,
+                    status.pid,
+                    if status.ephemeral { ", ephemeral" } else { "" }
+                ),
+            ),
+            ("endpoint", status.endpoint),
+            ("session", self.session.id.clone()),
+            ("cwd", self.session.cwd.clone()),
+            ("model", self.session.model.clone()),
+            (
+                "messages",
+                summary
+                    .as_ref()
+                    .map_or("?".into(), |s| s.message_count.to_string()),
+            ),
+            (
+                "running",
+                match summary.as_ref().map(|s| s.running) {
+                    Some(true) => "yes".into(),
+                    Some(false) => "no".into(),
+                    None => "?".into(),
+                },
+            ),
+        ];
+        for (name, value) in rows {
+            self.line(&format!("  {name:<9} {value}"));
+        }
+        Ok(())
+    }
+
+    /// This session's row in `session/list` (searched by its cwd, page by page).
+    async fn session_summary(&self) -> Result<Option<SessionSummary>, CallError> {
+        let mut cursor = None;
+        loop {
+            let page = self
+                .client
+                .session_list_page(zeroclaw_client::protocol::methods::ListParams {
+                    cursor,
+                    // `search` takes at most 1 KiB: a longer cwd is found among all.
+                    search: (self.session.cwd.len() <= 1024).then(|| self.session.cwd.clone()),
+                    ..Default::default()
+                })
+                .await?;
+            if let Some(found) = page
+                .sessions
+                .into_iter()
+                .find(|s| s.session_id == self.session.id)
+            {
+                return Ok(Some(found));
+            }
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// Sends a line to the agent, with the files its `@path` mentions name, and streams
+    /// the turn until it ends.
     async fn prompt(&mut self, text: &str) -> Step {
-        let turn = self.client.turn(&self.session.id, text);
+        let expanded = mentions::expand(text, std::path::Path::new(&self.session.cwd));
+        for refused in &expanded.refused {
+            self.line(&dim(&format!("{}: {}", refused.mention, refused.why)));
+        }
+        if let Some(summary) = mentions::summary(&expanded.attached) {
+            self.line(&dim(&summary));
+        }
+        let turn = self.client.turn(&self.session.id, &expanded.prompt);
         self.stream(turn, false).await
     }
 

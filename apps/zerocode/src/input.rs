@@ -1,17 +1,25 @@
 //! Reading lines: one rustyline editor, shared by the prompt, approvals, elicitation forms
 //! and the session picker, behind a mutex (one question on the terminal at a time). Each
 //! read runs the blocking `readline` on tokio's blocking pool.
+//!
+//! At the prompt ([`Input::read_prompt`]) the editor completes `/` commands and `@path`
+//! mentions, and takes multi-line prompts: Alt-Enter or a
+//! trailing `\` adds a line, and a bracketed paste (which the editor turns on while it
+//! reads) is inserted whole, new lines included, so a pasted block is one prompt. Ctrl-R
+//! searches the history backwards; a multi-line prompt is one entry (the history file
+//! escapes its new lines).
 
+use crate::complete::{AltEnter, Continue, PromptHelper, Shared};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
-use rustyline::{Config, Editor};
-use std::path::PathBuf;
+use rustyline::{CompletionType, Config, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Entries kept in the history file.
 pub const HISTORY_SIZE: usize = 1000;
 
-type LineEditor = Editor<(), FileHistory>;
+type LineEditor = Editor<PromptHelper, FileHistory>;
 
 /// What one read produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +35,7 @@ pub enum Read {
 pub struct Input {
     editor: Arc<Mutex<LineEditor>>,
     history: Option<PathBuf>,
+    shared: Shared,
 }
 
 impl Input {
@@ -38,9 +47,22 @@ impl Input {
             .map_err(|e| format!("cannot configure the line editor: {e}"))?
             .history_ignore_space(true)
             .auto_add_history(false)
+            .completion_type(CompletionType::List)
             .build();
         let mut editor = LineEditor::with_config(config)
             .map_err(|e| format!("cannot start the line editor: {e}"))?;
+        let shared = Shared::default();
+        editor.set_helper(Some(PromptHelper {
+            shared: shared.clone(),
+        }));
+        editor.bind_sequence(
+            KeyEvent(KeyCode::Enter, Modifiers::ALT),
+            EventHandler::Conditional(Box::new(AltEnter(shared.clone()))),
+        );
+        editor.bind_sequence(
+            KeyEvent(KeyCode::Enter, Modifiers::NONE),
+            EventHandler::Conditional(Box::new(Continue(shared.clone()))),
+        );
         if let Some(path) = &history {
             match editor.load_history(path) {
                 Ok(()) => {}
@@ -51,17 +73,38 @@ impl Input {
         Ok(Self {
             editor: Arc::new(Mutex::new(editor)),
             history,
+            shared,
         })
     }
 
-    /// Shows `prompt` and reads one line. The prompt must be plain text (no ANSI styles:
-    /// the editor measures it to place the cursor).
+    /// The directory `@` mentions complete under: the current session's.
+    pub fn set_cwd(&self, cwd: &Path) {
+        self.shared.set_cwd(cwd);
+    }
+
+    /// Reads a prompt for the agent, with completion, hints and multi-line editing.
+    pub async fn read_prompt(&self, prompt: &str) -> Read {
+        self.read_as(prompt, true).await
+    }
+
+    /// Shows `prompt` and reads one line (an answer to a question: no completion, and
+    /// Enter always ends it). The prompt must be plain text (no ANSI styles: the editor
+    /// measures it to place the cursor).
     pub async fn read(&self, prompt: &str) -> Read {
+        self.read_as(prompt, false).await
+    }
+
+    async fn read_as(&self, prompt: &str, is_prompt: bool) -> Read {
         let editor = self.editor.clone();
+        let shared = self.shared.clone();
         let prompt = prompt.to_owned();
         let outcome = tokio::task::spawn_blocking(move || {
             let mut editor = editor.lock().unwrap_or_else(PoisonError::into_inner);
-            editor.readline(&prompt)
+            shared.set_prompt(is_prompt);
+            shared.clear_continuations();
+            editor
+                .readline(&prompt)
+                .map(|line| shared.take_continuations(line))
         })
         .await;
         match outcome {

@@ -2,10 +2,12 @@
 //! (rustyline, not a full-screen TUI): the turn streams into the terminal's own scrollback.
 
 mod app;
+mod complete;
 mod forms;
 mod input;
 mod interrupts;
 mod markdown;
+mod mentions;
 mod render;
 mod status;
 mod term;
@@ -32,7 +34,12 @@ set NO_COLOR (or pipe the output) for clean text. While a turn runs, a status li
 bottom shows the phase, elapsed time and an estimate of the tokens so far.\n\n\
 Exit status: 0 on /quit, Ctrl-D or Ctrl-C twice at the prompt; 1 on an error or when the \
 daemon went away; 130 on Ctrl-C twice during a turn.",
-    after_help = "Commands at the prompt: /new, /sessions, /load ID|N, /cancel, /help, /quit.\n\n\
+    after_help = "Commands at the prompt: /help, /status, /model [NAME], /new, /clear, /sessions, \
+/load ID|N, /cancel, /compact, /quit (Tab completes them).\n\n\
+Prompts: Alt-Enter or a trailing \\ adds a line, and a pasted block is sent as one prompt. \
+@path attaches a file under the session's directory (Tab completes the name; at most 100 KiB \
+a file and 256 KiB in all, binary files and paths leaving the directory refused). Ctrl-R \
+searches the prompt history.\n\n\
 Examples:\n  zerocode                       # a new session in the current directory\n  zerocode --resume              # pick one of the recent sessions\n  zerocode --session 3b60b909-…  # continue a session, with its history shown\n  zerocode --cwd ~/src/project"
 )]
 struct Cli {

@@ -461,6 +461,20 @@ impl Client {
         self.request::<m::SessionRename>(&params).await.map(drop)
     }
 
+    /// Sets the model of the session's next turns (`session/set_model`); the caller must be
+    /// attached. Answers the new model and the one it replaced.
+    pub async fn session_set_model(
+        &self,
+        session_id: &str,
+        model: &str,
+    ) -> CallResult<m::SetModelResult> {
+        let params = m::SetModelParams {
+            session_id: session_id.to_owned(),
+            model: model.to_owned(),
+        };
+        self.request::<m::SessionSetModel>(&params).await
+    }
+
     /// Folds the session's older messages into a summary now (`session/compact`).
     pub async fn session_compact(&self, session_id: &str) -> CallResult<m::CompactResult> {
         let params = session_id_params(session_id);

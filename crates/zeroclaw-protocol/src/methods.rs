@@ -132,6 +132,10 @@ method!(
     /// `write_file` and `edit_file` in a turn the client prompted; ACP's shape.
     FsWriteTextFile, "fs/write_text_file", FsWriteTextFileParams, Empty
 );
+method!(
+    /// Sets the model of a session's turns (persisted); a running turn keeps its own.
+    SessionSetModel, "session/set_model", SetModelParams, SetModelResult
+);
 
 /// The methods a client may call, in the order `initialize` advertises them.
 pub const CLIENT_METHODS: &[&str] = &[
@@ -157,6 +161,7 @@ pub const CLIENT_METHODS: &[&str] = &[
     RunsGet::NAME,
     SchedulesList::NAME,
     ScheduleRun::NAME,
+    SessionSetModel::NAME,
 ];
 
 /// Params of a method that takes none: any object (or none at all) is accepted.
@@ -638,6 +643,26 @@ pub struct CompactResult {
     pub messages_folded: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+}
+
+/// `session/set_model` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetModelParams {
+    pub session_id: String,
+    /// Not blank; at most 256 bytes (as `session/new`'s `model`).
+    pub model: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SetModelResult {
+    /// The session's model from now on.
+    pub model: String,
+    /// The model it had before.
+    pub previous: String,
 }
 
 // ---- gateway tokens ---------------------------------------------------------------------

@@ -31,5 +31,6 @@ mod provider_errors;
 mod replay;
 mod restart;
 mod session_methods;
+mod set_model;
 mod streaming;
 mod tools;

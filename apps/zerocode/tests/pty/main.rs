@@ -16,4 +16,5 @@
 mod harness;
 
 mod basics;
+mod input;
 mod rendering;

@@ -48,12 +48,14 @@ async fn compact(ctx: Ctx, session: Arc<Session>) -> Result<CompactResult, RpcEr
         session: session.clone(),
         turn,
     };
+    let model = session.model();
     let compaction = Compaction {
         env: Env::of(daemon),
         session: &session,
+        model: &model,
         turn_id: None,
         cancel: &slot.turn.cancel,
-        window: context_window(daemon.config.provider.context_window, &session.model),
+        window: context_window(daemon.config.provider.context_window, &model),
     };
     let outcome = compaction.run(CompactMode::Forced).await;
     drop(slot);
@@ -70,9 +72,7 @@ async fn compact(ctx: Ctx, session: Arc<Session>) -> Result<CompactResult, RpcEr
             codes::SESSION_BUSY,
             "the compaction was cancelled (session/cancel); nothing was changed",
         )),
-        Err(CompactError::Provider(e)) => {
-            Err(provider_error(&e, &daemon.provider, &session.model, None))
-        }
+        Err(CompactError::Provider(e)) => Err(provider_error(&e, &daemon.provider, &model, None)),
         Err(CompactError::Storage(e)) => Err(storage(e)),
     }
 }

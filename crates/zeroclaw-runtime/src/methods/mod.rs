@@ -9,6 +9,7 @@ mod compact;
 pub(crate) mod errors;
 mod lifecycle;
 mod mcp;
+mod model;
 mod runs;
 mod session;
 mod token;
@@ -96,6 +97,7 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::RunsGet>(READ),
     row::<m::SchedulesList>(READ),
     row::<m::ScheduleRun>(OPERATE),
+    row::<m::SessionSetModel>(OPERATE),
 ];
 
 fn find(method: &str) -> Option<(Handler, Access)> {

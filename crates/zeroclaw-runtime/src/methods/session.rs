@@ -61,7 +61,7 @@ fn cut(text: &str, max: usize) -> Option<String> {
     Some(text[..end].to_owned())
 }
 
-fn not_found(id: &str) -> RpcError {
+pub(super) fn not_found(id: &str) -> RpcError {
     RpcError::new(
         codes::SESSION_NOT_FOUND,
         format!("no session {id:?}; `session/list` shows the sessions there are"),
@@ -140,10 +140,10 @@ fn summary(daemon: &DaemonState, row: &SessionRow) -> SessionSummary {
 /// session and sent in every `session/list`.
 const MAX_TITLE_BYTES: usize = 1024;
 /// The longest model name, in bytes; real ones are under 100.
-const MAX_MODEL_BYTES: usize = 256;
+pub(super) const MAX_MODEL_BYTES: usize = 256;
 
 /// Refuses a string member longer than `max` bytes.
-fn bounded(member: &str, value: Option<&str>, max: usize) -> Result<(), RpcError> {
+pub(super) fn bounded(member: &str, value: Option<&str>, max: usize) -> Result<(), RpcError> {
     match value {
         Some(v) if v.len() > max => Err(RpcError::invalid_params(format!(
             "`{member}` is {} bytes; at most {max} are allowed",

@@ -123,7 +123,12 @@ impl ActiveTurn {
 pub struct Session {
     pub id: String,
     pub cwd: String,
-    pub model: String,
+    /// The model of the session's turns: each turn takes it when it starts
+    /// (`session/set_model` changes it for the next turn).
+    model: Mutex<String>,
+    /// Held by `session/set_model` across storing the model and setting it here, so two
+    /// changes at once leave the store and the memory agreeing.
+    pub model_change: tokio::sync::Mutex<()>,
     /// `daemon.max_frame_bytes`: no event frame is longer (`fit.rs`).
     frame_cap: usize,
     audience: Mutex<Audience>,
@@ -160,7 +165,8 @@ impl Session {
         Self {
             id: row.id.clone(),
             cwd: row.cwd.clone(),
-            model: row.model.clone(),
+            model: Mutex::new(row.model.clone()),
+            model_change: tokio::sync::Mutex::new(()),
             frame_cap,
             audience: Mutex::new(Audience::default()),
             always_allow: Mutex::new(row.always_allow.iter().cloned().collect()),
@@ -168,6 +174,16 @@ impl Session {
             calibration: Mutex::new(Calibration::default()),
             mcp: Mutex::new(None),
         }
+    }
+
+    /// The model the session's next turn uses.
+    pub fn model(&self) -> String {
+        lock(&self.model).clone()
+    }
+
+    /// Sets the model of the next turns; returns the one it replaces. Store it first.
+    pub fn set_model(&self, model: String) -> String {
+        std::mem::replace(&mut *lock(&self.model), model)
     }
 
     pub fn is_attached(&self, conn: ConnId) -> bool {

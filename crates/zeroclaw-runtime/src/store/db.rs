@@ -174,6 +174,18 @@ impl Db {
             .map_err(StoreError::ctx("rename the session"))
     }
 
+    /// Sets a session's model; `false` if there is no such session. `updated_at` stays, as
+    /// for a rename.
+    pub fn set_session_model(&self, id: &str, model: &str) -> Result<bool> {
+        self.conn
+            .execute(
+                "UPDATE sessions SET model = ?2 WHERE id = ?1",
+                params![id, model],
+            )
+            .map(|n| n > 0)
+            .map_err(StoreError::ctx("set the session's model"))
+    }
+
     pub fn set_always_allow(&self, id: &str, tools: &[String]) -> Result<()> {
         let json = serde_json::to_string(tools).unwrap_or_else(|_| "[]".into());
         self.conn

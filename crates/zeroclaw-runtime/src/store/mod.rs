@@ -316,6 +316,14 @@ impl Store {
             .await
     }
 
+    /// Sets a session's model; `false` if there is no such session.
+    pub async fn set_session_model(&self, id: &str, model: &str) -> Result<bool> {
+        let (id, model) = (id.to_owned(), model.to_owned());
+        self.writer
+            .run(move |db| db.set_session_model(&id, &model))
+            .await
+    }
+
     pub async fn set_always_allow(&self, id: &str, tools: Vec<String>) -> Result<()> {
         let id = id.to_owned();
         self.writer

@@ -68,6 +68,8 @@ pub enum CompactError {
 pub struct Compaction<'a> {
     pub env: Env<'a>,
     pub session: &'a Session,
+    /// The model that writes the summary: the turn's, or the session's for `session/compact`.
+    pub model: &'a str,
     /// The turn compacting, whose id the summary and its event carry (a stored turn); `None`
     /// for `session/compact`.
     pub turn_id: Option<&'a str>,
@@ -168,7 +170,7 @@ impl Compaction<'_> {
     async fn ask_model(&self, ask: String) -> Result<String, CompactError> {
         let messages = [ChatMessage::User { text: ask }];
         let request = ChatRequest {
-            model: &self.session.model,
+            model: self.model,
             system: Some(INSTRUCTIONS),
             messages: &messages,
             tools: &[],

@@ -61,6 +61,9 @@ pub(super) struct Turn<'a> {
     pub(super) session: &'a Session,
     pub(super) active: &'a ActiveTurn,
     pub(super) origin: &'a Origin,
+    /// The session's model when the turn started: the whole turn uses it, whatever
+    /// `session/set_model` does meanwhile.
+    model: String,
     prompt: &'a str,
     /// Whether the turn (and its prompt) has been stored.
     started: bool,
@@ -81,6 +84,7 @@ pub(super) async fn run(
         session,
         active,
         origin,
+        model: session.model(),
         prompt,
         started: false,
         text: String::new(),
@@ -125,8 +129,9 @@ impl Turn<'_> {
             () = settled => {}
             () = self.active.cancel.cancelled() => return self.finish(StopReason::Cancelled).await,
         }
-        let window =
-            window::context_window(self.env.config.provider.context_window, &self.session.model);
+        let window = window::context_window(self.env.config.provider.context_window, &self.model);
+        // A copy the requests borrow while the turn itself is borrowed mutably.
+        let model = self.model.clone();
         let limit = window * u64::from(self.env.config.agent.compact_at_percent) / 100;
         // Each step compacts at most once before its call, and the turn retries at most
         // once after a refusal as too long: a session that cannot be made to fit fails.
@@ -143,7 +148,7 @@ impl Turn<'_> {
             };
             let system = with_summary(&base_system, context.summary.as_deref());
             let request = ChatRequest {
-                model: &self.session.model,
+                model: &model,
                 system: Some(&system),
                 messages: &context.messages,
                 tools: tools.definitions(),
@@ -227,6 +232,7 @@ impl Turn<'_> {
         let compaction = Compaction {
             env: self.env,
             session: self.session,
+            model: &self.model,
             turn_id: Some(self.id()),
             cancel: &self.active.cancel,
             window,
@@ -480,7 +486,7 @@ impl Turn<'_> {
     }
 
     async fn provider_failure(&self, error: crate::provider::ProviderError) -> TurnError {
-        let model = self.session.model.clone();
+        let model = self.model.clone();
         self.fail(Failure::Provider { error, model }).await
     }
 
