@@ -707,6 +707,9 @@ impl Bench {
         let mut rates = [Vec::new(), Vec::new()];
         let mut firsts = [Vec::new(), Vec::new()];
         let mut asked = Vec::new();
+        // Per daemon round: from the provider having the request (it answers at once) to
+        // the client's first chunk, the "provider's first byte to first chunk".
+        let mut from_provider = Vec::new();
         let mut cpu = [Vec::new(), Vec::new()];
         'rounds: for round in 0..p.stream_rounds.max(1) {
             for kind in order(round) {
@@ -746,7 +749,10 @@ impl Bench {
                                     .map(|_| sent.elapsed())
                             }
                         );
-                        asked.extend(request.map(millis));
+                        if let (Some(request), Ok(outcome)) = (request, &outcome) {
+                            asked.push(millis(request));
+                            from_provider.push(millis(outcome.first_chunk.saturating_sub(request)));
+                        }
                         outcome
                     }
                 };
@@ -804,6 +810,13 @@ impl Bench {
                 Unit::Millis,
                 median_f64(&asked),
                 None,
+            ));
+            // Against the floor's whole request-to-first-chunk time, which has no provider.
+            self.rows.push(Row::new(
+                "streaming: provider request to first chunk",
+                Unit::Millis,
+                median_f64(&from_provider),
+                Some(median_f64(&firsts[0])),
             ));
         }
         self.cpu_row("streaming: server CPU per chunk".into(), &cpu);
