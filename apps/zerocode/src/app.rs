@@ -1,18 +1,18 @@
 //! The interactive loop: the prompt, slash commands, and streaming a turn.
 
+use crate::approval;
 use crate::forms::{Forwarder, Question, TerminalForms};
 use crate::input::{Input, Read};
 use crate::interrupts::Interrupts;
-use crate::render::{self, Screen, summarize};
+use crate::render::{self, Screen};
 use crate::term::{self, bold, dim, red};
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::broadcast;
 use tokio::sync::mpsc;
 use zeroclaw_client::{
-    Client, ClientOptions, Decision, ElicitationResponse, NewSession, SessionSummary, Turn,
-    TurnEvent, Update,
+    Approval, Client, ClientOptions, Decision, ElicitationResponse, NewSession, SessionSummary,
+    Turn, TurnEvent, Update,
 };
 use zeroclaw_ipc::Paths;
 use zeroclaw_rpc::CallError;
@@ -32,8 +32,9 @@ Type a message and press Enter to send it to the agent.
   /compact          fold older turns into a summary the model is sent instead (all stay stored)
   /help             this help
   /quit             exit (also Ctrl-D, or Ctrl-C twice)
-While a turn runs: Ctrl-C cancels it (twice quits). Approvals: y = allow once, a = allow
-always (this tool, this session), n or Enter = reject.";
+While a turn runs: Ctrl-C cancels it (twice quits). Approvals show the change (a diff) or
+the command and its cwd, then one key answers: y = allow once, a = allow always (this tool,
+this session), n or Esc = reject (Ctrl-C also cancels the turn).";
 
 /// How zerocode ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -599,7 +600,7 @@ impl App {
             TurnEvent::Update(update) => return Ok(self.update(update, following)),
             TurnEvent::Approval(request) => {
                 let decision = tokio::select! {
-                    decision = self.ask_approval(&request.name, &request.raw_input) => decision,
+                    decision = self.ask_approval(&request) => decision,
                     () = self.client.closed() => return Err(Stop::DaemonGone),
                 };
                 // `None` is Ctrl-C at the question: reject the call and cancel the turn.
@@ -662,31 +663,19 @@ impl App {
         false
     }
 
-    /// `Allow bash `ls`? [y]es / [n]o / [a]lways`: `None` for Ctrl-C.
-    async fn ask_approval(&self, name: &str, input: &Value) -> Option<Decision> {
+    /// The preview, then `Allow bash `ls`? [y]es / [n]o / [a]lways` answered with one key
+    /// (`approval.rs`): `None` for Ctrl-C.
+    async fn ask_approval(&self, request: &Approval) -> Option<Decision> {
         self.screen().end_line();
-        let width = term::width().saturating_sub(name.len() + 40).max(20);
-        let what = summarize(name, input, width);
-        let question = if what.is_empty() {
-            format!("Allow {name}? [y]es / [n]o / [a]lways ")
-        } else {
-            format!("Allow {name} `{what}`? [y]es / [n]o / [a]lways ")
-        };
-        loop {
-            let answer = match self.input.read(&question).await {
-                Read::Line(answer) => answer,
-                Read::Eof => return Some(Decision::Reject),
-                Read::Interrupted => return None,
-            };
-            match answer.trim().to_ascii_lowercase().as_str() {
-                "y" | "yes" => return Some(Decision::AllowOnce),
-                "a" | "always" => return Some(Decision::AllowAlways),
-                "" | "n" | "no" => {
-                    self.line(&dim("rejected"));
-                    return Some(Decision::Reject);
-                }
-                _ => self.line("answer y, n or a"),
-            }
+        // STATUS (z1's live status line): set its phase to "waiting for approval" here.
+        for line in request
+            .preview
+            .iter()
+            .flat_map(|p| approval::preview_lines(p))
+        {
+            self.line(&line);
         }
+        let question = approval::question(&request.name, &request.raw_input);
+        approval::decide(&self.input, &question).await
     }
 }

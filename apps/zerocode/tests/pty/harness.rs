@@ -298,3 +298,10 @@ pub fn short_id(text: &str, after: &str) -> String {
     assert_eq!(id.len(), 8, "short id in {text:?}");
     id
 }
+
+impl Term {
+    /// Everything printed so far, as raw bytes made text (escape sequences kept).
+    pub fn raw(&self) -> String {
+        String::from_utf8_lossy(&self.seen).into_owned()
+    }
+}

@@ -15,4 +15,5 @@
 
 mod harness;
 
+mod approvals;
 mod basics;
