@@ -1,20 +1,20 @@
 //! The interactive loop: the prompt, slash commands, and streaming a turn.
 
+use crate::approval;
 use crate::forms::{Forwarder, Question, TerminalForms};
 use crate::input::{Input, Read};
 use crate::interrupts::Interrupts;
 use crate::mentions;
-use crate::render::{self, Screen, summarize};
+use crate::render::{self, Screen};
 use crate::status::{self, Phase};
 use crate::term::{self, bold, dim, red};
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::broadcast;
 use tokio::sync::mpsc;
 use zeroclaw_client::{
-    Client, ClientOptions, Decision, ElicitationResponse, NewSession, SessionSummary, Turn,
-    TurnEvent, Update,
+    Approval, Client, ClientOptions, Decision, ElicitationResponse, NewSession, SessionSummary,
+    Turn, TurnEvent, Update,
 };
 use zeroclaw_ipc::Paths;
 use zeroclaw_rpc::CallError;
@@ -39,8 +39,9 @@ session's directory (Tab completes it, and /commands). Ctrl-R searches the histo
   /cancel           cancel a turn running in this session
   /compact          fold older turns into a summary the model is sent instead (all stay stored)
   /quit             exit (also Ctrl-D, or Ctrl-C twice)
-While a turn runs: Ctrl-C cancels it (twice quits). Approvals: y = allow once, a = allow
-always (this tool, this session), n or Enter = reject.";
+While a turn runs: Ctrl-C cancels it (twice quits). Approvals show the change (a diff) or
+the command and its cwd, then one key answers: y = allow once, a = allow always (this tool,
+this session), n or Esc = reject (Ctrl-C also cancels the turn).";
 
 /// How zerocode ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -746,7 +747,7 @@ impl App {
                 self.screen().status_phase(Phase::WaitingForApproval);
                 self.screen().status_suspend(true);
                 let decision = tokio::select! {
-                    decision = self.ask_approval(&request.name, &request.raw_input) => decision,
+                    decision = self.ask_approval(&request) => decision,
                     () = self.client.closed() => return Err(Stop::DaemonGone),
                 };
                 self.screen().status_suspend(false);
@@ -815,31 +816,18 @@ impl App {
         false
     }
 
-    /// `Allow bash `ls`? [y]es / [n]o / [a]lways`: `None` for Ctrl-C.
-    async fn ask_approval(&self, name: &str, input: &Value) -> Option<Decision> {
+    /// The preview, then `Allow bash `ls`? [y]es / [n]o / [a]lways` answered with one key
+    /// (`approval.rs`): `None` for Ctrl-C.
+    async fn ask_approval(&self, request: &Approval) -> Option<Decision> {
         self.screen().end_line();
-        let width = term::width().saturating_sub(name.len() + 40).max(20);
-        let what = summarize(name, input, width);
-        let question = if what.is_empty() {
-            format!("Allow {name}? [y]es / [n]o / [a]lways ")
-        } else {
-            format!("Allow {name} `{what}`? [y]es / [n]o / [a]lways ")
-        };
-        loop {
-            let answer = match self.input.read(&question).await {
-                Read::Line(answer) => answer,
-                Read::Eof => return Some(Decision::Reject),
-                Read::Interrupted => return None,
-            };
-            match answer.trim().to_ascii_lowercase().as_str() {
-                "y" | "yes" => return Some(Decision::AllowOnce),
-                "a" | "always" => return Some(Decision::AllowAlways),
-                "" | "n" | "no" => {
-                    self.line(&dim("rejected"));
-                    return Some(Decision::Reject);
-                }
-                _ => self.line("answer y, n or a"),
-            }
+        for line in request
+            .preview
+            .iter()
+            .flat_map(|p| approval::preview_lines(p))
+        {
+            self.line(&line);
         }
+        let question = approval::question(&request.name, &request.raw_input);
+        approval::decide(&self.input, &question).await
     }
 }

@@ -2,10 +2,12 @@
 //! (rustyline, not a full-screen TUI): the turn streams into the terminal's own scrollback.
 
 mod app;
+mod approval;
 mod complete;
 mod forms;
 mod input;
 mod interrupts;
+mod keys;
 mod markdown;
 mod mentions;
 mod render;
@@ -26,8 +28,10 @@ the config dir (--config-dir, $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw; $ZEROCLAW_SOC
 the endpoint). When none is running it starts `zeroclaw daemon --ephemeral`, which exits about a \
 second after its last client leaves. The daemon binary is the `zeroclaw` beside zerocode's own \
 executable, else `zeroclaw` on PATH.\n\n\
-Answers stream into the terminal's scrollback. Tool calls that need approval ask \
-[y]es / [n]o / [a]lways; questions from the agent are shown as short forms.\n\n\
+Answers stream into the terminal's scrollback. A tool call that needs approval first shows \
+what it would do (a coloured diff of the file, or the command and its cwd), then one key \
+answers: y allows once, a always (this tool, this session), n or Esc rejects; Ctrl-C rejects and \
+cancels the turn. Questions from the agent are shown as short forms.\n\n\
 The prompt history is kept in <data dir>/zerocode_history (1000 entries).\n\n\
 Answers are rendered Markdown (code highlighted), each block printed once it is complete; \
 set NO_COLOR (or pipe the output) for clean text. While a turn runs, a status line at the \

@@ -11,7 +11,7 @@
 //! Questions from the agent (`ask_user`) are the daemon's requests to the connection, not
 //! events of a turn: they go to the connection's [`crate::ElicitationHandler`].
 
-use crate::{CallResult, Decision, PromptResult, SessionUpdate, Update};
+use crate::{ApprovalPreview, CallResult, Decision, PromptResult, SessionUpdate, Update};
 use serde_json::Value;
 use std::collections::VecDeque;
 use tokio::sync::broadcast::{
@@ -48,6 +48,8 @@ pub struct Approval {
     pub raw_input: Value,
     /// The decisions the daemon offers.
     pub options: Vec<Decision>,
+    /// What the call would do (a diff, a command and its cwd), when the daemon sent it.
+    pub preview: Option<Box<ApprovalPreview>>,
     session_id: String,
     handle: PeerHandle,
 }
@@ -211,6 +213,7 @@ impl Turn {
                 name,
                 raw_input,
                 options,
+                preview,
                 ..
             } => TurnEvent::Approval(Approval {
                 request_id,
@@ -218,6 +221,7 @@ impl Turn {
                 name,
                 raw_input,
                 options,
+                preview,
                 session_id: self.session_id.clone(),
                 handle: self.handle.clone(),
             }),

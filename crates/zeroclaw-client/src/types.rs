@@ -1,6 +1,7 @@
 //! The protocol's types, as the client library's users name them. Every wire type comes
 //! from `zeroclaw-protocol`; nothing here is a copy.
 
+pub use zeroclaw_protocol::events::ApprovalPreview;
 pub use zeroclaw_protocol::{
     ClientCapabilities, ClientInfo, Decision, ElicitationAction, ElicitationRequest,
     ElicitationResponse, InitializeResult as ServerInfo, Message, MessageKind, MessagePage,

@@ -657,12 +657,39 @@ function setToolState(card, text, kind) {
   card.node.querySelector(".tool-state").textContent = text;
 }
 
+/**
+ * An approval's `preview` (docs/protocol.md §10): a diff with its lines coloured by kind, a
+ * command with its cwd, or why there is no diff. Text nodes only: it is the file's content.
+ */
+function previewNode(preview) {
+  if (!preview || typeof preview !== "object") return null;
+  if (preview.kind === "diff" && typeof preview.diff === "string") {
+    const pre = el("pre", { class: "diff" });
+    for (const line of preview.diff.replace(/\n$/, "").split("\n")) {
+      const kind = { "+": "add", "-": "del", "@": "hunk", "\\": "note" }[line[0]] || "same";
+      pre.append(el("span", { class: `diff-${kind}` }, line), "\n");
+    }
+    const head = `${preview.created ? "new file" : "changes to"} ${preview.path}`;
+    const more = preview.omittedLines ? el("p", { class: "muted small" }, `… ${preview.omittedLines} more diff lines not shown`) : null;
+    return el("div", { class: "preview" }, el("p", { class: "small" }, head), pre, more);
+  }
+  if (preview.kind === "command" && typeof preview.command === "string") {
+    return el("div", { class: "preview" }, codeBlock(preview.command, "sh"), el("p", { class: "muted small" }, `in ${preview.cwd}`));
+  }
+  if (preview.kind === "unavailable") {
+    return el("div", { class: "preview" }, el("p", { class: "reason" }, `no diff for ${preview.path}: ${preview.reason}`));
+  }
+  return null;
+}
+
 function approvalRow(view, card, p) {
   card.approval?.remove();
   const labels = { allow_once: "Allow once", allow_always: "Always allow", reject: "Reject" };
   const row = el("div", { class: "approval", role: "group", "aria-label": `Approve ${p.name}`, "data-request": p.requestId });
   if (p.reason) row.append(el("p", { class: "reason" }, p.reason));
   if (p.target) row.append(el("p", { class: "muted small" }, `${p.target.path}${p.target.outsideCwd ? " (outside the session's directory)" : ""}`));
+  const preview = previewNode(p.preview);
+  if (preview) row.append(preview);
   const buttons = el("div", { class: "actions" });
   for (const option of p.options || ["allow_once", "allow_always", "reject"]) {
     buttons.append(

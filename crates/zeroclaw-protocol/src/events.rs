@@ -83,6 +83,16 @@ pub enum Update<'a> {
         /// the daemon's own files); absent when the policy is simply `ask`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// What the call would do, computed by the daemon (which can read the file): a
+        /// diff for `write_file` and `edit_file`, the command and its cwd for `bash`;
+        /// absent for other tools (and from older daemons).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "lenient_preview"
+        )]
+        /// Boxed: the largest member, which would otherwise grow every `Update`.
+        preview: Option<Box<ApprovalPreview>>,
     },
     /// The turn has ended; sent before the `session/prompt` answer.
     #[serde(rename_all = "camelCase")]
@@ -101,6 +111,55 @@ pub enum Update<'a> {
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
+}
+
+/// What an `approval_request`'s call would do, for the person deciding, tagged by `kind`.
+/// A kind this build does not know reads as [`ApprovalPreview::Unknown`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalPreview {
+    /// The change to a file as a unified diff: hunks only (`@@ -a,b +c,d @@` then lines
+    /// starting with ` `, `-` or `+`, and `\ No newline at end of file`), 3 lines of
+    /// context, no `---`/`+++` header (`path` says which file).
+    #[serde(rename_all = "camelCase")]
+    Diff {
+        /// Absolute, resolved as the tool will write it.
+        path: String,
+        /// The file does not exist yet: every line is added.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        created: bool,
+        diff: String,
+        /// Diff lines left out at the end to keep the preview bounded; absent when none.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        omitted_lines: u64,
+    },
+    /// The call cannot be shown as a diff, and why, in a sentence: the edit would fail
+    /// (its `old_text` is not in the file…), the file is binary, unreadable or too large.
+    #[serde(rename_all = "camelCase")]
+    Unavailable { path: String, reason: String },
+    /// A command line and the directory it runs in.
+    #[serde(rename_all = "camelCase")]
+    Command { command: String, cwd: String },
+    /// A kind this build does not know.
+    #[serde(other)]
+    Unknown,
+}
+
+/// A preview this build cannot read (a newer daemon's shape) is [`ApprovalPreview::Unknown`]
+/// rather than an error, which would lose the whole `approval_request`.
+fn lenient_preview<'de, D>(de: D) -> Result<Option<Box<ApprovalPreview>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let value = Option::<Value>::deserialize(de)?;
+    Ok(
+        value
+            .map(|v| Box::new(ApprovalPreview::deserialize(v).unwrap_or(ApprovalPreview::Unknown))),
+    )
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What an `approval_request`'s call will really touch, as opposed to what the model wrote.
@@ -190,6 +249,10 @@ mod tests {
                     outside_cwd: true,
                 }),
                 reason: None,
+                preview: Some(Box::new(ApprovalPreview::Command {
+                    command: "ls".into(),
+                    cwd: "/w".into(),
+                })),
             },
             Update::UserMessageChunk { text: "u".into() },
             Update::TurnComplete {
@@ -243,5 +306,46 @@ mod tests {
             SessionUpdate::parse(&json!({"sessionId":"s","type":"future_thing","x":1})).unwrap();
         assert_eq!(u.update, Update::Unknown);
         assert!(SessionUpdate::parse(&json!({"type":"turn_complete"})).is_none());
+    }
+
+    #[test]
+    fn an_approval_previews_shape_is_tagged_camel_case_and_a_strange_one_keeps_the_request() {
+        let diff = ApprovalPreview::Diff {
+            path: "/w/a".into(),
+            created: true,
+            diff: "@@ -0,0 +1 @@\n+x\n".into(),
+            omitted_lines: 0,
+        };
+        assert_eq!(
+            serde_json::to_value(&diff).unwrap(),
+            json!({"kind": "diff", "path": "/w/a", "created": true, "diff": "@@ -0,0 +1 @@\n+x\n"})
+        );
+        let request = |preview: Value| {
+            let mut wire = json!({"sessionId": "s", "type": "approval_request", "requestId": "r",
+                "toolCallId": "c", "name": "bash", "rawInput": {}, "options": []});
+            if !preview.is_null() {
+                wire["preview"] = preview;
+            }
+            match SessionUpdate::parse(&wire).unwrap().update {
+                Update::ApprovalRequest { preview, .. } => preview,
+                other => panic!("not an approval request: {other:?}"),
+            }
+        };
+        assert_eq!(request(Value::Null), None);
+        assert_eq!(
+            request(json!({"kind": "command", "command": "ls", "cwd": "/w"})),
+            Some(Box::new(ApprovalPreview::Command {
+                command: "ls".into(),
+                cwd: "/w".into()
+            }))
+        );
+        assert_eq!(
+            request(json!({"kind": "picture", "png": "…"})),
+            Some(Box::new(ApprovalPreview::Unknown))
+        );
+        assert_eq!(
+            request(json!({"kind": "diff"})),
+            Some(Box::new(ApprovalPreview::Unknown))
+        );
     }
 }

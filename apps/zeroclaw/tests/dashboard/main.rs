@@ -19,6 +19,8 @@ mod browser;
 mod page;
 
 #[cfg(unix)]
+mod approval_preview;
+#[cfg(unix)]
 mod approvals;
 #[cfg(unix)]
 mod csp;
@@ -61,6 +63,7 @@ fn main() {
         reconnect::TESTS,
         mcp::TESTS,
         runs::TESTS,
+        approval_preview::TESTS,
     ]);
     #[cfg(not(unix))]
     eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");

@@ -14,6 +14,7 @@
 mod common;
 
 mod anthropic;
+mod approval_preview;
 mod approvals;
 mod ask_user;
 mod backpressure;

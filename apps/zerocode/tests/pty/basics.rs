@@ -60,7 +60,7 @@ fn a_session_streams_asks_and_cancels_in_a_pseudo_terminal() {
     term.expect("⏺ ");
     term.expect("echo zc-$((6*7)); seq 1 8");
     term.expect("Allow bash `echo zc-$((6*7)); seq 1 8`? [y]es / [n]o / [a]lways");
-    term.send("y\r");
+    term.send("y");
     // The output, folded after six lines; the exit code on a line of its own after.
     let output = term.expect("… 3 more lines");
     term.expect("exit code 0");
@@ -150,7 +150,7 @@ fn an_mcp_servers_tool_from_the_config_is_asked_about_and_runs() {
     env.fake.push(openai::text(&["The server echoed it."]));
     term.send("echo it through mcp\r");
     term.expect("Allow test__echo");
-    term.send("y\r");
+    term.send("y");
     term.expect("hello from mcp");
     term.expect("The server echoed it.");
     term.expect("> ");

@@ -342,3 +342,10 @@ pub fn sgr_sequences(raw: &[u8]) -> Vec<String> {
     }
     found
 }
+
+impl Term {
+    /// Everything printed so far, as raw bytes made text (escape sequences kept).
+    pub fn raw(&self) -> String {
+        String::from_utf8_lossy(&self.seen).into_owned()
+    }
+}

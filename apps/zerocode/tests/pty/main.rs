@@ -15,6 +15,7 @@
 
 mod harness;
 
+mod approvals;
 mod basics;
 mod input;
 mod rendering;

@@ -17,9 +17,11 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
+use super::preview::PreviewAt;
 use super::spill::Spill;
 use super::text::{utf8_head, utf8_tail};
 use super::{Tool, ToolContext, ToolDef, ToolOutput, orphans};
+use zeroclaw_protocol::events::ApprovalPreview;
 
 /// How long to keep reading after the shell exited while a pipe is still open.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
@@ -76,6 +78,13 @@ impl Tool for Bash {
             return Err("`command` must not be empty".into());
         }
         Ok(())
+    }
+
+    async fn preview(&self, args: Args, at: &PreviewAt) -> Option<ApprovalPreview> {
+        Some(ApprovalPreview::Command {
+            command: args.command,
+            cwd: at.cwd.display().to_string(),
+        })
     }
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {

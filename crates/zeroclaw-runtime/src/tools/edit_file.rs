@@ -5,8 +5,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
+use zeroclaw_protocol::events::ApprovalPreview;
 
 use super::client_files::{self, ClientFiles};
+use super::preview::{self, PreviewAt};
 use super::write_file::write_atomic;
 use super::{Tool, ToolContext, ToolDef, ToolOutput, io_error, on_path};
 
@@ -67,6 +69,11 @@ impl Tool for EditFile {
 
     fn path<'a>(&self, args: &'a Args) -> Option<&'a str> {
         Some(&args.path)
+    }
+
+    async fn preview(&self, args: Args, at: &PreviewAt) -> Option<ApprovalPreview> {
+        let path = at.path.clone()?;
+        preview::blocking(move || preview_edit(&path, &args.old_text, &args.new_text)).await
     }
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
@@ -134,19 +141,9 @@ fn not_utf8(path: &Path) -> ToolOutput {
 /// Replaces the one occurrence of `old` with `new` in the file at `path`.
 fn edit_file(path: &Path, old: &str, new: &str) -> ToolOutput {
     const TOOL: &str = "edit_file";
-    let meta = match fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) => return io_error(TOOL, path, "cannot read", &e),
-    };
-    if meta.is_dir() {
-        return ToolOutput::error(format!("{TOOL}: {} is a directory", path.display()));
-    }
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
-        Err(e) => return io_error(TOOL, path, "cannot read", &e),
-    };
-    let Ok(text) = String::from_utf8(bytes) else {
-        return not_utf8(path);
+    let text = match read_text(path) {
+        Ok(text) => text,
+        Err(out) => return out,
     };
     let (updated, done) = match replace_once(path, &text, old, new) {
         Ok(edit) => edit,
@@ -156,6 +153,50 @@ fn edit_file(path: &Path, old: &str, new: &str) -> ToolOutput {
         return out;
     }
     done
+}
+
+/// The file at `path` as text; the error result if it is a directory, unreadable or not
+/// UTF-8.
+fn read_text(path: &Path) -> Result<String, ToolOutput> {
+    const TOOL: &str = "edit_file";
+    let meta = fs::metadata(path).map_err(|e| io_error(TOOL, path, "cannot read", &e))?;
+    if meta.is_dir() {
+        return Err(ToolOutput::error(format!(
+            "{TOOL}: {} is a directory",
+            path.display()
+        )));
+    }
+    let bytes = fs::read(path).map_err(|e| io_error(TOOL, path, "cannot read", &e))?;
+    String::from_utf8(bytes).map_err(|_| not_utf8(path))
+}
+
+/// The approval preview of an edit from the disk: the diff [`edit_file`] would make,
+/// read and applied by the same code, or why it would fail.
+fn preview_edit(path: &Path, old: &str, new: &str) -> ApprovalPreview {
+    if let Ok(meta) = fs::metadata(path)
+        && meta.is_file()
+        && meta.len() > preview::MAX_FILE_BYTES
+    {
+        return preview::unavailable(
+            path,
+            format!(
+                "the file is {} bytes, too large to preview (at most {} are diffed)",
+                meta.len(),
+                preview::MAX_FILE_BYTES
+            ),
+        );
+    }
+    let edit = read_text(path).and_then(|text| {
+        let (updated, _) = replace_once(path, &text, old, new)?;
+        Ok((text, updated))
+    });
+    match edit {
+        Ok((text, updated)) => preview::diff(path, Some(&text), &updated),
+        Err(out) => {
+            let why = out.text.strip_prefix("edit_file: ").unwrap_or(&out.text);
+            preview::unavailable(path, format!("the edit would fail: {why}"))
+        }
+    }
 }
 
 /// `text` with its one occurrence of `old` replaced by `new`, and the answer to give once

@@ -24,6 +24,7 @@ mod edit_file;
 mod grep;
 mod list_dir;
 pub mod orphans;
+pub mod preview;
 mod read_file;
 mod registry;
 pub mod scrub;
@@ -89,6 +90,18 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs one call whose arguments passed the schema check.
     fn run(&self, args: Self::Args, ctx: &ToolContext) -> impl Future<Output = ToolOutput> + Send;
+
+    /// What the call would do, for the person asked to approve it (`approval_request`'s
+    /// `preview`); asked only when the call is asked about. `at.path` is [`Tool::path`]
+    /// resolved. File reading must stay off the async reactor ([`preview::blocking`]).
+    /// `None`: nothing to show beyond the arguments.
+    fn preview(
+        &self,
+        _args: Self::Args,
+        _at: &preview::PreviewAt,
+    ) -> impl Future<Output = Option<zeroclaw_protocol::events::ApprovalPreview>> + Send {
+        async { None }
+    }
 
     /// The tool's own approval policy, if it has one (an MCP server's `approve`); `None`:
     /// `[approvals]` decides.

@@ -15,8 +15,10 @@ use std::sync::{Arc, PoisonError, RwLock};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
+use super::preview::PreviewAt;
 use super::{Tool, ToolContext, ToolDef, ToolOutput, args};
 use crate::config::Policy;
+use zeroclaw_protocol::events::ApprovalPreview;
 
 /// A registered tool, type-erased so tools of every kind live in one list. Implemented
 /// for every [`Tool`] by [`Tools::register`]; implement [`Tool`], not this.
@@ -34,6 +36,13 @@ pub trait DynTool: Send + Sync {
 
     /// [`Tool::policy`].
     fn policy(&self) -> Option<Policy>;
+
+    /// [`Tool::preview`] of a call whose arguments are valid (`None` if they are not).
+    fn preview<'a>(
+        &'a self,
+        args: &'a Value,
+        at: &'a PreviewAt,
+    ) -> BoxFuture<'a, Option<ApprovalPreview>>;
 }
 
 /// What is known of a call whose arguments are valid, before it runs.
@@ -76,6 +85,19 @@ impl<T: Tool> DynTool for Registered<T> {
 
     fn policy(&self) -> Option<Policy> {
         self.tool.policy()
+    }
+
+    fn preview<'a>(
+        &'a self,
+        args: &'a Value,
+        at: &'a PreviewAt,
+    ) -> BoxFuture<'a, Option<ApprovalPreview>> {
+        Box::pin(async move {
+            match self.decode(args) {
+                Ok(args) => self.tool.preview(args, at).await,
+                Err(_) => None,
+            }
+        })
     }
 
     fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {

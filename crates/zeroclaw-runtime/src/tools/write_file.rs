@@ -5,13 +5,15 @@
 //! mix. `edit_file` writes the same way.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::json;
 
+use super::preview::{self, PreviewAt};
 use super::{Tool, ToolContext, ToolDef, ToolOutput, client_files, io_error, on_path};
+use zeroclaw_protocol::events::ApprovalPreview;
 
 pub(super) struct WriteFile;
 
@@ -55,6 +57,11 @@ impl Tool for WriteFile {
         Some(&args.path)
     }
 
+    async fn preview(&self, args: Args, at: &PreviewAt) -> Option<ApprovalPreview> {
+        let path = at.path.clone()?;
+        preview::blocking(move || preview_write(&path, &args.content)).await
+    }
+
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let content = args.content;
         if let Some(files) = ctx.client_files.as_deref().filter(|f| f.writes()) {
@@ -84,6 +91,61 @@ fn write_file(path: &Path, content: &str) -> ToolOutput {
         )),
         Err(out) => out,
     }
+}
+
+/// The approval preview of a write: the diff against the file there (a link followed, as
+/// [`write_atomic`] does), or every line added when there is none.
+fn preview_write(path: &Path, content: &str) -> ApprovalPreview {
+    let limit = preview::MAX_FILE_BYTES;
+    if content.len() as u64 > limit {
+        return preview::unavailable(
+            path,
+            format!(
+                "the new content is {} bytes, too large to preview (at most {limit} are diffed)",
+                content.len()
+            ),
+        );
+    }
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return preview::diff(path, None, content);
+        }
+        Err(e) => return unreadable(path, &e),
+    };
+    if meta.is_dir() {
+        return preview::unavailable(path, "it is a directory: the write would fail");
+    }
+    if meta.len() > limit {
+        return preview::unavailable(
+            path,
+            format!(
+                "replaces a file of {} bytes, too large to diff (at most {limit}), with {} bytes",
+                meta.len(),
+                content.len()
+            ),
+        );
+    }
+    let mut old = Vec::new();
+    if let Err(e) = fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut old)) {
+        return unreadable(path, &e);
+    }
+    match String::from_utf8(old) {
+        Ok(old) => preview::diff(path, Some(&old), content),
+        Err(e) => preview::unavailable(
+            path,
+            format!(
+                "replaces a binary file ({} bytes, not UTF-8 text) with {} bytes of text",
+                e.as_bytes().len(),
+                content.len()
+            ),
+        ),
+    }
+}
+
+fn unreadable(path: &Path, e: &io::Error) -> ApprovalPreview {
+    let why = io_error("write_file", path, "cannot read the file it replaces,", e).text;
+    preview::unavailable(path, why.trim_start_matches("write_file: ").to_owned())
 }
 
 /// Replaces `path` with `content` atomically, creating missing parent directories and

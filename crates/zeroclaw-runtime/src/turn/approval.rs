@@ -6,18 +6,20 @@ use super::step::Turn;
 use super::target::Target;
 use crate::provider::ToolCall;
 use std::time::Duration;
-use zeroclaw_protocol::events::ApprovalTarget;
+use zeroclaw_protocol::events::{ApprovalPreview, ApprovalTarget};
 use zeroclaw_protocol::{Decision, Update};
 
 impl Turn<'_> {
     /// Whether `call` may run: by the session's `allow_always` list, the daemon's policy, or
     /// the user's answer to an `approval_request`; the refusal the model is told otherwise.
-    /// `target` is the call's path, resolved, if it has one.
+    /// `target` is the call's path, resolved, if it has one; `preview` what it would do,
+    /// awaited only when the user is asked.
     pub(super) async fn permission(
         &self,
         call: &ToolCall,
         target: Option<&Target>,
         own: Option<crate::config::Policy>,
+        preview: impl Future<Output = Option<ApprovalPreview>>,
     ) -> Result<(), String> {
         use crate::config::Policy;
         let name = call.name.as_str();
@@ -56,6 +58,7 @@ impl Turn<'_> {
         if reason.is_none() && policy == Policy::Allow {
             return Ok(());
         }
+        let preview = preview.await.map(Box::new);
         let request_id = uuid::Uuid::new_v4().to_string();
         let request = Update::ApprovalRequest {
             request_id: request_id.clone(),
@@ -68,6 +71,7 @@ impl Turn<'_> {
                 outside_cwd: t.outside_cwd,
             }),
             reason,
+            preview,
         };
         // Registered and sent as one step, so a connection joining now gets it once.
         let answer = self.session.send_registered(self.id(), request, |frame| {

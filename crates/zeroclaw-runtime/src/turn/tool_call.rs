@@ -6,6 +6,7 @@ use super::client_files::ClientFs;
 use super::step::Turn;
 use super::target::{self, Own, Target};
 use crate::provider::ToolCall;
+use crate::tools::preview::PreviewAt;
 use crate::tools::spill::{self, SpillTo};
 use crate::tools::{AskUser, ClientFiles, DynTool, ToolContext, ToolLimits, ToolOutput, ToolSet};
 use std::path::PathBuf;
@@ -39,7 +40,16 @@ impl Turn<'_> {
             },
             None => None,
         };
-        if let Err(refusal) = self.permission(call, target.as_ref(), tool.policy()).await {
+        // Computed only if the call is asked about (a future does nothing until awaited).
+        let at = PreviewAt {
+            cwd: PathBuf::from(&self.session.cwd),
+            path: target.as_ref().map(|t| t.path.clone()),
+        };
+        let preview = tool.preview(args, &at);
+        if let Err(refusal) = self
+            .permission(call, target.as_ref(), tool.policy(), preview)
+            .await
+        {
             return ToolOutput::error(refusal);
         }
         let config = self.env.config;
