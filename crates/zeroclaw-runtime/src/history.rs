@@ -358,6 +358,9 @@ mod tests {
         assert_eq!(context.messages.len(), 6);
         assert!(outputs[0] < 2200 && outputs[1] == 10_000, "{outputs:?}");
         assert!(matches!(&context.messages[0], ChatMessage::User { text } if text == "prompt 4"));
+        // What a turn reads (`Store::context`: the messages after the summary's range, the
+        // summary among them) gives the same conversation as the whole history.
+        assert_eq!(conversation(&rows[3..]), context);
         // Without a summary nothing is cut.
         let whole = conversation(&rows[..6]);
         assert_eq!(whole.summary, None);
