@@ -226,7 +226,10 @@ fn an_expired_token_is_refused() {
             if status == 401 {
                 break;
             }
-            assert_eq!(status, 200);
+            // 503 is the gateway's documented "busy, retry" (every REST call is a connection
+            // of the daemon's, and a loop this tight can outrun their release on a slow
+            // host, as under Wine); anything else is wrong.
+            assert!(status == 200 || status == 503, "status {status}");
             tokio::task::yield_now().await;
         }
     });
