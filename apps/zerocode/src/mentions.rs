@@ -60,7 +60,9 @@ pub fn expand(text: &str, cwd: &Path) -> Expanded {
         };
         // Punctuation closing a sentence is not part of the path, unless the file has it.
         let trimmed = mention.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '"', '\'']);
-        let path = if !cwd.join(mention).exists() && !trimmed.is_empty() {
+        // Tested under the canonical root, as `read` opens it: on Windows a plain path drops
+        // a trailing dot (`lib.rs.` is `lib.rs`), a verbatim one does not.
+        let path = if !root.join(mention).exists() && !trimmed.is_empty() {
             trimmed
         } else {
             mention
