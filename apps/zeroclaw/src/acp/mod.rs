@@ -428,11 +428,14 @@ impl Bridge {
     }
 
     /// `session/cancel` (a notification): our `session/cancel`; the prompt then answers
-    /// `cancelled`.
+    /// `cancelled`. The permission answers the editor sends after it wait for it
+    /// ([`session::CancelGate`]).
     fn cancel(&self, notification: CancelNotification) {
         let Ok(client) = self.daemon() else { return };
         let session_id = notification.session_id.0.to_string();
+        let ticket = self.link(&session_id).map(|link| link.cancels.begin());
         tokio::spawn(async move {
+            let _answered = ticket;
             if let Err(e) = client.session_cancel(&session_id).await {
                 tracing::warn!(session = %session_id, "session/cancel failed: {e}");
             }

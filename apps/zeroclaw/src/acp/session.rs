@@ -23,6 +23,52 @@ pub struct SessionLink {
     /// The session's stored working directory: the editor's paths are absolute against it.
     pub cwd: PathBuf,
     flush: mpsc::Sender<oneshot::Sender<()>>,
+    /// The editor's `session/cancel`s still on their way to the daemon.
+    pub cancels: CancelGate,
+}
+
+/// Orders the editor's `session/cancel` before the permission answers that follow it.
+///
+/// ACP has the editor send `session/cancel` and then answer each permission request it
+/// holds `cancelled`. The SDK runs the cancel handler before it routes the later answer, but
+/// the two reach the daemon by separate calls: were the refusal to arrive first, the turn
+/// would go on to its next model call before the cancel stops it. So the handler counts the
+/// cancel as begun at once, and an answer waits until every cancel begun before it has been
+/// answered by the daemon (the turn is then stopping, and refuses the call itself).
+#[derive(Clone)]
+pub struct CancelGate {
+    /// (begun, answered)
+    counts: Arc<watch::Sender<(u64, u64)>>,
+}
+
+/// A cancel begun: counted as answered when dropped, whatever became of the call.
+pub struct CancelTicket(CancelGate);
+
+impl Drop for CancelTicket {
+    fn drop(&mut self) {
+        self.0.counts.send_modify(|(_, answered)| *answered += 1);
+    }
+}
+
+impl CancelGate {
+    fn new() -> Self {
+        Self {
+            counts: Arc::new(watch::channel((0, 0)).0),
+        }
+    }
+
+    /// Counts a cancel as begun; call it in the editor's message handler, before spawning.
+    pub fn begin(&self) -> CancelTicket {
+        self.counts.send_modify(|(begun, _)| *begun += 1);
+        CancelTicket(self.clone())
+    }
+
+    /// Returns once every cancel begun so far has been answered.
+    async fn settled(&self) {
+        let begun = self.counts.borrow().0;
+        let mut counts = self.counts.subscribe();
+        let _ = counts.wait_for(|(_, answered)| *answered >= begun).await;
+    }
 }
 
 impl SessionLink {
@@ -36,15 +82,22 @@ impl SessionLink {
         daemon: Option<Arc<Client>>,
     ) -> Arc<Self> {
         let (flush, flushes) = mpsc::channel(FLUSH_QUEUE);
+        let cancels = CancelGate::new();
         let pump = Pump {
             id: id.clone(),
             cwd: cwd.clone(),
             editor,
             daemon,
             ended: watch::channel(None).0,
+            cancels: cancels.clone(),
         };
         tokio::spawn(pump.run(events, flushes));
-        Arc::new(Self { id, cwd, flush })
+        Arc::new(Self {
+            id,
+            cwd,
+            flush,
+            cancels,
+        })
     }
 
     /// Returns once every event received so far has been sent to the editor: call it with
@@ -77,6 +130,7 @@ struct Pump {
     daemon: Option<Arc<Client>>,
     /// The last turn that ended: a permission request of it still open is withdrawn.
     ended: watch::Sender<Option<String>>,
+    cancels: CancelGate,
 }
 
 impl Pump {
@@ -163,6 +217,7 @@ impl Pump {
         let withdraw = sent.cancellation_handle();
         let mut ended = self.ended.subscribe();
         let session_id = self.id.clone();
+        let cancels = self.cancels.clone();
         tokio::spawn(async move {
             let turn_over = async {
                 let turn = turn_id.clone();
@@ -187,6 +242,7 @@ impl Pump {
                     return;
                 }
             };
+            cancels.settled().await;
             if let Err(e) = daemon
                 .session_approve(&session_id, &request_id, decision)
                 .await

@@ -78,7 +78,14 @@ impl Turn<'_> {
             self.active.add_approval(&request_id, frame.cloned())
         });
         let timeout = Duration::from_secs(self.env.config.approvals.timeout_secs);
+        // Cancel first: an answer that arrives after the turn was told to stop does not run
+        // the call.
         let decision = tokio::select! {
+            biased;
+            () = self.active.cancel.cancelled() => {
+                self.active.remove_approval(&request_id);
+                return Err("the turn was cancelled before this call was approved; it did not run".into());
+            }
             decision = answer => decision.ok(),
             () = tokio::time::sleep(timeout) => {
                 self.active.remove_approval(&request_id);
@@ -86,10 +93,6 @@ impl Turn<'_> {
                     "nobody answered the approval request within {} s, so this {name} call was refused",
                     timeout.as_secs()
                 ));
-            }
-            () = self.active.cancel.cancelled() => {
-                self.active.remove_approval(&request_id);
-                return Err("the turn was cancelled before this call was approved; it did not run".into());
             }
         };
         match decision {
