@@ -1,9 +1,9 @@
 //! Approvals answered with a single key, no Enter (y once, a always, n or Esc rejects, an
 //! arrow key is not Esc), after a preview of what the call would do: a coloured diff for an
-//! edit, the full command and its cwd for bash.
+//! edit, the new content or a diff against the old for a write (plain with `NO_COLOR`), the
+//! full command and its cwd for bash.
 
 use crate::harness::*;
-use expectrl::process::unix::WaitStatus;
 use zeroclaw_testkit::openai;
 
 fn bash(id: &str, command: &str) -> zeroclaw_testkit::Reply {
@@ -13,22 +13,10 @@ fn bash(id: &str, command: &str) -> zeroclaw_testkit::Reply {
         .build()
 }
 
-fn quit(mut term: Term) {
-    term.send("/quit\r");
-    assert!(
-        matches!(term.exit_status(), WaitStatus::Exited(_, 0)),
-        "{}",
-        term.screen()
-    );
-    assert!(term.echoes(), "the terminal was left without echo");
-}
-
 #[test]
 fn one_key_answers_with_no_enter_and_always_is_not_asked_again() {
     let env = Env::new();
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
 
     env.fake.push(bash("call_1", "echo one-$((1+1))"));
     env.fake.push(openai::text(&["First done."]));
@@ -55,15 +43,13 @@ fn one_key_answers_with_no_enter_and_always_is_not_asked_again() {
     );
     term.expect("> ");
     assert_eq!(term.screen().matches("Allow bash").count(), 2);
-    quit(term);
+    term.quit();
 }
 
 #[test]
 fn esc_rejects_and_an_arrow_key_is_not_taken_for_esc() {
     let env = Env::new();
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
     let made = env.work.join("made.txt");
     env.fake.push(bash("call_1", "touch made.txt"));
     env.fake.push(openai::text(&["Understood, not made."]));
@@ -83,7 +69,7 @@ fn esc_rejects_and_an_arrow_key_is_not_taken_for_esc() {
         requests[1].body.to_string().contains("rejected"),
         "the model is told"
     );
-    quit(term);
+    term.quit();
 }
 
 #[test]
@@ -91,9 +77,7 @@ fn an_edit_is_previewed_as_a_coloured_diff_before_the_question() {
     let env = Env::new();
     let file = env.work.join("greet.txt");
     std::fs::write(&file, "line 1\nline 2\nhello world\nline 4\n").unwrap();
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
     let args = serde_json::json!({
         "path": "greet.txt", "old_text": "hello world", "new_text": "hello there"
     });
@@ -131,15 +115,66 @@ fn an_edit_is_previewed_as_a_coloured_diff_before_the_question() {
         std::fs::read_to_string(&file).unwrap(),
         "line 1\nline 2\nhello there\nline 4\n"
     );
-    quit(term);
+    term.quit();
+}
+
+fn write(id: &str, path: &str, content: &str) -> zeroclaw_testkit::Reply {
+    let args = serde_json::json!({ "path": path, "content": content }).to_string();
+    openai::Builder::new()
+        .tool_call(0, id, "write_file", &args, 2)
+        .build()
+}
+
+#[test]
+fn a_write_shows_the_new_file_or_its_diff_against_the_old_one_in_plain_text_with_no_color() {
+    let env = Env::new();
+    let old = env.work.join("notes.txt");
+    std::fs::write(&old, "alpha\nbeta\ngamma\n").unwrap();
+    let mut term = env.ready_no_color(&[]);
+
+    env.fake
+        .push(write("call_1", "fresh.txt", "first line\nsecond line\n"));
+    env.fake
+        .push(write("call_2", "notes.txt", "alpha\nBETA\ngamma\n"));
+    env.fake.push(openai::text(&["Both written."]));
+    term.send("write them\r");
+    let first = term.expect_raw("Allow write_file `fresh.txt`?");
+    let shown = screen(&first);
+    let new_file = format!(
+        "new file {}\n@@ -0,0 +1,2 @@\n+first line\n+second line\n",
+        env.work.join("fresh.txt").display()
+    );
+    assert!(shown.contains(&new_file), "{shown}");
+    term.send("y");
+    let second = term.expect_raw("Allow write_file `notes.txt`?");
+    let shown = screen(&second);
+    let diff = format!(
+        "changes to {}\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n",
+        old.display()
+    );
+    assert!(shown.contains(&diff), "{shown}");
+    term.send("y");
+    let rest = term.expect_raw("Both written.");
+    // NO_COLOR: the previews and everything around them are clean text.
+    for raw in [&first, &second, &rest] {
+        assert_eq!(sgr_sequences(raw), Vec::<String>::new());
+    }
+    term.expect("> ");
+    assert_eq!(
+        std::fs::read_to_string(env.work.join("fresh.txt")).unwrap(),
+        "first line\nsecond line\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&old).unwrap(),
+        "alpha\nBETA\ngamma\n"
+    );
+    term.quit();
 }
 
 #[test]
 fn bash_shows_the_whole_command_and_its_cwd_before_the_question() {
     let env = Env::new();
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
     // Longer than the question's one-line summary can hold.
     let command = format!("echo start-{} && echo the-end", "x".repeat(120));
     env.fake.push(bash("call_1", &command));
@@ -157,5 +192,5 @@ fn bash_shows_the_whole_command_and_its_cwd_before_the_question() {
     term.expect("rejected");
     term.expect("Fine.");
     term.expect("> ");
-    quit(term);
+    term.quit();
 }

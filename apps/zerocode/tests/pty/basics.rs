@@ -111,14 +111,7 @@ fn a_session_streams_asks_and_cancels_in_a_pseudo_terminal() {
     term.expect("[cancelled]");
     term.expect("> ");
 
-    term.send("/quit\r");
-    assert!(
-        matches!(term.exit_status(), WaitStatus::Exited(_, 0)),
-        "{}",
-        term.screen()
-    );
-    assert!(term.echoes(), "the terminal was left without echo");
-    let _ = std::fs::write("/tmp/zerocode-screen.txt", term.screen() + "\n");
+    term.quit();
     let history = std::fs::read_to_string(env.config_dir.join("data/zerocode_history")).unwrap();
     assert!(
         history.contains("say hello") && history.contains("/quit"),
@@ -139,9 +132,7 @@ fn an_mcp_servers_tool_from_the_config_is_asked_about_and_runs() {
         "[[mcp_servers]]\nname = \"test\"\ncommand = {:?}\n",
         mcp_test_server().display().to_string()
     ));
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
     env.fake.push(
         openai::Builder::new()
             .tool_call(0, "call_1", "test__echo", r#"{"text":"hello from mcp"}"#, 2)
@@ -154,8 +145,7 @@ fn an_mcp_servers_tool_from_the_config_is_asked_about_and_runs() {
     term.expect("hello from mcp");
     term.expect("The server echoed it.");
     term.expect("> ");
-    term.send("/quit\r");
-    assert!(matches!(term.exit_status(), WaitStatus::Exited(_, 0)));
+    term.quit();
 }
 
 #[test]
@@ -298,9 +288,7 @@ fn losing_the_daemon_restores_the_terminal_and_exits_1() {
         assert!(daemon.try_wait().unwrap().is_none(), "the daemon exited");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
     // The prompt is up: the line editor has the terminal in raw mode.
     assert!(!term.echoes());
     daemon.kill().unwrap();

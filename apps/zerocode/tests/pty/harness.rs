@@ -117,6 +117,11 @@ impl Env {
         Term::spawn(self.command(args))
     }
 
+    /// `zerocode` with `args`, once it has printed its banner and its first prompt.
+    pub fn ready(&self, args: &[&str]) -> Term {
+        Term::ready(self.command(args))
+    }
+
     /// The command that runs `zerocode` with `args` in this environment (no `NO_COLOR`).
     pub fn command(&self, args: &[&str]) -> Command {
         // The pseudo-terminal starts without echo; a user's terminal has it on, and
@@ -174,6 +179,25 @@ impl Term {
             session,
             seen: Vec::new(),
         }
+    }
+
+    fn ready(command: Command) -> Self {
+        let mut term = Self::spawn(command);
+        term.expect("/help for commands");
+        term.expect("> ");
+        term
+    }
+
+    /// `/quit`: zerocode exits 0 and leaves the terminal echoing.
+    #[track_caller]
+    pub fn quit(&mut self) {
+        self.send("/quit\r");
+        assert!(
+            matches!(self.exit_status(), WaitStatus::Exited(_, 0)),
+            "{}",
+            self.screen()
+        );
+        assert!(self.echoes(), "the terminal was left without echo");
     }
 
     /// Waits for `text` and returns the screen text read up to and including it.
@@ -305,11 +329,11 @@ pub fn short_id(text: &str, after: &str) -> String {
 }
 
 impl Env {
-    /// `zerocode` with `NO_COLOR=1`.
-    pub fn zerocode_no_color(&self, args: &[&str]) -> Term {
+    /// `zerocode` with `NO_COLOR=1`, once it has printed its banner and its first prompt.
+    pub fn ready_no_color(&self, args: &[&str]) -> Term {
         let mut command = self.command(args);
         command.env("NO_COLOR", "1");
-        Term::spawn(command)
+        Term::ready(command)
     }
 }
 

@@ -2,7 +2,6 @@
 //! `@path` attachments, Tab completion, Ctrl-R across runs, `/model`, `/status`, `/clear`.
 
 use crate::harness::*;
-use expectrl::process::unix::WaitStatus;
 use serde_json::Value;
 use zeroclaw_testkit::openai;
 
@@ -37,21 +36,10 @@ fn turn(env: &Env, term: &mut Term, keys: &str, reply: &str, n: usize) -> Value 
     env.fake.wait_for_requests(n)[n - 1].body.clone()
 }
 
-fn quit(term: &mut Term) {
-    term.send("/quit\r");
-    assert!(
-        matches!(term.exit_status(), WaitStatus::Exited(_, 0)),
-        "{}",
-        term.screen()
-    );
-}
-
 #[test]
 fn a_pasted_block_alt_enter_and_a_trailing_backslash_each_make_one_prompt() {
     let env = Env::new();
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
 
     // A bracketed paste of two lines, then Enter: one prompt with both lines.
     let body = turn(
@@ -85,7 +73,7 @@ fn a_pasted_block_alt_enter_and_a_trailing_backslash_each_make_one_prompt() {
     let body = turn(&env, &mut term, "\x1b<\r", "Again.", 5);
     assert_eq!(user_text(&body), "line one\nline two");
 
-    quit(&mut term);
+    term.quit();
     let history = std::fs::read_to_string(env.config_dir.join("data/zerocode_history")).unwrap();
     assert!(
         history.lines().any(|l| l == "line one\\nline two"),
@@ -105,9 +93,7 @@ fn mentions_attach_files_and_tab_completes_names_and_commands() {
     std::fs::write(env.work.join("notes.md"), "the note says zc-note-7\n").unwrap();
     std::fs::write(env.work.join("blob.bin"), b"\x00\x01\x02").unwrap();
     std::fs::write(env.work.parent().unwrap().join("outside.txt"), "zc-outside").unwrap();
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
 
     // Tab completes a directory, then a file in it; the file's content is attached.
     env.fake.push(openai::text(&["Read it."]));
@@ -156,7 +142,7 @@ fn mentions_attach_files_and_tab_completes_names_and_commands() {
     term.send("\x15/sta\t\r");
     term.expect("running   no");
     term.expect("> ");
-    quit(&mut term);
+    term.quit();
 }
 
 #[test]
@@ -166,17 +152,15 @@ fn ctrl_r_finds_a_prompt_from_an_earlier_run() {
     term.expect("> ");
     turn(&env, &mut term, "remember the zebra-17\r", "Noted.", 1);
     turn(&env, &mut term, "something else\r", "Fine.", 2);
-    quit(&mut term);
+    term.quit();
     env.wait_daemon_gone();
 
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
     term.send("\x12zebra");
     term.expect("remember the zebra-17");
     let body = turn(&env, &mut term, "\r", "Found it.", 3);
     assert_eq!(user_text(&body), "remember the zebra-17");
-    quit(&mut term);
+    term.quit();
 }
 
 #[test]
@@ -222,7 +206,7 @@ fn model_sets_the_model_the_provider_is_asked_for_and_status_shows_it() {
         "{status}"
     );
     term.expect("> ");
-    quit(&mut term);
+    term.quit();
 }
 
 #[test]
@@ -237,13 +221,11 @@ fn clear_starts_a_new_session_in_the_directory_of_the_current_one() {
     let banner = term.expect("/help for commands");
     let first = short_id(&banner, "session ");
     term.expect("> ");
-    quit(&mut term);
+    term.quit();
     env.wait_daemon_gone();
 
     // zerocode in its own directory loads it; /clear starts a new one there, /new here.
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
     term.send(&format!("/load {first}\r"));
     term.expect(&format!("now in session {first}"));
     term.expect("> ");
@@ -272,5 +254,5 @@ fn clear_starts_a_new_session_in_the_directory_of_the_current_one() {
         assert!(help.contains(command), "{command} in {help}");
     }
     term.expect("> ");
-    quit(&mut term);
+    term.quit();
 }

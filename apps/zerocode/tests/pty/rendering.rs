@@ -18,9 +18,7 @@ fn markdown_answer() -> zeroclaw_testkit::Reply {
 #[test]
 fn answers_are_rendered_markdown_with_highlighted_code() {
     let env = Env::new();
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
 
     env.fake.push(markdown_answer());
     term.send("show me\r");
@@ -44,16 +42,13 @@ fn answers_are_rendered_markdown_with_highlighted_code() {
     let screen = screen(&raw);
     assert!(screen.contains("  fn main() {}"), "{screen}");
     term.expect("> ");
-    term.send("/quit\r");
-    term.exit_status();
+    term.quit();
 }
 
 #[test]
 fn with_no_color_the_answer_is_clean_text() {
     let env = Env::new();
-    let mut term = env.zerocode_no_color(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready_no_color(&[]);
 
     env.fake.push(markdown_answer());
     term.send("show me\r");
@@ -67,16 +62,13 @@ fn with_no_color_the_answer_is_clean_text() {
         "{screen}"
     );
     term.expect("> ");
-    term.send("/quit\r");
-    term.exit_status();
+    term.quit();
 }
 
 #[test]
 fn the_status_line_shows_while_a_turn_runs_and_never_stays_in_the_scrollback() {
     let env = Env::new();
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
 
     let gate = Gate::new();
     env.fake.push(
@@ -114,16 +106,13 @@ fn the_status_line_shows_while_a_turn_runs_and_never_stays_in_the_scrollback() {
         screen.contains("> go\nWorking on it.\n\nDone.\n[end_turn]"),
         "{screen}"
     );
-    term.send("/quit\r");
-    term.exit_status();
+    term.quit();
 }
 
 #[test]
 fn a_failing_bash_command_shows_its_exit_code_in_red() {
     let env = Env::with("[approvals]\nbash = \"allow\"\n");
-    let mut term = env.zerocode(&[]);
-    term.expect("/help for commands");
-    term.expect("> ");
+    let mut term = env.ready(&[]);
 
     env.fake.push(
         openai::Builder::new()
@@ -141,6 +130,5 @@ fn a_failing_bash_command_shows_its_exit_code_in_red() {
     term.expect("It failed.");
     term.expect("[end_turn]");
     term.expect("> ");
-    term.send("/quit\r");
-    term.exit_status();
+    term.quit();
 }
