@@ -299,3 +299,215 @@ mod tests {
         assert_eq!(from_byte(0xc3), Key::Other);
     }
 }
+
+/// The console reader itself, run (under Wine in CI): this test binary starts itself again in
+/// a pseudo console (ConPTY) and types keys into it, as a terminal would; the child reads
+/// them with [`read`], checks the console's mode is put back after each, and writes what it
+/// read to a file.
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+    use std::fs::File;
+    use std::io::{Read, Write};
+    use std::os::windows::io::FromRawHandle;
+    use windows_sys::Win32::Foundation::{
+        CloseHandle, GENERIC_READ, GENERIC_WRITE, HANDLE, INVALID_HANDLE_VALUE, WAIT_OBJECT_0,
+    };
+    use windows_sys::Win32::Storage::FileSystem::{
+        CreateFileW, FILE_SHARE_READ, FILE_SHARE_WRITE, OPEN_EXISTING,
+    };
+    use windows_sys::Win32::System::Console::{
+        CONSOLE_MODE, COORD, ClosePseudoConsole, CreatePseudoConsole, GetConsoleMode, HPCON,
+        STD_INPUT_HANDLE, SetStdHandle,
+    };
+    use windows_sys::Win32::System::Pipes::CreatePipe;
+    use windows_sys::Win32::System::Threading::{
+        CREATE_UNICODE_ENVIRONMENT, CreateProcessW, EXTENDED_STARTUPINFO_PRESENT,
+        GetExitCodeProcess, InitializeProcThreadAttributeList, PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE,
+        PROCESS_INFORMATION, STARTUPINFOEXW, UpdateProcThreadAttribute, WaitForSingleObject,
+    };
+
+    /// Where the child writes the keys it read; set only in the child's environment.
+    const CHILD_OUT: &str = "ZEROCODE_KEYS_CHILD_OUT";
+    const CHILD: &str = "keys::windows_tests::child_reads_keys_from_its_console";
+    /// What is typed, and the keys the child must read from it, in order.
+    const TYPED: &[u8] = b"ya\r\x1b";
+    const READ: [Key; 4] = [Key::Char('y'), Key::Char('a'), Key::Enter, Key::Esc];
+
+    /// The child's half: run only by the parent below (ignored otherwise).
+    #[tokio::test]
+    #[ignore = "run by keys_typed_into_a_pseudo_console_are_read_one_at_a_time"]
+    async fn child_reads_keys_from_its_console() {
+        let Some(out) = std::env::var_os(CHILD_OUT) else {
+            return;
+        };
+        let console = console_as_stdin();
+        let before = mode(console);
+        let mut keys = Vec::new();
+        for _ in READ {
+            keys.push(read().await);
+            assert_eq!(
+                mode(console),
+                before,
+                "the console's mode is put back after a read"
+            );
+        }
+        std::fs::write(out, format!("{keys:?}")).unwrap();
+    }
+
+    /// Makes this process's console input its stdin, as it is for zerocode run in a
+    /// console: the child inherits the test runner's redirected handles otherwise.
+    fn console_as_stdin() -> HANDLE {
+        let name: Vec<u16> = "CONIN$\0".encode_utf16().collect();
+        // SAFETY: `name` is a NUL-terminated UTF-16 string; the result is checked.
+        let console = unsafe {
+            CreateFileW(
+                name.as_ptr(),
+                GENERIC_READ | GENERIC_WRITE,
+                FILE_SHARE_READ | FILE_SHARE_WRITE,
+                std::ptr::null(),
+                OPEN_EXISTING,
+                0,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_ne!(console, INVALID_HANDLE_VALUE, "open the console's input");
+        // SAFETY: a console input handle opened above, kept open for the process.
+        assert_ne!(unsafe { SetStdHandle(STD_INPUT_HANDLE, console) }, 0);
+        console
+    }
+
+    fn mode(console: HANDLE) -> CONSOLE_MODE {
+        let mut mode = 0;
+        // SAFETY: a console handle and a valid out pointer.
+        assert_ne!(unsafe { GetConsoleMode(console, &mut mode) }, 0);
+        mode
+    }
+
+    fn pipe() -> (HANDLE, HANDLE) {
+        let (mut read, mut write) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: two valid out pointers; no security attributes (not inherited).
+        assert_ne!(
+            unsafe { CreatePipe(&mut read, &mut write, std::ptr::null(), 0) },
+            0
+        );
+        (read, write)
+    }
+
+    #[test]
+    fn keys_typed_into_a_pseudo_console_are_read_one_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("keys.txt");
+        let (console_in, typed) = pipe();
+        let (shown, console_out) = pipe();
+        let mut console: HPCON = 0;
+        let size = COORD { X: 80, Y: 25 };
+        // SAFETY: two pipe ends made above and a valid out pointer.
+        let made = unsafe { CreatePseudoConsole(size, console_in, console_out, 0, &mut console) };
+        assert_eq!(made, 0, "CreatePseudoConsole");
+
+        let mut list_size = 0usize;
+        // SAFETY: the documented size query (a null list fails and sets the size).
+        unsafe { InitializeProcThreadAttributeList(std::ptr::null_mut(), 1, 0, &mut list_size) };
+        let mut list = vec![0usize; list_size.div_ceil(size_of::<usize>())];
+        let attributes = list.as_mut_ptr().cast();
+        // SAFETY: `list` holds at least `list_size` bytes, aligned for pointers; the
+        // pseudo console handle outlives the child's creation.
+        unsafe {
+            assert_ne!(
+                InitializeProcThreadAttributeList(attributes, 1, 0, &mut list_size),
+                0
+            );
+            assert_ne!(
+                UpdateProcThreadAttribute(
+                    attributes,
+                    0,
+                    PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE as usize,
+                    console as *const std::ffi::c_void,
+                    size_of::<HPCON>(),
+                    std::ptr::null_mut(),
+                    std::ptr::null(),
+                ),
+                0
+            );
+        }
+        // SAFETY: STARTUPINFOEXW is plain data, valid when zeroed.
+        let mut startup: STARTUPINFOEXW = unsafe { std::mem::zeroed() };
+        startup.StartupInfo.cb = size_of::<STARTUPINFOEXW>() as u32;
+        startup.lpAttributeList = attributes;
+
+        let exe = std::env::current_exe().unwrap();
+        let mut command: Vec<u16> = format!(
+            "\"{}\" --exact {CHILD} --ignored --test-threads 1\0",
+            exe.display()
+        )
+        .encode_utf16()
+        .collect();
+        let mut environment: Vec<u16> = std::env::vars_os()
+            .filter(|(name, _)| name != CHILD_OUT)
+            .chain([(CHILD_OUT.into(), out.clone().into_os_string())])
+            .flat_map(|(name, value)| {
+                let mut entry = name;
+                entry.push("=");
+                entry.push(value);
+                std::os::windows::ffi::OsStrExt::encode_wide(entry.as_os_str())
+                    .chain([0])
+                    .collect::<Vec<u16>>()
+            })
+            .collect();
+        environment.push(0);
+        // SAFETY: PROCESS_INFORMATION is plain data, valid when zeroed.
+        let mut child: PROCESS_INFORMATION = unsafe { std::mem::zeroed() };
+        // SAFETY: a NUL-terminated, writable command line; a double-NUL-terminated UTF-16
+        // environment block; the startup info with its attribute list built above.
+        let started = unsafe {
+            CreateProcessW(
+                std::ptr::null(),
+                command.as_mut_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                0,
+                EXTENDED_STARTUPINFO_PRESENT | CREATE_UNICODE_ENVIRONMENT,
+                environment.as_ptr().cast(),
+                std::ptr::null(),
+                &startup.StartupInfo,
+                &mut child,
+            )
+        };
+        assert_ne!(started, 0, "start the child in the pseudo console");
+        // SAFETY: the pseudo console holds its own copies of these ends.
+        unsafe {
+            CloseHandle(console_in);
+            CloseHandle(console_out);
+        }
+        // The console's output must be read, or it stops when the pipe fills.
+        // SAFETY: `shown` is a pipe end owned here from now on.
+        let mut shown = unsafe { File::from_raw_handle(shown) };
+        let drain = std::thread::spawn(move || {
+            let mut sink = Vec::new();
+            let _ = shown.read_to_end(&mut sink);
+        });
+        // SAFETY: `typed` is a pipe end owned here from now on.
+        let mut keyboard = unsafe { File::from_raw_handle(typed) };
+        keyboard.write_all(TYPED).unwrap();
+
+        // A bound on a hang only (a synchronous pipe has no read timeout): two minutes.
+        // SAFETY: the child's process handle, valid until closed below.
+        let waited = unsafe { WaitForSingleObject(child.hProcess, 120_000) };
+        assert_eq!(waited, WAIT_OBJECT_0, "the child read its keys and exited");
+        let mut status = 1u32;
+        // SAFETY: as above, with a valid out pointer.
+        unsafe { GetExitCodeProcess(child.hProcess, &mut status) };
+        // SAFETY: closing what this test opened; the console's output pipe ends with it.
+        unsafe {
+            ClosePseudoConsole(console);
+            CloseHandle(child.hProcess);
+            CloseHandle(child.hThread);
+        }
+        drop(keyboard);
+        drain.join().unwrap();
+        assert_eq!(status, 0, "the child's test passed");
+        let read_back = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(read_back, format!("{:?}", READ.map(Some)));
+    }
+}
