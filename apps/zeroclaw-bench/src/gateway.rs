@@ -1,8 +1,8 @@
-//! The gateway's figures: its WebSocket (`/rpc`) and REST (`GET /api/v1/status`) against a
-//! floor of the same stack with nothing behind it (a minimal axum WebSocket echo server
+//! The gateway scenario's tools (the scenario is `scenarios/gateway.rs`): clients for its
+//! WebSocket (`/rpc`), REST (`GET /api/v1/status`) and SSE, and the floor they are measured
+//! against: the same stack with nothing behind it (a minimal axum WebSocket echo server
 //! and a handler answering a fixed `status`-sized body, this binary in
-//! `--gateway-floor-server` mode, a separate process like the daemon), SSE streaming
-//! against the daemon's own socket, and memory per idle WebSocket.
+//! `--gateway-floor-server` mode, a separate process like the daemon).
 
 use futures_util::{SinkExt, StreamExt};
 use std::io;

@@ -23,7 +23,7 @@ mod floor;
 #[cfg(unix)]
 mod gateway;
 #[cfg(unix)]
-mod growth;
+mod plan;
 #[cfg(unix)]
 mod procs;
 #[cfg(unix)]
@@ -34,6 +34,8 @@ mod report;
 mod run;
 #[cfg(unix)]
 mod scenarios;
+#[cfg(unix)]
+mod stats;
 
 #[derive(Debug, Parser)]
 #[command(

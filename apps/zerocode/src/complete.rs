@@ -336,7 +336,7 @@ mod tests {
     fn help_lists_every_command() {
         for command in COMMANDS {
             assert!(
-                crate::app::HELP.contains(command.name),
+                crate::app::commands::HELP.contains(command.name),
                 "HELP does not list {}",
                 command.name
             );

@@ -1,0 +1,232 @@
+//! Choosing the session to work in: a new one, one picked from a numbered list, or one
+//! found by id or prefix, loaded with its history replayed.
+
+use super::{App, Current, RECENT, Step, Stop, short};
+use crate::input::Read;
+use crate::render;
+use crate::term::dim;
+use tokio::sync::broadcast;
+use zeroclaw_client::{NewSession, SessionSummary, Update};
+
+impl App {
+    /// Works in `session` from now on (`@` completes under its cwd).
+    fn enter(&mut self, session: Current) {
+        self.input.set_cwd(std::path::Path::new(&session.cwd));
+        self.session = session;
+    }
+
+    /// Creates a session in the directory of new sessions and works in it from now on.
+    pub(super) async fn new_session(&mut self, announce: bool) -> Result<bool, Stop> {
+        self.new_session_in(self.cwd.clone(), announce).await
+    }
+
+    /// Creates a session in `cwd` and works in it from now on.
+    pub(super) async fn new_session_in(
+        &mut self,
+        cwd: String,
+        announce: bool,
+    ) -> Result<bool, Stop> {
+        let params = NewSession {
+            cwd: Some(cwd),
+            ..NewSession::default()
+        };
+        match self.client.session_new(params).await {
+            Ok(info) => {
+                self.enter(Current {
+                    id: info.session_id,
+                    cwd: info.cwd,
+                    model: info.model,
+                });
+                if announce {
+                    self.line(&dim(&format!(
+                        "new session {} · {}",
+                        short(&self.session.id),
+                        self.session.cwd
+                    )));
+                }
+                Ok(true)
+            }
+            Err(e) => {
+                self.failed("cannot create a session", &e)?;
+                Ok(false)
+            }
+        }
+    }
+
+    async fn recent_sessions(&mut self) -> Result<Option<Vec<SessionSummary>>, Stop> {
+        match self.client.session_list().await {
+            Ok(mut sessions) => {
+                sessions.truncate(RECENT);
+                self.listed = sessions.clone();
+                Ok(Some(sessions))
+            }
+            Err(e) => {
+                self.failed("cannot list the sessions", &e)?;
+                Ok(None)
+            }
+        }
+    }
+
+    fn show_sessions(&self, sessions: &[SessionSummary]) {
+        for (i, s) in sessions.iter().enumerate() {
+            let here = if s.session_id == self.session.id {
+                "*"
+            } else {
+                " "
+            };
+            let title = render::truncate(s.title.as_deref().unwrap_or("(untitled)"), 30);
+            let updated: String = s
+                .updated_at
+                .chars()
+                .take(16)
+                .collect::<String>()
+                .replace('T', " ");
+            let running = if s.running { "  (running)" } else { "" };
+            self.line(&format!(
+                "{here}{:>3}) {}  {title:<30}  {:>4} msgs  {updated}  {}{running}",
+                i + 1,
+                short(&s.session_id),
+                s.message_count,
+                s.cwd
+            ));
+        }
+    }
+
+    pub(super) async fn list_sessions(&mut self) -> Step {
+        let Some(sessions) = self.recent_sessions().await? else {
+            return Ok(());
+        };
+        if sessions.is_empty() {
+            self.line("no sessions yet");
+        } else {
+            self.show_sessions(&sessions);
+            self.line(&dim("/load N resumes one"));
+        }
+        Ok(())
+    }
+
+    /// `--resume`: a numbered list of recent sessions; Enter starts a new one.
+    pub(super) async fn pick(&mut self) -> Result<bool, Stop> {
+        let Some(sessions) = self.recent_sessions().await? else {
+            return Ok(false);
+        };
+        if sessions.is_empty() {
+            self.line(&dim("no sessions yet; starting a new one"));
+            return self.new_session(false).await;
+        }
+        self.line("recent sessions:");
+        self.show_sessions(&sessions);
+        let question = format!("resume which? [1-{}, Enter = new session] ", sessions.len());
+        loop {
+            let read = tokio::select! {
+                read = self.input.read(&question) => read,
+                () = self.client.closed() => return Err(Stop::DaemonGone),
+            };
+            let answer = match read {
+                Read::Line(answer) => answer,
+                Read::Interrupted | Read::Eof => return Err(Stop::Quit),
+            };
+            let answer = answer.trim();
+            if answer.is_empty() {
+                return self.new_session(false).await;
+            }
+            match answer.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) {
+                Some(i) if i < sessions.len() => return self.attach(&sessions[i].session_id).await,
+                _ => self.line(&format!(
+                    "type a number from 1 to {}, or just Enter",
+                    sessions.len()
+                )),
+            }
+        }
+    }
+
+    /// The session `/load ARG` means: a number (up to 3 digits) from the last list, when
+    /// `numbered`; else an id, or a unique prefix of one (like the short ids shown).
+    pub(super) async fn find_session(
+        &mut self,
+        arg: &str,
+        numbered: bool,
+    ) -> Result<Option<String>, Stop> {
+        if let Some(n) = arg
+            .parse::<usize>()
+            .ok()
+            .filter(|_| numbered && arg.len() <= 3)
+        {
+            if self.listed.is_empty() && self.recent_sessions().await?.is_none() {
+                return Ok(None);
+            }
+            return Ok(match n.checked_sub(1).and_then(|i| self.listed.get(i)) {
+                Some(s) => Some(s.session_id.clone()),
+                None => {
+                    self.line(&format!(
+                        "there is no session {n} in the list; /sessions shows the numbers"
+                    ));
+                    None
+                }
+            });
+        }
+        let sessions = match self.client.session_list().await {
+            Ok(sessions) => sessions,
+            Err(e) => {
+                self.failed("cannot list the sessions", &e)?;
+                return Ok(None);
+            }
+        };
+        if sessions.iter().any(|s| s.session_id == arg) {
+            return Ok(Some(arg.to_owned()));
+        }
+        let matching: Vec<&SessionSummary> = sessions
+            .iter()
+            .filter(|s| s.session_id.starts_with(arg))
+            .collect();
+        Ok(match matching.as_slice() {
+            [one] => Some(one.session_id.clone()),
+            [] => {
+                self.line(&format!("no session matches {arg}; /sessions lists them"));
+                None
+            }
+            _ => {
+                self.line(&format!(
+                    "{arg} matches {} sessions; type more of the id",
+                    matching.len()
+                ));
+                None
+            }
+        })
+    }
+
+    /// Loads a session with its history replayed (compactly) and works in it from now on.
+    pub(super) async fn attach(&mut self, id: &str) -> Result<bool, Stop> {
+        let mut events = self.client.subscribe(id);
+        let summary = match self.client.session_load(id, true).await {
+            Ok(summary) => summary,
+            Err(e) => {
+                self.failed(&format!("cannot load session {id}"), &e)?;
+                return Ok(false);
+            }
+        };
+        // The replay arrives before the answer, so it is all queued by now.
+        let mut pending = Vec::new();
+        loop {
+            match events.try_recv() {
+                Ok(event) => match &event.update {
+                    Update::ApprovalRequest { .. } => pending.push(event),
+                    update => self.screen().replay(update),
+                },
+                Err(broadcast::error::TryRecvError::Lagged(n)) => {
+                    self.line(&dim(&format!("… {n} earlier messages not shown")));
+                }
+                Err(_) => break,
+            }
+        }
+        self.screen().end_line();
+        self.enter(Current {
+            id: summary.session_id.clone(),
+            cwd: summary.cwd.clone(),
+            model: summary.model.clone(),
+        });
+        self.running = (summary.running || summary.turn_id.is_some())
+            .then(|| self.client.follow(&summary.session_id, events, pending));
+        Ok(true)
+    }
+}

@@ -1,0 +1,201 @@
+//! A turn on screen: a prompt sent (with its `@` attachments), or a running turn followed,
+//! streamed with its status line, approvals and questions answered, Ctrl-C cancelling it.
+
+use super::{App, Step, Stop};
+use crate::approval;
+use crate::mentions;
+use crate::render;
+use crate::status::{self, Phase};
+use crate::term::{self, dim, red};
+use zeroclaw_client::{Approval, Decision, Turn, TurnEvent, Update};
+
+impl App {
+    /// Sends a line to the agent, with the files its `@path` mentions name, and streams
+    /// the turn until it ends.
+    pub(super) async fn prompt(&mut self, text: &str) -> Step {
+        let expanded = mentions::expand(text, std::path::Path::new(&self.session.cwd));
+        for refused in &expanded.refused {
+            self.line(&dim(&format!("{}: {}", refused.mention, refused.why)));
+        }
+        if let Some(summary) = mentions::summary(&expanded.attached) {
+            self.line(&dim(&summary));
+        }
+        let turn = self.client.turn(&self.session.id, &expanded.prompt);
+        self.stream(turn, false).await
+    }
+
+    /// Streams a turn that was already running when the session was loaded.
+    pub(super) async fn follow_running(&mut self) -> Step {
+        let Some(turn) = self.running.take() else {
+            return Ok(());
+        };
+        self.line(&dim(
+            "a turn is running in this session; following it (Ctrl-C cancels it)",
+        ));
+        self.stream(turn, true).await
+    }
+
+    /// Streams a turn with the live status line below it, erased when the turn is over.
+    async fn stream(&mut self, turn: Turn, following: bool) -> Step {
+        self.screen().status_start();
+        let step = self.stream_events(turn, following).await;
+        self.screen().status_stop();
+        step
+    }
+
+    /// The turn loop: events as they arrive, approvals, questions, Ctrl-C, and the status
+    /// line's ticks. A turn of ours ends with its answer; a `following` one at its
+    /// `turn_complete`.
+    async fn stream_events(&mut self, mut turn: Turn, following: bool) -> Step {
+        let _quiet = term::QuietInput::new();
+        self.interrupts.clear();
+        let mut cancelling = false;
+        let mut ticker = tokio::time::interval(status::FRAME);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                biased;
+                () = self.interrupts.recv() => {
+                    if cancelling {
+                        self.line(&dim("quitting; the turn may still be winding down in the daemon"));
+                        return Err(Stop::Interrupted);
+                    }
+                    self.cancel(&turn, &mut cancelling).await?;
+                }
+                Some(event) = turn.next() => {
+                    if self.event(&turn, event, following, &mut cancelling).await? {
+                        return Ok(());
+                    }
+                }
+                Some((request, answer)) = self.questions.recv() => {
+                    // Everything the daemon sent before the question is queued: show it first.
+                    while let Some(event) = turn.try_next() {
+                        if self.event(&turn, event, following, &mut cancelling).await? {
+                            return Ok(());
+                        }
+                    }
+                    // The form reads lines: no status line meanwhile.
+                    self.screen().status_suspend(true);
+                    let response = tokio::select! {
+                        response = self.forms.ask(request) => response,
+                        () = self.client.closed() => return Err(Stop::DaemonGone),
+                    };
+                    self.screen().status_suspend(false);
+                    let _ = answer.send(response);
+                }
+                () = self.client.closed() => return Err(Stop::DaemonGone),
+                _ = ticker.tick() => self.screen().status_tick(),
+            }
+        }
+    }
+
+    async fn cancel(&mut self, turn: &Turn, cancelling: &mut bool) -> Step {
+        *cancelling = true;
+        self.screen().status_phase(Phase::Cancelling);
+        self.line(&dim("cancelling… (Ctrl-C again to quit)"));
+        match turn.cancel().await {
+            Ok(_) => Ok(()),
+            Err(e) => self.failed("cancel failed", &e),
+        }
+    }
+
+    /// Shows one event of the turn (asking about approval requests). `true` when the
+    /// turn is over.
+    async fn event(
+        &mut self,
+        turn: &Turn,
+        event: TurnEvent,
+        following: bool,
+        cancelling: &mut bool,
+    ) -> Result<bool, Stop> {
+        match event {
+            TurnEvent::Update(update) => return Ok(self.update(update, following)),
+            TurnEvent::Approval(request) => {
+                // The question is read on the status line's row: no status meanwhile.
+                self.screen().status_phase(Phase::WaitingForApproval);
+                self.screen().status_suspend(true);
+                let decision = tokio::select! {
+                    decision = self.ask_approval(&request) => decision,
+                    () = self.client.closed() => return Err(Stop::DaemonGone),
+                };
+                self.screen().status_suspend(false);
+                self.screen()
+                    .status_phase(Phase::Running(request.name.clone()));
+                // `None` is Ctrl-C at the question: reject the call and cancel the turn.
+                if let Err(e) = request.answer(decision.unwrap_or(Decision::Reject)).await {
+                    self.failed("could not answer the approval", &e)?;
+                }
+                if decision.is_none() && !*cancelling {
+                    self.cancel(turn, cancelling).await?;
+                }
+            }
+            TurnEvent::Lagged(n) => {
+                self.line(&dim(&format!(
+                    "… {n} events were missed (the terminal fell behind)"
+                )));
+            }
+            TurnEvent::Done(result) => {
+                self.screen().end_line();
+                let elapsed = self.screen().status_elapsed();
+                match result {
+                    Ok(result) => {
+                        let line = render::status_line(result.stop_reason, result.usage, elapsed);
+                        self.line(&dim(&line));
+                    }
+                    Err(e) => self.failed("the turn failed", &e)?,
+                }
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Shows one update. `true` when it ends a followed turn.
+    fn update(&mut self, update: Update, following: bool) -> bool {
+        match update {
+            Update::AgentMessageChunk { text } => self.screen().answer(&text),
+            Update::AgentThoughtChunk { text } => self.screen().thought(&text),
+            Update::ToolCall {
+                name, raw_input, ..
+            } => self.screen().tool_call(&name, &raw_input),
+            Update::ToolResult {
+                name,
+                raw_output,
+                is_error,
+                ..
+            } => self.screen().tool_result(&name, &raw_output, is_error),
+            Update::ContextCompacted {
+                messages_folded, ..
+            } => {
+                self.screen().end_line();
+                self.line(&dim(&render::compacted(messages_folded)));
+            }
+            Update::TurnComplete { stop_reason, error } if following => {
+                self.screen().end_line();
+                if let Some(error) = error {
+                    self.line(&red(&format!("the turn failed: {error}")));
+                }
+                let elapsed = self.screen().status_elapsed();
+                self.line(&dim(&render::status_line(stop_reason, None, elapsed)));
+                return true;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    /// The preview, then `Allow bash `ls`? [y]es / [n]o / [a]lways` answered with one key
+    /// (`approval.rs`): `None` for Ctrl-C.
+    async fn ask_approval(&self, request: &Approval) -> Option<Decision> {
+        self.screen().end_line();
+        for line in request
+            .preview
+            .iter()
+            .flat_map(|p| approval::preview_lines(p))
+        {
+            self.line(&line);
+        }
+        let question = approval::question(&request.name, &request.raw_input);
+        approval::decide(&self.input, &question).await
+    }
+}
