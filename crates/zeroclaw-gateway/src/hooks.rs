@@ -1,7 +1,9 @@
 //! `POST /hooks/{name}`: a webhook delivery (docs/unattended.md). No token: the request
-//! proves itself with its `X-Hub-Signature-256`, which the daemon checks. This side reads
-//! the body within the hook's `max_body_bytes` (413 past it) and hands it over whole; the
-//! log line (server.rs) has the path and status, never a header value or the body.
+//! proves itself with its signature (GitHub's `X-Hub-Signature-256` or Standard Webhooks'),
+//! which the daemon checks. This side reads the body within the hook's `max_body_bytes` and
+//! hands it over whole: a `Content-Length` over the cap is answered 413 before any of the
+//! body is read, a body that grows past it (chunked) 413 as soon as it does. The log line
+//! (server.rs) has the path and status, never a header value or the body.
 
 use crate::auth::{ConnInfo, Shared};
 use crate::errors::ApiError;
@@ -16,11 +18,12 @@ use zeroclaw_protocol::codes;
 
 #[utoipa::path(post, path = "/hooks/{name}", tag = "webhooks",
     params(("name" = String, Path, description = "The webhook's name (`[[webhooks]] name`)")),
-    request_body(content = String, description = "The sender's payload, signed with `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>`"),
+    request_body(content = String, description = "The sender's payload, signed with `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>` (`signature = \"github\"`) or with Standard Webhooks' `webhook-id`, `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>` (`signature = \"standard\"`)"),
     responses(
         (status = 202, description = "Recorded and queued: `{runId, sessionId, deliveryId}`", body = Value),
-        (status = 200, description = "A repeated delivery: the first run's `{runId, sessionId, deliveryId, status}`", body = Value),
-        (status = 401, description = "A missing or wrong signature", body = Value),
+        (status = 200, description = "A repeated delivery (the same delivery id, or under the GitHub scheme the same signed body within the replay window): the first run's `{runId, sessionId, deliveryId, status}`", body = Value),
+        (status = 400, description = "A header the prompt inserts is not a plain token, or the delivery id is too long", body = Value),
+        (status = 401, description = "A missing or wrong signature, or (Standard Webhooks) a timestamp more than 5 minutes from the daemon's clock", body = Value),
         (status = 404, description = "No such webhook", body = Value),
         (status = 413, description = "The body is larger than the hook's `max_body_bytes`", body = Value),
         (status = 429, description = "The hook's queue is full (`Retry-After`)", body = Value),
@@ -40,6 +43,16 @@ pub async fn deliver(
         )
         .into_response();
     };
+    // Refused on its word, before a byte of the body is read or waited for.
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(length) = declared
+        && length > u64::try_from(limit).unwrap_or(u64::MAX)
+    {
+        return too_large(limit, &format!("Content-Length {length}"));
+    }
     let limited = http_body_util::Limited::new(request, limit);
     let body = match tokio::time::timeout(app.body_timeout, limited.collect()).await {
         Err(_) => {
@@ -51,12 +64,7 @@ pub async fn deliver(
             .into_response();
         }
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            return ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                codes::INVALID_REQUEST,
-                format!("the body is larger than this webhook's max_body_bytes ({limit} bytes)"),
-            )
-            .into_response();
+            return too_large(limit, "the body");
         }
         Ok(Err(e)) => {
             return ApiError::new(
@@ -86,6 +94,22 @@ pub async fn deliver(
         ),
     };
     answer(app.backend.deliver(delivery).await)
+}
+
+/// 413 with the gateway's `data: {limit}` (docs/gateway.md). The connection is closed
+/// after the answer: the rest of the body is not read.
+fn too_large(limit: usize, what: &str) -> Response {
+    let mut response = ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        codes::INVALID_REQUEST,
+        format!("{what} is larger than this webhook's max_body_bytes ({limit} bytes)"),
+    )
+    .with_data(serde_json::json!({ "limit": limit }))
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 fn answer(hook: HookAnswer) -> Response {

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 mod unattended;
 pub use unattended::{
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_QUEUE, Piece, ScheduleConfig, SessionMode, Template,
-    WebhookConfig, parse_cron,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_QUEUE, DEFAULT_REPLAY_WINDOW_SECS, Piece, ScheduleConfig,
+    SessionMode, Signature, Template, WebhookConfig, parse_cron,
 };
 
 /// The smallest frame cap accepted: room for the handshake and ordinary requests.
@@ -620,6 +620,11 @@ mod tests {
         assert_eq!(config.webhooks[0].queue, DEFAULT_QUEUE);
         assert_eq!(config.webhooks[0].session, SessionMode::New);
         assert_eq!(config.webhooks[0].approve.get("bash"), Some(&Policy::Deny));
+        assert_eq!(config.webhooks[0].signature, Signature::Github);
+        assert_eq!(
+            config.webhooks[0].replay_window_ms(),
+            i64::try_from(DEFAULT_REPLAY_WINDOW_SECS).unwrap() * 1000
+        );
         assert_eq!(config.schedules[0].session, SessionMode::Shared);
         assert!(config.schedules[0].catch_up);
         let hook = |extra: &str, cwd: &str| {
@@ -653,6 +658,19 @@ mod tests {
                 format!("{}{}", hook("", &cwd), hook("", &cwd)),
                 "webhooks[1] (\"h\"): another webhook",
             ),
+            (
+                hook("replay_window_secs = 0", &cwd),
+                "webhooks[0] (\"h\"): `replay_window_secs` must be from 1 to",
+            ),
+            (
+                hook("replay_window_secs = 99999999", &cwd),
+                "`replay_window_secs` must be from 1 to 31622400 (366 days), got 99999999",
+            ),
+            (
+                hook("signature = \"standard\"\nreplay_window_secs = 60", &cwd),
+                "webhooks[0] (\"h\"): `replay_window_secs` means nothing with `signature = \"standard\"`",
+            ),
+            (hook("signature = \"svix\"", &cwd), "unknown variant `svix`"),
         ] {
             std::fs::write(&path, &text).unwrap();
             let err = Config::load(&path).unwrap_err().to_string();

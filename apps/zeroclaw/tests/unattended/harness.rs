@@ -35,6 +35,41 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
     format!("sha256={hex}")
 }
 
+/// The Standard Webhooks key of `signature = "standard"` test hooks: 32 bytes, in the
+/// variable `STANDARD_SECRET` as `whsec_<base64>` ([`standard_secret`]).
+pub const STANDARD_KEY: [u8; 32] = *b"a standard webhooks key, 32 byte";
+
+/// `whsec_<base64 of STANDARD_KEY>`, as a Standard Webhooks sender shows its secret.
+pub fn standard_secret() -> String {
+    use base64::Engine;
+    format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(STANDARD_KEY)
+    )
+}
+
+/// A Standard Webhooks `webhook-signature` entry: `v1,<base64 HMAC-SHA256 of
+/// "{id}.{timestamp}.{body}">` under `key`.
+pub fn sign_standard(key: &[u8], id: &str, timestamp: i64, body: &[u8]) -> String {
+    use base64::Engine;
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+    mac.update(format!("{id}.{timestamp}.").as_bytes());
+    mac.update(body);
+    let sig = mac.finalize().into_bytes();
+    format!(
+        "v1,{}",
+        base64::engine::general_purpose::STANDARD.encode(sig)
+    )
+}
+
+/// Unix seconds now, as a Standard Webhooks sender stamps a delivery.
+pub fn unix_now() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    i64::try_from(since.as_secs()).unwrap()
+}
+
 /// A daemon with hooks and schedules whose `cwd` is `work`.
 pub struct Hooks {
     pub daemon: Daemon,
@@ -107,6 +142,19 @@ impl Hooks {
                 retry,
             )
         })
+    }
+
+    /// Writes `head` (a request line and headers, no body) on a plain TCP connection to the
+    /// gateway and reads the answer to its end: the server closes it.
+    pub fn raw(&self, head: &str) -> String {
+        use std::io::{Read, Write};
+        let addr = self.url.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(HANG_GUARD)).unwrap();
+        stream.write_all(head.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).unwrap();
+        String::from_utf8_lossy(&answer).into_owned()
     }
 
     /// A correctly signed delivery with this GitHub delivery id.

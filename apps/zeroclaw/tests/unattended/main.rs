@@ -11,11 +11,15 @@ mod harness;
 
 mod cli;
 mod events;
+mod headers;
 mod policy;
 mod queue;
+mod refusals;
+mod replays;
 #[cfg(unix)]
 mod restart;
 // The daemon's local zone is pinned with `TZ`, which only Unix reads.
 #[cfg(unix)]
 mod schedules;
 mod signatures;
+mod standard;

@@ -12,6 +12,31 @@ use std::path::PathBuf;
 pub const DEFAULT_QUEUE: usize = 16;
 /// The largest webhook body accepted, by default (GitHub's are rarely above 100 KiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// How long a signed body already seen is a repeat under the GitHub scheme, by default: 7
+/// days, longer than GitHub's and most senders' redelivery periods.
+pub const DEFAULT_REPLAY_WINDOW_SECS: u64 = 7 * 24 * 60 * 60;
+/// The longest `replay_window_secs` accepted (a year): the hashes kept stay bounded.
+pub const MAX_REPLAY_WINDOW_SECS: u64 = 366 * 24 * 60 * 60;
+
+/// How a webhook delivery proves itself (docs/unattended.md, "What a signature covers").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Signature {
+    /// `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`: the body only.
+    #[default]
+    Github,
+    /// Standard Webhooks: `webhook-id`, `webhook-timestamp` and the body, signed together.
+    Standard,
+}
+
+impl Signature {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Github => "github",
+            Self::Standard => "standard",
+        }
+    }
+}
 
 /// Where a run's turn runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -45,6 +70,13 @@ pub struct WebhookConfig {
     /// The largest body accepted; past it 413.
     #[serde(default = "default_max_body")]
     pub max_body_bytes: usize,
+    /// The signature scheme senders use.
+    #[serde(default)]
+    pub signature: Signature,
+    /// GitHub scheme only: for how long after its first delivery a signed body is a repeat,
+    /// whatever its delivery id. `None`: [`DEFAULT_REPLAY_WINDOW_SECS`].
+    #[serde(default)]
+    pub replay_window_secs: Option<u64>,
 }
 
 /// One `[[schedules]]` entry.
@@ -211,6 +243,15 @@ impl WebhookConfig {
         Template::parse(&self.prompt, true)
     }
 
+    /// The replay window in milliseconds (validated at load: at most a year).
+    pub fn replay_window_ms(&self) -> i64 {
+        let secs = self
+            .replay_window_secs
+            .unwrap_or(DEFAULT_REPLAY_WINDOW_SECS)
+            .min(MAX_REPLAY_WINDOW_SECS);
+        i64::try_from(secs).unwrap_or(i64::MAX / 1000) * 1000
+    }
+
     /// What is wrong with the entry, if anything (its name is added by the caller).
     pub fn problem(&self) -> Option<String> {
         if let Some(p) = name_problem(&self.name) {
@@ -221,6 +262,19 @@ impl WebhookConfig {
         }
         if self.max_body_bytes == 0 {
             return Some("`max_body_bytes` must be at least 1".into());
+        }
+        match (self.signature, self.replay_window_secs) {
+            (Signature::Standard, Some(_)) => {
+                return Some(
+                    "`replay_window_secs` means nothing with `signature = \"standard\"`: there the signed timestamp (within 5 minutes) and the signed `webhook-id` stop replays; remove it".into(),
+                );
+            }
+            (_, Some(secs)) if secs == 0 || secs > MAX_REPLAY_WINDOW_SECS => {
+                return Some(format!(
+                    "`replay_window_secs` must be from 1 to {MAX_REPLAY_WINDOW_SECS} (366 days), got {secs}"
+                ));
+            }
+            _ => {}
         }
         common_problem(&self.cwd, self.queue, &self.approve).or_else(|| self.template().err())
     }

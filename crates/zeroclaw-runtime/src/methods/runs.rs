@@ -123,6 +123,7 @@ impl Handle for m::ScheduleRun {
             let now = chrono::Local::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, false);
             let new = NewRun {
                 delivery_id: None,
+                dedup: None,
                 tick: None,
                 prompt: crate::runs::render(&entry.template, &p.name, &now, None),
             };

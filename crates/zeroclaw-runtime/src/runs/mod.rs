@@ -1,18 +1,20 @@
 //! Unattended runs' parts that need no turn: each hook's and schedule's bounded queue and
-//! its webhook key, the signature check, the delivery id, the prompt template, the
-//! scheduler's pure core and its clock. `unattended/` (above `turn/`) runs them.
+//! its webhook key, the signature checks (GitHub's, Standard Webhooks), the delivery id,
+//! the prompt template, the scheduler's pure core and its clock. `unattended/` (above
+//! `turn/`) runs them.
 
 mod clock;
 mod signature;
+pub mod standard;
 mod template;
 mod ticker;
 
 pub use clock::Clock;
-pub use signature::{delivery_id, verify};
+pub use signature::{body_sha256, delivery_id, verify};
 pub use template::{Request, render};
 pub use ticker::Ticker;
 
-use crate::config::{Config, ScheduleConfig, WebhookConfig};
+use crate::config::{Config, ScheduleConfig, Signature, WebhookConfig};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
@@ -52,9 +54,10 @@ pub struct Target {
     /// Held while a run is accepted (dedup, shared session, record, queue), so two
     /// deliveries of one hook never race each other.
     pub accept: tokio::sync::Mutex<()>,
-    /// A webhook's HMAC key, read from its `secret_env` at start-up; `None`: the variable
-    /// is unset and the hook answers 503. Never logged (see the `Debug` impl).
-    secret: Option<Vec<u8>>,
+    /// A webhook's HMAC key, read from its `secret_env` at start-up (under `signature =
+    /// "standard"` decoded from `whsec_<base64>`); `Err`: why the hook has none and answers
+    /// 503 (logged at start-up, naming the variable). Never logged (see the `Debug` impl).
+    key: Result<Vec<u8>, String>,
 }
 
 impl std::fmt::Debug for Target {
@@ -62,14 +65,19 @@ impl std::fmt::Debug for Target {
         f.debug_struct("Target")
             .field("source", &self.source)
             .field("name", &self.name)
-            .field("active", &self.secret.is_some())
+            .field("active", &self.key.is_ok())
             .finish_non_exhaustive()
     }
 }
 
 impl Target {
     pub fn secret(&self) -> Option<&[u8]> {
-        self.secret.as_deref()
+        self.key.as_deref().ok()
+    }
+
+    /// Why a webhook has no key (its secret is unset or malformed), if it has none.
+    pub fn inactive(&self) -> Option<&str> {
+        self.key.as_ref().err().map(String::as_str)
     }
 }
 
@@ -84,32 +92,28 @@ impl Queues {
     pub fn new(config: &Config) -> Self {
         let mut targets = Vec::new();
         let mut receivers = Vec::new();
-        let mut add = |source, name: &str, queue: usize, secret: Option<Vec<u8>>| {
+        let mut add = |source, name: &str, queue: usize, key: Result<Vec<u8>, String>| {
             let (tx, rx) = mpsc::channel(queue.max(1));
             let target = Arc::new(Target {
                 source,
                 name: name.to_owned(),
                 tx,
                 accept: tokio::sync::Mutex::new(()),
-                secret,
+                key,
             });
             targets.push(target.clone());
             receivers.push((target, rx));
         };
-        for WebhookConfig {
-            name,
-            secret_env,
-            queue,
-            ..
-        } in &config.webhooks
-        {
-            let secret = std::env::var_os(secret_env)
-                .filter(|v| !v.is_empty())
-                .map(|v| v.to_string_lossy().into_owned().into_bytes());
-            add(Source::Webhook, name, *queue, secret);
+        for hook in &config.webhooks {
+            add(Source::Webhook, &hook.name, hook.queue, key_of(hook));
         }
         for ScheduleConfig { name, queue, .. } in &config.schedules {
-            add(Source::Schedule, name, *queue, None);
+            add(
+                Source::Schedule,
+                name,
+                *queue,
+                Err("a schedule has no key".into()),
+            );
         }
         Self {
             targets,
@@ -126,6 +130,19 @@ impl Queues {
     /// The queues' receiving ends, once (the workers take them at start-up).
     pub fn take_receivers(&self) -> Vec<(Arc<Target>, mpsc::Receiver<Job>)> {
         std::mem::take(&mut *self.receivers.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// A webhook's key from its `secret_env`, or why there is none (never the value).
+fn key_of(hook: &WebhookConfig) -> Result<Vec<u8>, String> {
+    let Some(value) = std::env::var_os(&hook.secret_env).filter(|v| !v.is_empty()) else {
+        return Err("its secret_env is not set".into());
+    };
+    let value = value.to_string_lossy();
+    match hook.signature {
+        Signature::Github => Ok(value.into_owned().into_bytes()),
+        Signature::Standard => standard::decode_secret(&value)
+            .map_err(|why| format!("its secret_env's value is not usable: {why}")),
     }
 }
 

@@ -48,6 +48,12 @@ pub fn delivery_id(headers: &[(String, String)], body: &[u8]) -> String {
         .unwrap_or_else(|| format!("sha256:{}", hex(&Sha256::digest(body))))
 }
 
+/// The SHA-256 of a delivery's body: what a signed body is remembered by within the
+/// replay window (GitHub scheme).
+pub fn body_sha256(body: &[u8]) -> [u8; 32] {
+    Sha256::digest(body).into()
+}
+
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     bytes.iter().fold(String::new(), |mut s, b| {

@@ -29,7 +29,7 @@ mod schema;
 mod tokens;
 mod worker;
 
-pub use runs::{RunRow, RunStatus};
+pub use runs::{Dedup, RunRow, RunStatus};
 pub use tokens::TokenRow;
 
 use db::Db;

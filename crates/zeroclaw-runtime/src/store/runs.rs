@@ -85,6 +85,17 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
 /// deduplicate only within [`Db::insert_delivery`]'s window.
 pub const HASH_PREFIX: &str = "sha256:";
 
+/// How a webhook delivery is deduplicated besides its delivery id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dedup {
+    /// The SHA-256 of its signed body, when a body seen before is a repeat whatever the
+    /// delivery id (GitHub scheme, whose delivery id is not signed).
+    pub body: Option<[u8; 32]>,
+    /// Unix ms: the start of the hook's replay window. A body (or a `sha256:` id) seen
+    /// before it is forgotten.
+    pub since: i64,
+}
+
 impl Db {
     fn insert_run(&self, run: &RunRow) -> Result<()> {
         self.conn()
@@ -109,32 +120,102 @@ impl Db {
         Ok(())
     }
 
-    /// The run of hook `name` with this delivery id: any age for an id a header gave,
-    /// created at or after `hash_since` for a body hash.
-    fn delivered(&self, name: &str, delivery_id: &str, hash_since: i64) -> Result<Option<RunRow>> {
-        self.conn()
+    /// The first run of hook `name` of this delivery: the run with this delivery id (any
+    /// age for an id a header gave, since `dedup.since` for a body hash), else the run whose
+    /// body had this SHA-256 since `dedup.since`.
+    fn delivered(&self, name: &str, delivery_id: &str, dedup: Dedup) -> Result<Option<RunRow>> {
+        let by_id = self
+            .conn()
             .query_row(
                 &format!(
                     "SELECT {COLUMNS} FROM runs WHERE source = 'webhook' AND name = ?1 AND delivery_id = ?2 \
                      AND (substr(delivery_id, 1, 7) != ?3 OR created_at >= ?4) ORDER BY created_at LIMIT 1"
                 ),
-                params![name, delivery_id, HASH_PREFIX, hash_since],
+                params![name, delivery_id, HASH_PREFIX, dedup.since],
                 row,
             )
             .optional()
-            .map_err(StoreError::ctx("look up a delivery"))
+            .map_err(StoreError::ctx("look up a delivery"))?;
+        let Some(body) = dedup.body.filter(|_| by_id.is_none()) else {
+            return Ok(by_id);
+        };
+        let run_id: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT run_id FROM webhook_bodies WHERE name = ?1 AND sha256 = ?2 AND seen_at >= ?3",
+                params![name, &body[..], dedup.since],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(StoreError::ctx("look up a delivery's body"))?;
+        match run_id {
+            Some(id) => self.run(&id),
+            None => Ok(None),
+        }
     }
 
     /// Records `run` unless its hook already has a run of the same delivery (see
-    /// [`Db::delivered`]): then that run. One writer makes the check and the insert atomic.
-    fn insert_delivery(&self, run: &RunRow, hash_since: i64) -> Result<Option<RunRow>> {
+    /// [`Db::delivered`]): then that run. With a body hash, remembers it for the run and
+    /// forgets the hook's hashes older than the window, so the table holds at most a
+    /// window's deliveries. One writer and one transaction make it atomic.
+    fn insert_delivery(&self, run: &RunRow, dedup: Dedup) -> Result<Option<RunRow>> {
+        let ctx = || StoreError::ctx("record a delivery");
+        // The writer thread owns the connection, so no other transaction can be open on it.
+        let tx = self.conn().unchecked_transaction().map_err(ctx())?;
         if let Some(delivery) = &run.delivery_id
-            && let Some(first) = self.delivered(&run.name, delivery, hash_since)?
+            && let Some(first) = self.delivered(&run.name, delivery, dedup)?
         {
             return Ok(Some(first));
         }
         self.insert_run(run)?;
+        if let Some(body) = dedup.body {
+            tx.execute(
+                "INSERT OR REPLACE INTO webhook_bodies (name, sha256, run_id, seen_at) VALUES (?1, ?2, ?3, ?4)",
+                params![run.name, &body[..], run.id, run.created_at],
+            )
+            .map_err(ctx())?;
+            tx.execute(
+                "DELETE FROM webhook_bodies WHERE name = ?1 AND seen_at < ?2",
+                params![run.name, dedup.since],
+            )
+            .map_err(ctx())?;
+        }
+        tx.commit().map_err(ctx())?;
         Ok(None)
+    }
+
+    /// Start-up: forgets the body hashes of hooks no longer configured, and those older
+    /// than each configured hook's window (`hooks`: name and window start). Returns how
+    /// many were forgotten.
+    fn prune_bodies(&self, hooks: &[(String, i64)]) -> Result<usize> {
+        let ctx = || StoreError::ctx("forget old webhook bodies");
+        let tx = self.conn().unchecked_transaction().map_err(ctx())?;
+        let names: Vec<String> = {
+            let mut statement = tx
+                .prepare("SELECT DISTINCT name FROM webhook_bodies")
+                .map_err(ctx())?;
+            statement
+                .query_map([], |r| r.get(0))
+                .map_err(ctx())?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(ctx())?
+        };
+        let mut forgotten = 0;
+        for name in names {
+            // A hook no longer configured keeps nothing: i64::MAX is after every time.
+            let since = hooks
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(i64::MAX, |(_, since)| *since);
+            forgotten += tx
+                .execute(
+                    "DELETE FROM webhook_bodies WHERE name = ?1 AND seen_at < ?2",
+                    params![name, since],
+                )
+                .map_err(ctx())?;
+        }
+        tx.commit().map_err(ctx())?;
+        Ok(forgotten)
     }
 
     fn set_run(
@@ -246,9 +327,9 @@ impl Store {
     }
 
     /// Records a webhook's run unless the delivery was seen: then the first run of it.
-    pub async fn insert_delivery(&self, run: RunRow, hash_since: i64) -> Result<Option<RunRow>> {
+    pub async fn insert_delivery(&self, run: RunRow, dedup: Dedup) -> Result<Option<RunRow>> {
         self.writer
-            .run(move |db| db.insert_delivery(&run, hash_since))
+            .run(move |db| db.insert_delivery(&run, dedup))
             .await
     }
 
@@ -257,12 +338,17 @@ impl Store {
         &self,
         name: &str,
         delivery_id: &str,
-        hash_since: i64,
+        dedup: Dedup,
     ) -> Result<Option<RunRow>> {
         let (name, delivery_id) = (name.to_owned(), delivery_id.to_owned());
         self.reader
-            .run(move |db| db.delivered(&name, &delivery_id, hash_since))
+            .run(move |db| db.delivered(&name, &delivery_id, dedup))
             .await
+    }
+
+    /// Forgets old and orphaned webhook body hashes (see [`Db::prune_bodies`]).
+    pub async fn prune_bodies(&self, hooks: Vec<(String, i64)>) -> Result<usize> {
+        self.writer.run(move |db| db.prune_bodies(&hooks)).await
     }
 
     pub async fn set_run(
@@ -359,18 +445,22 @@ mod tests {
         }
     }
 
+    fn ids(since: i64) -> Dedup {
+        Dedup { body: None, since }
+    }
+
     #[tokio::test]
     async fn a_delivery_is_recorded_once_and_a_body_hash_only_within_its_window() {
         let store = Store::open_in_memory().unwrap().store;
         assert_eq!(
             store
-                .insert_delivery(run("a", Some("d1"), 10), 0)
+                .insert_delivery(run("a", Some("d1"), 10), ids(0))
                 .await
                 .unwrap(),
             None
         );
         let first = store
-            .insert_delivery(run("b", Some("d1"), 20), 0)
+            .insert_delivery(run("b", Some("d1"), 20), ids(0))
             .await
             .unwrap()
             .unwrap();
@@ -378,14 +468,14 @@ mod tests {
         let hash = "sha256:00";
         assert_eq!(
             store
-                .insert_delivery(run("c", Some(hash), 30), 0)
+                .insert_delivery(run("c", Some(hash), 30), ids(0))
                 .await
                 .unwrap(),
             None
         );
         assert_eq!(
             store
-                .insert_delivery(run("d", Some(hash), 40), 25)
+                .insert_delivery(run("d", Some(hash), 40), ids(25))
                 .await
                 .unwrap()
                 .unwrap()
@@ -395,12 +485,96 @@ mod tests {
         // Past the window the same body is a new delivery.
         assert_eq!(
             store
-                .insert_delivery(run("e", Some(hash), 50), 35)
+                .insert_delivery(run("e", Some(hash), 50), ids(35))
                 .await
                 .unwrap(),
             None
         );
         assert_eq!(store.runs(None, None, 10).await.unwrap().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_signed_body_is_a_repeat_under_any_delivery_id_within_the_window_and_then_forgotten()
+    {
+        let store = Store::open_in_memory().unwrap().store;
+        let body = |b: u8| Dedup {
+            body: Some([b; 32]),
+            since: 0,
+        };
+        let within = |b: u8, since| Dedup { since, ..body(b) };
+        assert_eq!(
+            store
+                .insert_delivery(run("a", Some("d1"), 10), body(1))
+                .await
+                .unwrap(),
+            None
+        );
+        // Another delivery id, the same body: the first run.
+        let first = store
+            .insert_delivery(run("b", Some("d2"), 20), within(1, 5))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(first.id, "a");
+        assert_eq!(
+            store
+                .delivered("ci", "d3", within(1, 5))
+                .await
+                .unwrap()
+                .map(|r| r.id),
+            Some("a".into())
+        );
+        // Another hook's body of the same bytes is not this hook's.
+        let mut other = run("o", Some("d9"), 20);
+        other.name = "other".into();
+        assert_eq!(store.insert_delivery(other, body(1)).await.unwrap(), None);
+        // Another body: a new run, and its insert forgets this hook's hashes before `since`.
+        assert_eq!(
+            store
+                .insert_delivery(run("c", Some("d4"), 30), within(2, 15))
+                .await
+                .unwrap(),
+            None
+        );
+        let count = |name: &'static str| {
+            let store = store.clone();
+            async move {
+                store
+                    .reader
+                    .run(move |db| {
+                        db.conn()
+                            .query_row(
+                                "SELECT COUNT(*) FROM webhook_bodies WHERE name = ?1",
+                                [name],
+                                |r| r.get::<_, i64>(0),
+                            )
+                            .map_err(StoreError::ctx("count"))
+                    })
+                    .await
+                    .unwrap()
+            }
+        };
+        assert_eq!(count("ci").await, 1, "the body of run a was forgotten");
+        // Past the window the body is new again.
+        assert_eq!(
+            store
+                .insert_delivery(run("d", Some("d5"), 40), within(1, 15))
+                .await
+                .unwrap(),
+            None
+        );
+        // Only the id counts without a body hash (the Standard scheme).
+        assert_eq!(
+            store
+                .insert_delivery(run("e", Some("d6"), 50), ids(0))
+                .await
+                .unwrap(),
+            None
+        );
+        // Start-up: a hook gone from the config keeps nothing; a configured one its window.
+        let forgotten = store.prune_bodies(vec![("ci".into(), 35)]).await.unwrap();
+        assert_eq!(forgotten, 2, "run c's body in ci, and the other hook's");
+        assert_eq!((count("ci").await, count("other").await), (1, 0));
     }
 
     #[tokio::test]

@@ -86,6 +86,19 @@ CREATE TABLE run_sessions (
     PRIMARY KEY (source, name)
 );
 "#,
+    // 5: the SHA-256 of each signed body a webhook (GitHub scheme) accepted, with its run and
+    // when it was first seen: the same body within the hook's replay window is a repeat
+    // whatever its unsigned delivery id. Rows older than the window are deleted.
+    r#"
+CREATE TABLE webhook_bodies (
+    name    TEXT NOT NULL,
+    sha256  BLOB NOT NULL,
+    run_id  TEXT NOT NULL,
+    seen_at INTEGER NOT NULL,
+    PRIMARY KEY (name, sha256)
+);
+CREATE INDEX webhook_bodies_by_time ON webhook_bodies(name, seen_at);
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

@@ -6,17 +6,17 @@ use super::entry;
 use crate::config::SessionMode;
 use crate::runs::{Job, Target, now_ms};
 use crate::state::DaemonState;
-use crate::store::{RunRow, RunStatus, StoreError};
+use crate::store::{Dedup, RunRow, RunStatus, StoreError};
 use std::sync::Arc;
 use tokio::sync::mpsc::error::TrySendError;
-
-/// A body hash deduplicates a delivery for this long (docs/unattended.md).
-pub const HASH_WINDOW_MS: i64 = 10 * 60 * 1000;
 
 /// What a run is made of.
 #[derive(Debug, Default)]
 pub struct NewRun {
     pub delivery_id: Option<String>,
+    /// A webhook delivery: what else makes it a repeat (its signed body, within its hook's
+    /// replay window).
+    pub dedup: Option<Dedup>,
     /// A schedule's tick (Unix ms of its minute).
     pub tick: Option<i64>,
     pub prompt: String,
@@ -54,9 +54,13 @@ pub async fn accept(
         Err(TrySendError::Full(())) => None,
         Err(TrySendError::Closed(())) => return Err(Refused::Stopping),
     };
+    let dedup = new.dedup.unwrap_or(Dedup {
+        body: None,
+        since: i64::MIN,
+    });
     if let Some(delivery) = &new.delivery_id {
         let first = store
-            .delivered(&target.name, delivery, now_ms() - HASH_WINDOW_MS)
+            .delivered(&target.name, delivery, dedup)
             .await
             .map_err(Refused::Storage)?;
         if let Some(first) = first {
@@ -79,10 +83,7 @@ pub async fn accept(
         created_at: now_ms(),
         finished_at: None,
     };
-    match store
-        .insert_delivery(row.clone(), now_ms() - HASH_WINDOW_MS)
-        .await
-    {
+    match store.insert_delivery(row.clone(), dedup).await {
         Ok(None) => {}
         Ok(Some(first)) => return Ok(Accepted::Repeat(first)),
         Err(e) => return Err(Refused::Storage(e)),

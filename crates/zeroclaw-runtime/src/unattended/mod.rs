@@ -15,7 +15,7 @@ pub use accept::{Accepted, NewRun, Refused, accept};
 pub use scheduler::next_runs;
 pub use webhook::deliver;
 
-use crate::config::{Policy, SessionMode, Template};
+use crate::config::{Policy, SessionMode, Signature, Template};
 use crate::runs::{Job, Source, Target};
 use crate::state::DaemonState;
 use crate::store::RunStatus;
@@ -56,17 +56,18 @@ pub fn entry(state: &DaemonState, source: Source, name: &str) -> Option<Entry> {
 /// scheduler. `gateway`: whether the gateway serves (webhooks need it).
 pub async fn start(state: &Arc<DaemonState>, gateway: bool) {
     for hook in &state.config.webhooks {
-        let active = state
+        let inactive = state
             .runs
             .get(Source::Webhook, &hook.name)
-            .is_some_and(|t| t.secret().is_some());
+            .and_then(|t| t.inactive());
         if !gateway {
             tracing::warn!(webhook = %hook.name, "webhook inactive: the gateway is off");
-        } else if !active {
-            tracing::error!(webhook = %hook.name, secret_env = %hook.secret_env, "webhook inactive: its secret_env is not set; requests to it get 503");
+        } else if let Some(why) = inactive {
+            tracing::error!(webhook = %hook.name, secret_env = %hook.secret_env, "webhook inactive: {why}; requests to it get 503");
         }
     }
     recover(state).await;
+    forget_old_bodies(state).await;
     for (target, rx) in state.runs.take_receivers() {
         state.turns.spawn(worker::work(state.clone(), target, rx));
     }
@@ -125,6 +126,25 @@ async fn recover(state: &Arc<DaemonState>) {
             )
             .await;
         tracing::warn!(run = %row.id, problem, "a queued run left by a previous daemon cannot start");
+    }
+}
+
+/// Forgets the body hashes past each GitHub-scheme hook's replay window, and all those of
+/// hooks no longer configured (or no longer on that scheme), so the table stays bounded by
+/// the windows of the hooks configured.
+async fn forget_old_bodies(state: &Arc<DaemonState>) {
+    let now = crate::runs::now_ms();
+    let hooks = state
+        .config
+        .webhooks
+        .iter()
+        .filter(|h| h.signature == Signature::Github)
+        .map(|h| (h.name.clone(), now.saturating_sub(h.replay_window_ms())))
+        .collect();
+    match state.sessions.store.prune_bodies(hooks).await {
+        Ok(0) => {}
+        Ok(n) => tracing::debug!(bodies = n, "forgot webhook bodies past their replay window"),
+        Err(e) => tracing::error!(error = %e, "could not forget old webhook bodies"),
     }
 }
 

@@ -76,6 +76,7 @@ async fn fire(state: &Arc<DaemonState>, name: &str, tick: DateTime<Local>, now: 
     let prompt = runs::render(&entry.template, name, &now, None);
     let new = NewRun {
         delivery_id: None,
+        dedup: None,
         tick: Some(ms_of(tick)),
         prompt,
     };
