@@ -19,6 +19,7 @@ mod errors;
 mod hooks;
 mod limiter;
 mod login;
+mod names;
 pub mod openapi;
 mod raw;
 mod rest;

@@ -76,12 +76,12 @@ pub async fn start(
     let (accepted, connections) = mpsc::channel(ACCEPT_QUEUE);
     let app = Arc::new(App {
         backend,
-        origins: Origins::new(addr, tls, &config.allowed_origins),
+        origins: Origins::new(addr, tls, &config.origins()),
         limiter: Limiter::default(),
         tls,
         max_body_bytes: config.max_body_bytes,
         body_timeout: Duration::from_secs(config.body_timeout_secs),
-        sse_heartbeat: Duration::from_secs(config.sse_heartbeat_secs.max(1)),
+        sse_heartbeat: Duration::from_secs(config.sse_heartbeat_secs),
         max_frame_bytes,
         ws: WsOptions {
             max_frame_bytes,

@@ -10,6 +10,7 @@ mod common;
 mod harness;
 
 mod cli;
+mod config_values;
 mod limits;
 mod login;
 mod rest;
