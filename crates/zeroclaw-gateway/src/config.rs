@@ -24,10 +24,12 @@ pub struct GatewayConfig {
     /// Browser origins allowed besides the gateway's own (CORS, WebSocket `Origin`, CSRF).
     /// No wildcard: each is `scheme://host[:port]`.
     pub allowed_origins: Vec<String>,
+    /// `Host` names answered besides the loopback ones with the gateway's port (any other
+    /// gets 421: DNS rebinding). On a non-loopback bind, the check is on only when set.
+    pub allowed_hosts: Vec<String>,
     /// Larger request bodies are answered 413.
     pub max_body_bytes: usize,
-    /// Open HTTP connections (WebSockets and streams included); past it the one idle
-    /// longest is shed, or, when none is idle, the newcomer gets 503 and is closed.
+    /// Open HTTP connections (WebSockets and streams included); past it: 503 and closed.
     pub max_connections: usize,
     /// A request's headers must arrive within this (a slow sender is cut).
     pub header_timeout_secs: u64,
@@ -48,6 +50,7 @@ impl Default for GatewayConfig {
             tls_cert: None,
             tls_key: None,
             allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             max_body_bytes: 1024 * 1024,
             max_connections: 1024,
             header_timeout_secs: 10,
@@ -85,6 +88,11 @@ impl GatewayConfig {
         for (i, origin) in self.allowed_origins.iter().enumerate() {
             crate::names::origin(origin).map_err(|why| {
                 ConfigError(format!("gateway.allowed_origins[{i}] = {origin:?} {why}"))
+            })?;
+        }
+        for (i, host) in self.allowed_hosts.iter().enumerate() {
+            crate::names::allowed_host(host).map_err(|why| {
+                ConfigError(format!("gateway.allowed_hosts[{i}] = {host:?} {why}"))
             })?;
         }
         let bounded = [
@@ -161,6 +169,14 @@ impl GatewayConfig {
         self.allowed_origins
             .iter()
             .filter_map(|o| crate::names::origin(o).ok())
+            .collect()
+    }
+
+    /// `allowed_hosts`, each in the one spelling the `Host` check compares.
+    pub fn hosts(&self) -> Vec<String> {
+        self.allowed_hosts
+            .iter()
+            .filter_map(|h| crate::names::allowed_host(h).ok())
             .collect()
     }
 }
@@ -246,12 +262,16 @@ mod tests {
             e.starts_with("gateway.allowed_origins[1] = \"*\" is a wildcard"),
             "{e}"
         );
+        let e = refused(|c| c.allowed_hosts = vec!["*".into()]);
+        assert!(e.starts_with("gateway.allowed_hosts[0]"), "{e}");
         // plan() checks the values too, so a config built in code cannot skip them.
         let mut config = with("127.0.0.1:0");
         config.allowed_origins = vec!["*".into()];
         assert!(config.plan().is_err());
         config.allowed_origins = vec!["HTTPS://App.Example:443/".into()];
+        config.allowed_hosts = vec!["Box.LAN.".into(), "::1".into()];
         assert!(config.plan().is_ok());
         assert_eq!(config.origins(), ["https://app.example"]);
+        assert_eq!(config.hosts(), ["box.lan", "[::1]"]);
     }
 }

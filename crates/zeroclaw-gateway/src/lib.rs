@@ -17,6 +17,7 @@ pub mod config;
 mod dashboard;
 mod errors;
 mod hooks;
+mod hosts;
 mod limiter;
 mod login;
 mod names;

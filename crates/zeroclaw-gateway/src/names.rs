@@ -1,5 +1,5 @@
-//! Host names and origins as the gateway reads them, in `gateway.allowed_origins`, each
-//! brought to one spelling so
+//! Host names and origins as the gateway reads them, in `Host` headers and in
+//! `gateway.allowed_hosts` / `gateway.allowed_origins`, each brought to one spelling so
 //! that comparing two is comparing strings: ASCII lowercase, a DNS name without its
 //! trailing dot, an IPv6 address in brackets in its shortest form.
 
@@ -109,6 +109,34 @@ pub fn origin(text: &str) -> Result<String, String> {
     })
 }
 
+/// Why an `allowed_hosts` entry is refused (the rest of a sentence, as for [`origin`]);
+/// a bare IPv6 address is taken as if it were bracketed.
+pub fn allowed_host(text: &str) -> Result<String, String> {
+    const EXAMPLE: &str = "e.g. allowed_hosts = [\"zeroclaw.lan\"]";
+    if text.contains('*') {
+        return Err(format!(
+            "is a wildcard: it would let any DNS name pointed at this machine reach the gateway (DNS rebinding). There is no wildcard: list each host name clients use, {EXAMPLE}"
+        ));
+    }
+    if let Some(host) = host(text) {
+        return Ok(host);
+    }
+    if let Ok(address) = text.parse::<Ipv6Addr>() {
+        return Ok(format!("[{address}]"));
+    }
+    if text.contains("://") {
+        return Err(format!("is a URL: write the host name alone, {EXAMPLE}"));
+    }
+    if let Some((_, Some(_))) = authority(text) {
+        return Err(format!(
+            "has a port: write the host name alone (it is accepted with any port), {EXAMPLE}"
+        ));
+    }
+    Err(format!(
+        "is not a host name: write a DNS name, an IPv4 address or an IPv6 address, {EXAMPLE}"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -191,5 +219,18 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn allowed_hosts_are_names_without_ports() {
+        assert_eq!(allowed_host("Box.LAN").unwrap(), "box.lan");
+        assert_eq!(allowed_host("::1").unwrap(), "[::1]");
+        assert_eq!(allowed_host("[fd00::1]").unwrap(), "[fd00::1]");
+        assert!(allowed_host("*").unwrap_err().contains("DNS rebinding"));
+        assert!(allowed_host("box.lan:8080").unwrap_err().contains("port"));
+        assert!(allowed_host("[::1]:8080").unwrap_err().contains("port"));
+        assert!(allowed_host("http://box.lan").unwrap_err().contains("URL"));
+        assert!(allowed_host("").unwrap_err().contains("not a host name"));
+        assert!(allowed_host("a b").unwrap_err().contains("not a host name"));
     }
 }

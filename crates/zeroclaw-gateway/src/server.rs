@@ -1,7 +1,9 @@
-//! Binding, TLS, the connection cap, header timeouts, the request log, and the router.
+//! Binding, TLS, the connection cap, header timeouts, the request log, the `Host` check,
+//! and the router.
 
 use crate::auth::{App, ConnInfo, LogSlot, Origins, Shared};
 use crate::config::GatewayConfig;
+use crate::hosts::{self, Hosts};
 use crate::limiter::Limiter;
 use crate::{Accepted, Backend, dashboard, hooks, login, rest, ws};
 use axum::Router;
@@ -11,6 +13,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,7 +22,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt;
+use tower::util::BoxCloneSyncService;
+use tower::{Layer, ServiceExt};
 use zeroclaw_rpc::websocket::WsOptions;
 
 /// Upgraded WebSockets waiting for the daemon's accept loop. Overflow rule: the upgrade
@@ -34,6 +38,9 @@ const WS_PING: Duration = Duration::from_secs(30);
 const WS_IDLE: Duration = Duration::from_secs(90);
 /// How long a TLS handshake may take.
 const TLS_HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// The whole gateway as one service: the request log, the `Host` check, then the router.
+type Gateway = BoxCloneSyncService<Request, Response, Infallible>;
 
 /// A gateway that is serving.
 pub struct Started {
@@ -73,6 +80,20 @@ pub async fn start(
         .map_err(|e| format!("cannot read the gateway's address: {e}"))?;
     let tls = acceptor.is_some();
     let url = format!("{}://{addr}", if tls { "https" } else { "http" });
+    let hosts = Arc::new(Hosts::new(addr, tls, config.hosts()));
+    if hosts.is_off() {
+        // A page on any name that resolves to this machine could reach the gateway. Under
+        // TLS the browser refuses such a name (the certificate does not match it).
+        if tls {
+            tracing::info!(
+                "gateway.allowed_hosts is empty on a non-loopback bind: any Host is answered (TLS certificate names guard against DNS rebinding); list the names clients use to check them"
+            );
+        } else {
+            tracing::warn!(
+                "gateway.allowed_hosts is empty on a non-loopback bind: any Host is answered, so a web page on a name that resolves to this machine can reach the gateway (DNS rebinding); list the names clients use in gateway.allowed_hosts"
+            );
+        }
+    }
     let (accepted, connections) = mpsc::channel(ACCEPT_QUEUE);
     let app = Arc::new(App {
         backend,
@@ -91,7 +112,7 @@ pub async fn start(
         accepted,
         close: close.clone(),
     });
-    let router = router(app.clone());
+    let router = gateway(app.clone(), hosts);
     let limits = Limits {
         connections: Arc::new(Semaphore::new(config.max_connections)),
         refusers: Arc::new(Semaphore::new(REFUSERS)),
@@ -127,6 +148,15 @@ fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<TlsAcce
     let mut config = config;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Before routing: the request log (outermost, so refusals are logged too), then the
+/// `Host` check; then the router.
+fn gateway(app: Shared, hosts: Arc<Hosts>) -> Gateway {
+    let routes = router(app.clone());
+    let checked = middleware::from_fn_with_state(hosts, hosts::check).layer(routes);
+    let logged = middleware::from_fn_with_state(app, log_request).layer(checked);
+    BoxCloneSyncService::new(logged)
 }
 
 fn router(app: Shared) -> Router {
@@ -168,7 +198,6 @@ fn router(app: Shared) -> Router {
         .route("/assets/{name}", get(dashboard::asset))
         .fallback(rest::not_found)
         .layer(cors)
-        .layer(middleware::from_fn_with_state(app.clone(), log_request))
         .with_state(app)
 }
 
@@ -216,7 +245,7 @@ struct Limits {
 async fn accept_loop(
     listener: TcpListener,
     acceptor: Option<TlsAcceptor>,
-    router: Router,
+    router: Gateway,
     limits: Limits,
     stop: CancellationToken,
     close: CancellationToken,
@@ -307,7 +336,7 @@ async fn write_and_close<S: AsyncWrite + Unpin>(mut stream: S, bytes: &[u8]) {
 async fn serve_http<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     io: S,
     info: ConnInfo,
-    router: Router,
+    router: Gateway,
     header_timeout: Duration,
     close: CancellationToken,
 ) {

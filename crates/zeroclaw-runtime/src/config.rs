@@ -523,6 +523,11 @@ mod tests {
         .unwrap();
         let err = Config::load(&path).unwrap_err().to_string();
         assert!(err.contains("gateway.allowed_origins[0]"), "{err}");
+        std::fs::write(&path, "[gateway]\nallowed_hosts = [\"box.lan\"]\n").unwrap();
+        assert_eq!(
+            Config::load(&path).unwrap().gateway.allowed_hosts,
+            ["box.lan"]
+        );
     }
 
     #[test]

@@ -100,6 +100,35 @@ const CASES: &[(&str, &str, Expect)] = &[
         "allowed_origins = [\"https://app.example\", \"HTTP://[::1]:8080/\"]",
         Starts,
     ),
+    ("allowed_hosts", "allowed_hosts = [\"*\"]", Refused),
+    ("allowed_hosts", "allowed_hosts = [\"\"]", Refused),
+    (
+        "allowed_hosts",
+        "allowed_hosts = [\"*.example.com\"]",
+        Refused,
+    ),
+    (
+        "allowed_hosts",
+        "allowed_hosts = [\"evil example\"]",
+        Refused,
+    ),
+    (
+        "allowed_hosts",
+        "allowed_hosts = [\"box.lan:8080\"]",
+        Refused,
+    ),
+    (
+        "allowed_hosts",
+        "allowed_hosts = [\"http://box.lan\"]",
+        Refused,
+    ),
+    ("allowed_hosts", "allowed_hosts = [\"[::1\"]", Refused),
+    ("allowed_hosts", "allowed_hosts = \"box.lan\"", Refused),
+    (
+        "allowed_hosts",
+        "allowed_hosts = [\"Box.LAN\", \"::1\", \"[fd00::1]\", \"192.168.1.5\"]",
+        Starts,
+    ),
     ("max_body_bytes", "max_body_bytes = 0", Refused),
     ("max_body_bytes", "max_body_bytes = -1", Refused),
     (

@@ -77,7 +77,7 @@ fn past_max_connections_a_new_connection_gets_503_and_is_closed() {
     block(async {
         // The one slot: an open keep-alive connection.
         let mut held = tokio::net::TcpStream::connect(&addr).await.unwrap();
-        held.write_all(b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        held.write_all(format!("GET /api/v1/health HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
             .await
             .unwrap();
         let mut buffer = [0u8; 512];
