@@ -29,7 +29,8 @@ pub struct GatewayConfig {
     pub allowed_hosts: Vec<String>,
     /// Larger request bodies are answered 413.
     pub max_body_bytes: usize,
-    /// Open HTTP connections (WebSockets and streams included); past it: 503 and closed.
+    /// Open HTTP connections (WebSockets and streams included); past it the one idle
+    /// longest is shed, or, when none is idle, the newcomer gets 503 and is closed.
     pub max_connections: usize,
     /// A request's headers must arrive within this (a slow sender is cut).
     pub header_timeout_secs: u64,

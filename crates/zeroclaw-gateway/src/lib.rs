@@ -25,6 +25,7 @@ pub mod openapi;
 mod raw;
 mod rest;
 mod server;
+mod slots;
 mod ws;
 
 pub use config::{ConfigError, GatewayConfig, Plan};

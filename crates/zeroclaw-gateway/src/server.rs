@@ -5,10 +5,11 @@ use crate::auth::{App, ConnInfo, LogSlot, Origins, Shared};
 use crate::config::GatewayConfig;
 use crate::hosts::{self, Hosts};
 use crate::limiter::Limiter;
+use crate::slots::Slots;
 use crate::{Accepted, Backend, dashboard, hooks, login, rest, ws};
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -114,7 +115,7 @@ pub async fn start(
     });
     let router = gateway(app.clone(), hosts);
     let limits = Limits {
-        connections: Arc::new(Semaphore::new(config.max_connections)),
+        slots: Slots::new(config.max_connections),
         refusers: Arc::new(Semaphore::new(REFUSERS)),
         header_timeout: Duration::from_secs(config.header_timeout_secs),
     };
@@ -237,7 +238,7 @@ async fn log_request(State(app): State<Shared>, mut request: Request, next: Next
 }
 
 struct Limits {
-    connections: Arc<Semaphore>,
+    slots: Arc<Slots>,
     refusers: Arc<Semaphore>,
     header_timeout: Duration,
 }
@@ -273,27 +274,40 @@ async fn accept_loop(
             }
         };
         let _ = stream.set_nodelay(true);
-        let Ok(permit) = limits.connections.clone().try_acquire_owned() else {
+        // A free slot, or the one of the connection idle longest; else 503.
+        let Some(slot) = limits.slots.take() else {
             refuse(stream, remote, acceptor.clone(), &limits);
             continue;
         };
+        let shed = slot.shed().clone();
         let info = ConnInfo {
             remote,
-            permit: Arc::new(permit),
+            permit: Arc::new(slot),
         };
         let (router, acceptor, close) = (router.clone(), acceptor.clone(), close.clone());
         let header_timeout = limits.header_timeout;
         tokio::spawn(async move {
-            match acceptor {
-                None => serve_http(stream, info, router, header_timeout, close).await,
-                Some(acceptor) => {
-                    match tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => serve_http(tls, info, router, header_timeout, close).await,
-                        Ok(Err(e)) => {
-                            tracing::debug!(remote = %remote, error = %e, "TLS handshake failed")
+            let serve = async move {
+                match acceptor {
+                    None => serve_http(stream, info, router, header_timeout, close).await,
+                    Some(acceptor) => {
+                        match tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream)).await {
+                            Ok(Ok(tls)) => {
+                                serve_http(tls, info, router, header_timeout, close).await
+                            }
+                            Ok(Err(e)) => {
+                                tracing::debug!(remote = %remote, error = %e, "TLS handshake failed")
+                            }
+                            Err(_) => tracing::debug!(remote = %remote, "TLS handshake timed out"),
                         }
-                        Err(_) => tracing::debug!(remote = %remote, "TLS handshake timed out"),
                     }
+                }
+            };
+            // Shed: it was idle (no request under way), so dropping it cuts nothing.
+            tokio::select! {
+                () = serve => {}
+                () = shed.cancelled() => {
+                    tracing::debug!(remote = %remote, "gateway.max_connections reached; closed the connection idle longest");
                 }
             }
         });
@@ -301,7 +315,8 @@ async fn accept_loop(
     tracing::info!("gateway stopped accepting");
 }
 
-/// Past `max_connections`: 503 with `Retry-After`, then closed; never queued.
+/// Past `max_connections` with no idle connection to shed: 503 with `Retry-After`, then
+/// closed; never queued.
 fn refuse(stream: TcpStream, remote: SocketAddr, acceptor: Option<TlsAcceptor>, limits: &Limits) {
     let Ok(permit) = limits.refusers.clone().try_acquire_owned() else {
         return;
@@ -328,6 +343,29 @@ fn refuse(stream: TcpStream, remote: SocketAddr, acceptor: Option<TlsAcceptor>, 
     });
 }
 
+/// A request under way on a connection: it ends (the connection idle again, or a
+/// WebSocket) when this is dropped.
+struct UnderWay {
+    slot: Arc<crate::slots::Slot>,
+    upgraded: bool,
+}
+
+impl UnderWay {
+    fn begin(slot: Arc<crate::slots::Slot>) -> Self {
+        slot.begin();
+        Self {
+            slot,
+            upgraded: false,
+        }
+    }
+}
+
+impl Drop for UnderWay {
+    fn drop(&mut self) {
+        self.slot.end(self.upgraded);
+    }
+}
+
 async fn write_and_close<S: AsyncWrite + Unpin>(mut stream: S, bytes: &[u8]) {
     let _ = stream.write_all(bytes).await;
     let _ = stream.shutdown().await;
@@ -341,8 +379,23 @@ async fn serve_http<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     close: CancellationToken,
 ) {
     let service = hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
+        // Busy from here (the headers are complete) until the response is sent.
+        let under_way = UnderWay::begin(info.permit.clone());
         request.extensions_mut().insert(info.clone());
-        router.clone().oneshot(request.map(axum::body::Body::new))
+        let answer = router.clone().oneshot(request.map(axum::body::Body::new));
+        async move {
+            let response = answer.await?;
+            let mut under_way = under_way;
+            under_way.upgraded = response.status() == StatusCode::SWITCHING_PROTOCOLS;
+            // Its body is dropped once sent whole (or when the connection ends): a
+            // streaming response keeps the connection busy as long as it flows.
+            Ok::<_, Infallible>(response.map(|body| {
+                axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+                    let _ = &under_way;
+                    frame
+                }))
+            }))
+        }
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())

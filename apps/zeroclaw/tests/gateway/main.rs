@@ -11,6 +11,7 @@ mod harness;
 
 mod cli;
 mod config_values;
+mod connections;
 mod hosts;
 mod limits;
 mod login;
