@@ -15,7 +15,7 @@
 use crate::errors::ApiError;
 use crate::names;
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::net::{IpAddr, SocketAddr};
@@ -109,11 +109,18 @@ fn bad_request(message: &str) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, codes::INVALID_REQUEST, message)
 }
 
-/// The middleware: refuses before the router sees the request.
+/// The middleware: refuses before the router sees the request, and closes the connection
+/// after the refusal (nothing more is to be served on it).
 pub async fn check(State(hosts): State<Arc<Hosts>>, request: Request, next: Next) -> Response {
     match hosts.check(&request) {
         Ok(()) => next.run(request).await,
-        Err(refusal) => refusal.into_response(),
+        Err(refusal) => {
+            let mut response = refusal.into_response();
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            response
+        }
     }
 }
 

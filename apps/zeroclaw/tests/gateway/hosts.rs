@@ -39,6 +39,7 @@ fn a_rebound_name_gets_421_on_every_route_before_routing_and_counts_nothing() {
             ),
         ];
         for request in &requests {
+            // Closed after the refusal (the upgrade request does not ask for that itself).
             let answer = raw(&addr, request).await;
             assert_eq!(status_of(&answer), 421, "{request}\n→ {answer}");
             assert!(answer.contains("gateway.allowed_hosts"), "{answer}");
