@@ -10,7 +10,7 @@ use axum::http::{HeaderMap, Method, header};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use zeroclaw_rpc::websocket::WsOptions;
 
@@ -46,7 +46,7 @@ pub struct ConnInfo {
     pub remote: SocketAddr,
     /// The connection's place under `gateway.max_connections`; an upgraded WebSocket
     /// keeps it until it closes.
-    pub permit: Arc<OwnedSemaphorePermit>,
+    pub permit: Arc<crate::slots::Slot>,
 }
 
 /// What the request log says about the caller, and a cookie to renew. Filled by the

@@ -22,10 +22,15 @@ pub struct GatewayConfig {
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
     /// Browser origins allowed besides the gateway's own (CORS, WebSocket `Origin`, CSRF).
+    /// No wildcard: each is `scheme://host[:port]`.
     pub allowed_origins: Vec<String>,
+    /// `Host` names answered besides the loopback ones with the gateway's port (any other
+    /// gets 421: DNS rebinding). On a non-loopback bind, the check is on only when set.
+    pub allowed_hosts: Vec<String>,
     /// Larger request bodies are answered 413.
     pub max_body_bytes: usize,
-    /// Open HTTP connections (WebSockets and streams included); past it: 503 and closed.
+    /// Open HTTP connections (WebSockets and streams included); past it the one idle
+    /// longest is shed, or, when none is idle, the newcomer gets 503 and is closed.
     pub max_connections: usize,
     /// A request's headers must arrive within this (a slow sender is cut).
     pub header_timeout_secs: u64,
@@ -46,6 +51,7 @@ impl Default for GatewayConfig {
             tls_cert: None,
             tls_key: None,
             allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
             max_body_bytes: 1024 * 1024,
             max_connections: 1024,
             header_timeout_secs: 10,
@@ -60,6 +66,14 @@ impl Default for GatewayConfig {
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
+/// The most `max_connections` may be: beyond it the cap is no cap.
+pub const MAX_CONNECTIONS: usize = 1_000_000;
+/// The most `max_body_bytes` may be (1 GiB): a body is read whole into memory.
+pub const MAX_BODY_BYTES: usize = 1 << 30;
+/// The longest any of the `*_secs` keys may be (a day): a timeout or heartbeat longer than
+/// that protects nothing, and far larger ones overflow the clock's arithmetic.
+pub const MAX_SECS: u64 = 86_400;
+
 /// What the configuration says to bind, once its rules are checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -68,9 +82,62 @@ pub struct Plan {
 }
 
 impl GatewayConfig {
-    /// Checks the rules, in order: a readable address; `allow_remote` for a non-loopback
-    /// one; then TLS or `allow_plaintext` for it; both TLS files or neither; sane limits.
+    /// Checks every value on its own (origins, host names, limits), as the configuration
+    /// is loaded, whether or not the gateway will be served: a value that cannot work is a
+    /// configuration error naming its key, never a panic later.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (i, origin) in self.allowed_origins.iter().enumerate() {
+            crate::names::origin(origin).map_err(|why| {
+                ConfigError(format!("gateway.allowed_origins[{i}] = {origin:?} {why}"))
+            })?;
+        }
+        for (i, host) in self.allowed_hosts.iter().enumerate() {
+            crate::names::allowed_host(host).map_err(|why| {
+                ConfigError(format!("gateway.allowed_hosts[{i}] = {host:?} {why}"))
+            })?;
+        }
+        let bounded = [
+            (
+                "max_connections",
+                self.max_connections as u128,
+                MAX_CONNECTIONS as u128,
+            ),
+            (
+                "max_body_bytes",
+                self.max_body_bytes as u128,
+                MAX_BODY_BYTES as u128,
+            ),
+            (
+                "header_timeout_secs",
+                self.header_timeout_secs.into(),
+                MAX_SECS.into(),
+            ),
+            (
+                "body_timeout_secs",
+                self.body_timeout_secs.into(),
+                MAX_SECS.into(),
+            ),
+            (
+                "sse_heartbeat_secs",
+                self.sse_heartbeat_secs.into(),
+                MAX_SECS.into(),
+            ),
+        ];
+        for (key, value, max) in bounded {
+            if !(1..=max).contains(&value) {
+                return Err(ConfigError(format!(
+                    "gateway.{key} must be between 1 and {max}, got {value}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the values ([`Self::validate`]), then the rules of binding, in order: a
+    /// readable address; `allow_remote` for a non-loopback one; then TLS or
+    /// `allow_plaintext` for it; both TLS files or neither.
     pub fn plan(&self) -> Result<Plan, ConfigError> {
+        self.validate()?;
         let addr = parse_listen(&self.listen)?;
         let tls = match (&self.tls_cert, &self.tls_key) {
             (Some(cert), Some(key)) => Some((cert.clone(), key.clone())),
@@ -95,18 +162,23 @@ impl GatewayConfig {
                 )));
             }
         }
-        if self.max_connections == 0 || self.max_body_bytes == 0 {
-            return Err(ConfigError(
-                "gateway.max_connections and gateway.max_body_bytes must be at least 1".into(),
-            ));
-        }
-        if self.header_timeout_secs == 0 || self.body_timeout_secs == 0 {
-            return Err(ConfigError(
-                "gateway.header_timeout_secs and gateway.body_timeout_secs must be at least 1"
-                    .into(),
-            ));
-        }
         Ok(Plan { addr, tls })
+    }
+
+    /// `allowed_origins`, each in the one spelling browsers send (valid once validated).
+    pub fn origins(&self) -> Vec<String> {
+        self.allowed_origins
+            .iter()
+            .filter_map(|o| crate::names::origin(o).ok())
+            .collect()
+    }
+
+    /// `allowed_hosts`, each in the one spelling the `Host` check compares.
+    pub fn hosts(&self) -> Vec<String> {
+        self.allowed_hosts
+            .iter()
+            .filter_map(|h| crate::names::allowed_host(h).ok())
+            .collect()
     }
 }
 
@@ -169,5 +241,38 @@ mod tests {
             with("localhost:7").plan().unwrap().addr,
             "127.0.0.1:7".parse().unwrap()
         );
+    }
+
+    #[test]
+    fn every_value_out_of_its_range_is_refused_naming_its_key() {
+        let refused = |change: fn(&mut GatewayConfig)| {
+            let mut config = with("127.0.0.1:0");
+            change(&mut config);
+            config.validate().unwrap_err().0
+        };
+        assert!(refused(|c| c.max_connections = 0).contains("gateway.max_connections"));
+        assert!(refused(|c| c.max_connections = usize::MAX).contains("gateway.max_connections"));
+        assert!(refused(|c| c.max_body_bytes = 0).contains("gateway.max_body_bytes"));
+        assert!(
+            refused(|c| c.header_timeout_secs = u64::MAX).contains("gateway.header_timeout_secs")
+        );
+        assert!(refused(|c| c.body_timeout_secs = 0).contains("gateway.body_timeout_secs"));
+        assert!(refused(|c| c.sse_heartbeat_secs = 0).contains("gateway.sse_heartbeat_secs"));
+        let e = refused(|c| c.allowed_origins = vec!["https://a.example".into(), "*".into()]);
+        assert!(
+            e.starts_with("gateway.allowed_origins[1] = \"*\" is a wildcard"),
+            "{e}"
+        );
+        let e = refused(|c| c.allowed_hosts = vec!["*".into()]);
+        assert!(e.starts_with("gateway.allowed_hosts[0]"), "{e}");
+        // plan() checks the values too, so a config built in code cannot skip them.
+        let mut config = with("127.0.0.1:0");
+        config.allowed_origins = vec!["*".into()];
+        assert!(config.plan().is_err());
+        config.allowed_origins = vec!["HTTPS://App.Example:443/".into()];
+        config.allowed_hosts = vec!["Box.LAN.".into(), "::1".into()];
+        assert!(config.plan().is_ok());
+        assert_eq!(config.origins(), ["https://app.example"]);
+        assert_eq!(config.hosts(), ["box.lan", "[::1]"]);
     }
 }

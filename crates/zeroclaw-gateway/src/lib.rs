@@ -17,12 +17,15 @@ pub mod config;
 mod dashboard;
 mod errors;
 mod hooks;
+mod hosts;
 mod limiter;
 mod login;
+mod names;
 pub mod openapi;
 mod raw;
 mod rest;
 mod server;
+mod slots;
 mod ws;
 
 pub use config::{ConfigError, GatewayConfig, Plan};

@@ -1,16 +1,20 @@
-//! Binding, TLS, the connection cap, header timeouts, the request log, and the router.
+//! Binding, TLS, the connection cap, header timeouts, the request log, the `Host` check,
+//! and the router.
 
 use crate::auth::{App, ConnInfo, LogSlot, Origins, Shared};
 use crate::config::GatewayConfig;
+use crate::hosts::{self, Hosts};
 use crate::limiter::Limiter;
+use crate::slots::Slots;
 use crate::{Accepted, Backend, dashboard, hooks, login, rest, ws};
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,7 +23,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt;
+use tower::util::BoxCloneSyncService;
+use tower::{Layer, ServiceExt};
 use zeroclaw_rpc::websocket::WsOptions;
 
 /// Upgraded WebSockets waiting for the daemon's accept loop. Overflow rule: the upgrade
@@ -34,6 +39,9 @@ const WS_PING: Duration = Duration::from_secs(30);
 const WS_IDLE: Duration = Duration::from_secs(90);
 /// How long a TLS handshake may take.
 const TLS_HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// The whole gateway as one service: the request log, the `Host` check, then the router.
+type Gateway = BoxCloneSyncService<Request, Response, Infallible>;
 
 /// A gateway that is serving.
 pub struct Started {
@@ -73,15 +81,29 @@ pub async fn start(
         .map_err(|e| format!("cannot read the gateway's address: {e}"))?;
     let tls = acceptor.is_some();
     let url = format!("{}://{addr}", if tls { "https" } else { "http" });
+    let hosts = Arc::new(Hosts::new(addr, tls, config.hosts()));
+    if hosts.is_off() {
+        // A page on any name that resolves to this machine could reach the gateway. Under
+        // TLS the browser refuses such a name (the certificate does not match it).
+        if tls {
+            tracing::info!(
+                "gateway.allowed_hosts is empty on a non-loopback bind: any Host is answered (TLS certificate names guard against DNS rebinding); list the names clients use to check them"
+            );
+        } else {
+            tracing::warn!(
+                "gateway.allowed_hosts is empty on a non-loopback bind: any Host is answered, so a web page on a name that resolves to this machine can reach the gateway (DNS rebinding); list the names clients use in gateway.allowed_hosts"
+            );
+        }
+    }
     let (accepted, connections) = mpsc::channel(ACCEPT_QUEUE);
     let app = Arc::new(App {
         backend,
-        origins: Origins::new(addr, tls, &config.allowed_origins),
+        origins: Origins::new(addr, tls, &config.origins()),
         limiter: Limiter::default(),
         tls,
         max_body_bytes: config.max_body_bytes,
         body_timeout: Duration::from_secs(config.body_timeout_secs),
-        sse_heartbeat: Duration::from_secs(config.sse_heartbeat_secs.max(1)),
+        sse_heartbeat: Duration::from_secs(config.sse_heartbeat_secs),
         max_frame_bytes,
         ws: WsOptions {
             max_frame_bytes,
@@ -91,9 +113,9 @@ pub async fn start(
         accepted,
         close: close.clone(),
     });
-    let router = router(app.clone());
+    let router = gateway(app.clone(), hosts);
     let limits = Limits {
-        connections: Arc::new(Semaphore::new(config.max_connections)),
+        slots: Slots::new(config.max_connections),
         refusers: Arc::new(Semaphore::new(REFUSERS)),
         header_timeout: Duration::from_secs(config.header_timeout_secs),
     };
@@ -127,6 +149,15 @@ fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<TlsAcce
     let mut config = config;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Before routing: the request log (outermost, so refusals are logged too), then the
+/// `Host` check; then the router.
+fn gateway(app: Shared, hosts: Arc<Hosts>) -> Gateway {
+    let routes = router(app.clone());
+    let checked = middleware::from_fn_with_state(hosts, hosts::check).layer(routes);
+    let logged = middleware::from_fn_with_state(app, log_request).layer(checked);
+    BoxCloneSyncService::new(logged)
 }
 
 fn router(app: Shared) -> Router {
@@ -168,7 +199,6 @@ fn router(app: Shared) -> Router {
         .route("/assets/{name}", get(dashboard::asset))
         .fallback(rest::not_found)
         .layer(cors)
-        .layer(middleware::from_fn_with_state(app.clone(), log_request))
         .with_state(app)
 }
 
@@ -208,7 +238,7 @@ async fn log_request(State(app): State<Shared>, mut request: Request, next: Next
 }
 
 struct Limits {
-    connections: Arc<Semaphore>,
+    slots: Arc<Slots>,
     refusers: Arc<Semaphore>,
     header_timeout: Duration,
 }
@@ -216,7 +246,7 @@ struct Limits {
 async fn accept_loop(
     listener: TcpListener,
     acceptor: Option<TlsAcceptor>,
-    router: Router,
+    router: Gateway,
     limits: Limits,
     stop: CancellationToken,
     close: CancellationToken,
@@ -244,27 +274,40 @@ async fn accept_loop(
             }
         };
         let _ = stream.set_nodelay(true);
-        let Ok(permit) = limits.connections.clone().try_acquire_owned() else {
+        // A free slot, or the one of the connection idle longest; else 503.
+        let Some(slot) = limits.slots.take() else {
             refuse(stream, remote, acceptor.clone(), &limits);
             continue;
         };
+        let shed = slot.shed().clone();
         let info = ConnInfo {
             remote,
-            permit: Arc::new(permit),
+            permit: Arc::new(slot),
         };
         let (router, acceptor, close) = (router.clone(), acceptor.clone(), close.clone());
         let header_timeout = limits.header_timeout;
         tokio::spawn(async move {
-            match acceptor {
-                None => serve_http(stream, info, router, header_timeout, close).await,
-                Some(acceptor) => {
-                    match tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => serve_http(tls, info, router, header_timeout, close).await,
-                        Ok(Err(e)) => {
-                            tracing::debug!(remote = %remote, error = %e, "TLS handshake failed")
+            let serve = async move {
+                match acceptor {
+                    None => serve_http(stream, info, router, header_timeout, close).await,
+                    Some(acceptor) => {
+                        match tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream)).await {
+                            Ok(Ok(tls)) => {
+                                serve_http(tls, info, router, header_timeout, close).await
+                            }
+                            Ok(Err(e)) => {
+                                tracing::debug!(remote = %remote, error = %e, "TLS handshake failed")
+                            }
+                            Err(_) => tracing::debug!(remote = %remote, "TLS handshake timed out"),
                         }
-                        Err(_) => tracing::debug!(remote = %remote, "TLS handshake timed out"),
                     }
+                }
+            };
+            // Shed: it was idle (no request under way), so dropping it cuts nothing.
+            tokio::select! {
+                () = serve => {}
+                () = shed.cancelled() => {
+                    tracing::debug!(remote = %remote, "gateway.max_connections reached; closed the connection idle longest");
                 }
             }
         });
@@ -272,7 +315,8 @@ async fn accept_loop(
     tracing::info!("gateway stopped accepting");
 }
 
-/// Past `max_connections`: 503 with `Retry-After`, then closed; never queued.
+/// Past `max_connections` with no idle connection to shed: 503 with `Retry-After`, then
+/// closed; never queued.
 fn refuse(stream: TcpStream, remote: SocketAddr, acceptor: Option<TlsAcceptor>, limits: &Limits) {
     let Ok(permit) = limits.refusers.clone().try_acquire_owned() else {
         return;
@@ -299,6 +343,29 @@ fn refuse(stream: TcpStream, remote: SocketAddr, acceptor: Option<TlsAcceptor>, 
     });
 }
 
+/// A request under way on a connection: it ends (the connection idle again, or a
+/// WebSocket) when this is dropped.
+struct UnderWay {
+    slot: Arc<crate::slots::Slot>,
+    upgraded: bool,
+}
+
+impl UnderWay {
+    fn begin(slot: Arc<crate::slots::Slot>) -> Self {
+        slot.begin();
+        Self {
+            slot,
+            upgraded: false,
+        }
+    }
+}
+
+impl Drop for UnderWay {
+    fn drop(&mut self) {
+        self.slot.end(self.upgraded);
+    }
+}
+
 async fn write_and_close<S: AsyncWrite + Unpin>(mut stream: S, bytes: &[u8]) {
     let _ = stream.write_all(bytes).await;
     let _ = stream.shutdown().await;
@@ -307,13 +374,28 @@ async fn write_and_close<S: AsyncWrite + Unpin>(mut stream: S, bytes: &[u8]) {
 async fn serve_http<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     io: S,
     info: ConnInfo,
-    router: Router,
+    router: Gateway,
     header_timeout: Duration,
     close: CancellationToken,
 ) {
     let service = hyper::service::service_fn(move |mut request: Request<hyper::body::Incoming>| {
+        // Busy from here (the headers are complete) until the response is sent.
+        let under_way = UnderWay::begin(info.permit.clone());
         request.extensions_mut().insert(info.clone());
-        router.clone().oneshot(request.map(axum::body::Body::new))
+        let answer = router.clone().oneshot(request.map(axum::body::Body::new));
+        async move {
+            let response = answer.await?;
+            let mut under_way = under_way;
+            under_way.upgraded = response.status() == StatusCode::SWITCHING_PROTOCOLS;
+            // Its body is dropped once sent whole (or when the connection ends): a
+            // streaming response keeps the connection busy as long as it flows.
+            Ok::<_, Infallible>(response.map(|body| {
+                axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+                    let _ = &under_way;
+                    frame
+                }))
+            }))
+        }
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())

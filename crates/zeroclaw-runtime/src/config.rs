@@ -466,6 +466,8 @@ impl Config {
                 return Err(format!("{label}: another server has that name"));
             }
         }
+        // Every `[gateway]` value, whether or not the gateway is served this run.
+        self.gateway.validate().map_err(|e| e.0)?;
         unattended::validate(&self.webhooks, &self.schedules)
     }
 }
@@ -508,6 +510,24 @@ mod tests {
 
         std::fs::write(&path, "[daemon\n").unwrap();
         assert!(Config::load(&path).is_err());
+    }
+
+    #[test]
+    fn gateway_values_are_checked_at_load_even_with_the_gateway_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[gateway]\nenabled = false\nallowed_origins = [\"*\"]\n",
+        )
+        .unwrap();
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(err.contains("gateway.allowed_origins[0]"), "{err}");
+        std::fs::write(&path, "[gateway]\nallowed_hosts = [\"box.lan\"]\n").unwrap();
+        assert_eq!(
+            Config::load(&path).unwrap().gateway.allowed_hosts,
+            ["box.lan"]
+        );
     }
 
     #[test]

@@ -180,6 +180,28 @@ impl Daemon {
         found.unwrap()
     }
 
+    /// Blocks until a stderr line contains one of `needles` (that line) or stderr ends
+    /// (`None`: the process is gone without writing any of them).
+    pub fn wait_for_any_log_or_exit(&self, needles: &[&str]) -> Option<String> {
+        let deadline = Instant::now() + HANG_GUARD;
+        let mut guard = self.lines();
+        loop {
+            let found = guard
+                .0
+                .iter()
+                .find(|l| needles.iter().any(|n| l.contains(n)));
+            if let Some(line) = found {
+                return Some(line.clone());
+            }
+            if guard.1 {
+                return None;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "none of {needles:?} in daemon stderr");
+            guard = self.log.changed.wait_timeout(guard, left).unwrap().0;
+        }
+    }
+
     /// Blocks until at least `n` stderr lines contain `needle`.
     pub fn wait_for_log_count(&self, needle: &str, n: usize) {
         self.wait_on_log(&format!("{n} of {needle:?}"), |lines| {

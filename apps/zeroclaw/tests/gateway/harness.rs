@@ -50,6 +50,14 @@ impl Gw {
         Self { env, url }
     }
 
+    /// `host:port` of the gateway, for raw TCP.
+    pub fn addr(&self) -> String {
+        self.url
+            .trim_start_matches("http://")
+            .trim_start_matches("https://")
+            .to_owned()
+    }
+
     pub fn ws_url(&self) -> String {
         format!("{}/rpc", self.url.replacen("http", "ws", 1))
     }
@@ -80,6 +88,26 @@ impl Gw {
     pub fn work(&self) -> String {
         self.env.work.to_string_lossy().into_owned()
     }
+}
+
+/// Sends `request` as written on a new TCP connection to `addr` and reads the answer
+/// until the server closes it (so the request should say `Connection: close`).
+pub async fn raw(addr: &str, request: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// The status code of a raw answer (0 for none).
+pub fn status_of(answer: &str) -> u16 {
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
 }
 
 pub fn http() -> reqwest::Client {

@@ -10,6 +10,9 @@ mod common;
 mod harness;
 
 mod cli;
+mod config_values;
+mod connections;
+mod hosts;
 mod limits;
 mod login;
 mod rest;
