@@ -11,6 +11,7 @@ mod harness;
 
 mod cli;
 mod events;
+mod one_daemon;
 mod policy;
 mod queue;
 #[cfg(unix)]
