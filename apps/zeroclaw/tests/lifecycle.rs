@@ -585,6 +585,30 @@ mod cli {
         );
     }
 
+    /// Issue 28: through a mistyped socket, `status` named no daemon and advised starting one
+    /// (a second daemon on the same data). Now it names the daemon of the data dir, the
+    /// endpoint it serves, and how to reach it.
+    #[test]
+    fn status_through_another_socket_names_the_daemon_of_the_data_dir_and_its_endpoint() {
+        let dir = TestDir::new();
+        let daemon = dir.start(&[]);
+        let out = dir
+            .command(&["status"])
+            .env("ZEROCLAW_SOCKET", another_endpoint(&dir))
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let said = String::from_utf8(out.stderr).unwrap();
+        let theirs = daemon.endpoint.display().to_string();
+        for named in [
+            format!("pid {}", daemon.pid()),
+            format!("set ZEROCLAW_SOCKET to {theirs}"),
+        ] {
+            assert!(said.contains(&named), "{named:?} not in: {said}");
+        }
+        assert!(!said.contains("start one"), "{said}");
+    }
+
     #[test]
     fn stop_shuts_the_daemon_down() {
         let dir = TestDir::new();
