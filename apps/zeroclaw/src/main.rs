@@ -133,8 +133,8 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
     /// Check, back up or recover the session database (<data dir>/zeroclaw.db).
     #[command(
         long_about = "Check, back up or recover the session database (<data dir>/zeroclaw.db). \
-`check` and `recover` refuse while a daemon runs on the data dir (stop it first); `backup` \
-works beside one.\n\n\
+`check` and `recover` refuse while a daemon runs on the data dir, whatever its endpoint (stop it \
+first); `backup` works beside one, reading the live store.\n\n\
 Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
         after_help = "Examples:\n  zeroclaw store check\n  zeroclaw store backup ~/zeroclaw-backup.db\n  zeroclaw stop && zeroclaw store recover"
     )]

@@ -52,21 +52,50 @@ fn each_connection_is_logged_with_its_peer_label() {
     assert!(line.contains(&label), "{line}");
 }
 
+/// An endpoint of the test's own that is not the default one (a mistyped ZEROCLAW_SOCKET).
+fn another_endpoint(dir: &TestDir) -> String {
+    if cfg!(windows) {
+        format!(r"\\.\pipe\zc-test-{}-typo", std::process::id())
+    } else {
+        dir.path().join("typo.sock").display().to_string()
+    }
+}
+
+/// Issue 28: one daemon per data dir, whatever its socket. A second one, on the first one's
+/// endpoint or through another, exits non-zero naming the data dir, the first one's pid and
+/// the endpoint it serves. Its advice is to use or stop that daemon, or to take a data dir of
+/// its own: ZEROCLAW_SOCKET is only ever named to reach the first one (before, the refusal
+/// said "set ZEROCLAW_SOCKET ... to run a second one elsewhere", which started a second
+/// daemon on the same database).
 #[test]
-fn a_second_daemon_is_refused_with_the_holders_pid_while_the_first_keeps_serving() {
+fn a_second_daemon_on_the_data_dir_is_refused_whatever_its_socket_naming_the_first_and_never_advising_another_socket()
+ {
     let dir = TestDir::new();
     let first = dir.start(&[]);
-    let mut second = dir.spawn_with(&[], &[]);
-    let status = second.wait_exit();
-    assert!(!status.success());
-    let stderr = second.log_text();
-    assert!(stderr.contains(&format!("pid {}", first.pid())), "{stderr}");
-    // Unix locks the endpoint; Windows the data dir (whatever the pipe's name).
-    #[cfg(unix)]
-    let named = first.endpoint.display().to_string();
-    #[cfg(windows)]
-    let named = dir.data_dir().display().to_string();
-    assert!(stderr.contains(&named), "{stderr}");
+    let theirs = first.endpoint.display().to_string();
+    let other = another_endpoint(&dir);
+    for env in [&[][..], &[("ZEROCLAW_SOCKET", other.as_str())]] {
+        let mut second = dir.spawn_with(&[], env);
+        assert!(!second.wait_exit().success(), "{env:?}");
+        let said = second.log_text();
+        for named in [
+            dir.data_dir().display().to_string(),
+            format!("pid {}", first.pid()),
+            format!("serving {theirs}"),
+            "ZEROCLAW_DATA_DIR".to_owned(),
+        ] {
+            assert!(said.contains(&named), "{env:?}: {named:?} not in: {said}");
+        }
+        let reach = format!("ZEROCLAW_SOCKET={theirs};");
+        assert!(
+            said.match_indices("ZEROCLAW_SOCKET")
+                .all(|(at, _)| said[at..].starts_with(&reach)),
+            "{env:?}: {said}"
+        );
+        if !env.is_empty() {
+            assert!(second.endpoint_gone(), "the refused daemon left {other}");
+        }
+    }
     let mut conn = first.initialized();
     assert_eq!(conn.call("status", json!({}))["pid"], json!(first.pid()));
 }
@@ -554,6 +583,30 @@ mod cli {
             json["provider"],
             json!({"kind": "openai", "model": "llama3.2"})
         );
+    }
+
+    /// Issue 28: through a mistyped socket, `status` named no daemon and advised starting one
+    /// (a second daemon on the same data). Now it names the daemon of the data dir, the
+    /// endpoint it serves, and how to reach it.
+    #[test]
+    fn status_through_another_socket_names_the_daemon_of_the_data_dir_and_its_endpoint() {
+        let dir = TestDir::new();
+        let daemon = dir.start(&[]);
+        let out = dir
+            .command(&["status"])
+            .env("ZEROCLAW_SOCKET", another_endpoint(&dir))
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let said = String::from_utf8(out.stderr).unwrap();
+        let theirs = daemon.endpoint.display().to_string();
+        for named in [
+            format!("pid {}", daemon.pid()),
+            format!("set ZEROCLAW_SOCKET to {theirs}"),
+        ] {
+            assert!(said.contains(&named), "{named:?} not in: {said}");
+        }
+        assert!(!said.contains("start one"), "{said}");
     }
 
     #[test]

@@ -273,3 +273,94 @@ fn a_stopped_daemon_leaves_one_whole_database_file_and_no_wal() {
     let list = copy.start(&[]).client().call("session/list", json!({}));
     assert_eq!(list["sessions"][0]["sessionId"], session, "{list}");
 }
+
+/// An endpoint of the test's own that is not the default one (a mistyped ZEROCLAW_SOCKET).
+fn another_endpoint(dir: &TestDir) -> String {
+    if cfg!(windows) {
+        format!(r"\\.\pipe\zc-test-{}-typo", std::process::id())
+    } else {
+        dir.path().join("typo.sock").display().to_string()
+    }
+}
+
+/// Issue 28: through another socket, `store check` checked the live database and `store
+/// recover` rebuilt it under the daemon. The data dir's lock refuses both, naming the daemon
+/// (its pid and endpoint), and nothing is renamed; `backup`, made for a live store, copies it
+/// and says that it read a live one.
+#[test]
+fn through_another_socket_check_and_recover_refuse_a_live_store_and_backup_says_it_reads_one() {
+    let dir = TestDir::new();
+    let daemon = dir.start(&[]);
+    let session = daemon.client().new_session(dir.path());
+    let other = another_endpoint(&dir);
+    let run = |args: &[&str]| {
+        let mut all = vec!["store"];
+        all.extend_from_slice(args);
+        dir.command(&all)
+            .env("ZEROCLAW_SOCKET", &other)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let daemon_named = [
+        data_dir(&dir).display().to_string(),
+        format!("pid {}", daemon.pid()),
+        format!("serving {}", daemon.endpoint.display()),
+    ];
+    for action in ["check", "recover"] {
+        let refused = run(&[action]);
+        assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+        let said = text(&refused);
+        for named in &daemon_named {
+            assert!(said.contains(named), "{action}: {named:?} not in: {said}");
+        }
+    }
+    assert!(kept(&dir).is_empty());
+
+    let copy = dir.path().join("live.db");
+    let backup = run(&["backup", copy.to_str().unwrap()]);
+    assert!(backup.status.success(), "{}", text(&backup));
+    let said = String::from_utf8_lossy(&backup.stderr);
+    assert!(said.contains("reading a live store"), "{said}");
+    for named in &daemon_named[1..] {
+        assert!(said.contains(named), "{named:?} not in: {said}");
+    }
+    let restored = TestDir::new();
+    make_data_dir(&restored);
+    std::fs::copy(&copy, db(&restored)).unwrap();
+    let list = restored.start(&[]).client().call("session/list", json!({}));
+    assert_eq!(list["sessions"][0]["sessionId"], json!(session), "{list}");
+}
+
+/// While a command that writes the store holds the data dir (here this test, as `zeroclaw
+/// store recover` would), a daemon on that data dir is refused, whatever its socket, naming
+/// the command and its pid; and it starts once the command is done.
+#[test]
+fn a_daemon_is_refused_while_a_store_command_holds_the_data_dir() {
+    let dir = TestDir::new();
+    make_data_dir(&dir);
+    let paths = zeroclaw_ipc::Paths {
+        config_dir: dir.config_dir(),
+        data_dir: data_dir(&dir),
+        endpoint: zeroclaw_ipc::Endpoint::new(dir.default_endpoint()),
+    };
+    let held = zeroclaw_ipc::lock(&paths, "zeroclaw store recover").unwrap();
+    let other = another_endpoint(&dir);
+    let mut daemon = dir.spawn_with(&[], &[("ZEROCLAW_SOCKET", &other)]);
+    let log = daemon.wait_for_stderr_end();
+    assert!(!daemon.wait_exit().success(), "{log}");
+    assert!(
+        log.contains("`zeroclaw store recover`")
+            && log.contains(&format!("pid {}", std::process::id()))
+            && log.contains("wait for it to finish"),
+        "{log}"
+    );
+    assert!(
+        !db(&dir).exists(),
+        "the refused daemon created the database"
+    );
+    drop(held);
+    let daemon = dir.start_with(&[], &[("ZEROCLAW_SOCKET", &other)]);
+    let status = daemon.client().call("status", json!({}));
+    assert_eq!(status["pid"], json!(daemon.pid()));
+}

@@ -1,8 +1,9 @@
-//! Local IPC for zeroclaw: where the daemon listens ([`endpoint`]), how it listens safely
-//! ([`LocalListener`]: a Unix socket or a Windows named pipe), and how clients connect
-//! ([`connect`]). Policy that is about the protocol lives in `zeroclaw-rpc`; policy that is
+//! Local IPC for zeroclaw: where the daemon listens ([`endpoint`]), the data dir's lock
+//! ([`claim_data_dir`]: one daemon per data dir), how it listens safely ([`LocalListener`]:
+//! a Unix socket or a Windows named pipe), and how clients connect ([`connect`]). Policy that is about the protocol lives in `zeroclaw-rpc`; policy that is
 //! about the daemon (what to do with a connection) lives in the runtime.
 
+mod data_lock;
 pub mod endpoint;
 mod local;
 #[cfg(unix)]
@@ -10,6 +11,7 @@ mod unix;
 #[cfg(windows)]
 mod windows;
 
+pub use data_lock::{DataDirLock, Holder, LOCK_FILE};
 pub use endpoint::{Endpoint, Paths, ResolveError, resolve};
 pub use local::{LocalStream, LocalTransport};
 #[cfg(windows)]
@@ -71,18 +73,24 @@ pub struct Accepted {
 /// Why the daemon could not start listening. Each message says what to do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum BindError {
+    /// The endpoint's lock (Unix) or the pipe's name (Windows) is held. Only ever met with
+    /// the data dir's lock held, so the holder serves another data dir: a daemon of its own
+    /// endpoint is the way past, and never one on the same data.
     #[error(
-        "another zeroclaw daemon ({}) is already serving {endpoint}; stop it with `zeroclaw stop`, or set ZEROCLAW_SOCKET (or --config-dir) to run a second one elsewhere",
+        "another zeroclaw daemon ({}) is already serving {endpoint}, for another data directory; stop it with `zeroclaw stop`, or give this daemon an endpoint of its own (ZEROCLAW_SOCKET, or --config-dir)",
         match .pid { Some(pid) => format!("pid {pid}"), None => "pid unknown".to_string() }
     )]
     AlreadyRunning { endpoint: String, pid: Option<u32> },
-    /// Windows: the data dir's lock (`daemon.lock`) is held, whatever pipe that daemon uses.
-    #[error(
-        "another zeroclaw daemon ({}) is already using the data directory {}; stop it with `zeroclaw stop`, or use another data dir (--config-dir or ZEROCLAW_DATA_DIR) to run a second one",
-        match .pid { Some(pid) => format!("pid {pid}"), None => "pid unknown".to_string() },
-        path.display()
-    )]
-    DataDirInUse { path: PathBuf, pid: Option<u32> },
+    /// The data dir's lock (`<data dir>/daemon.lock`) is held: by a daemon, whatever its
+    /// endpoint, or by a command working on the store. `endpoint` is the refused process's;
+    /// `command` is `None` for a daemon.
+    #[error("{}", data_lock::in_use_message(path, holder, endpoint, *command))]
+    DataDirInUse {
+        path: PathBuf,
+        holder: Holder,
+        endpoint: String,
+        command: Option<&'static str>,
+    },
     #[error(
         "{} exists and is {what}, not a socket; it was left untouched. Remove it yourself, or set ZEROCLAW_SOCKET to another path",
         path.display()
@@ -111,8 +119,9 @@ pub struct LocalListener {
 
 impl LocalListener {
     /// Starts listening on `paths.endpoint` with the platform's access rules (see the
-    /// protocol reference, "Daemon lifecycle").
-    pub fn bind(paths: &Paths) -> Result<Self, BindError> {
+    /// protocol reference, "Daemon lifecycle"). The data dir's lock comes first: asking
+    /// for it here proves it was taken.
+    pub fn bind(paths: &Paths, _data_dir: &DataDirLock) -> Result<Self, BindError> {
         #[cfg(unix)]
         let inner = unix::UnixServer::bind(paths.endpoint.as_path(), &paths.data_dir)?;
         #[cfg(windows)]
@@ -145,35 +154,40 @@ impl LocalListener {
     }
 }
 
-/// The daemon's exclusivity without its socket, for work that must not run beside a daemon
-/// (`zeroclaw store recover` renames the database). While it is held, a daemon refuses to
-/// start ([`BindError::AlreadyRunning`]); dropping it releases it.
-pub struct DaemonLock {
+/// Makes the data dir ready for a daemon (created if missing; on Unix 0700 and ours) and
+/// takes its lock exclusively, recording this process's pid and `paths.endpoint`: one daemon
+/// per data dir, whatever its endpoint. A daemon takes it before it opens the store and holds
+/// it until the store is closed; a second one is refused ([`BindError::DataDirInUse`],
+/// naming the holder's pid and endpoint) before it touches anything.
+pub fn claim_data_dir(paths: &Paths) -> Result<DataDirLock, BindError> {
     #[cfg(unix)]
-    _file: std::fs::File,
-    /// Windows: the data dir's lock (`<data dir>\daemon.lock`), the one a daemon takes
-    /// before it creates its pipe.
+    unix::prepare_private_dir(&paths.data_dir)?;
     #[cfg(windows)]
-    _file: std::fs::File,
+    std::fs::create_dir_all(&paths.data_dir).map_err(|source| BindError::Io {
+        what: format!("create the data directory ({})", paths.data_dir.display()),
+        source,
+    })?;
+    data_lock::take(paths, data_lock::Role::Daemon(&paths.endpoint))
 }
 
-/// Takes the daemon's lock for `paths`, or says which daemon holds it.
-pub fn lock(paths: &Paths) -> Result<DaemonLock, BindError> {
-    #[cfg(unix)]
-    let lock = DaemonLock {
-        _file: unix::take_lock(paths.endpoint.as_path())?,
-    };
-    #[cfg(windows)]
-    let lock = {
-        std::fs::create_dir_all(&paths.data_dir).map_err(|source| BindError::Io {
-            what: format!("create the data directory ({})", paths.data_dir.display()),
-            source,
-        })?;
-        DaemonLock {
-            _file: windows::take_lock(&paths.data_dir)?,
-        }
-    };
-    Ok(lock)
+/// The data dir's lock, exclusive, for `command`, which writes the store with no daemon
+/// running (`zeroclaw store recover`): refused while a daemon or another command holds it,
+/// and while it is held no daemon starts. The data dir must exist.
+pub fn lock(paths: &Paths, command: &'static str) -> Result<DataDirLock, BindError> {
+    data_lock::take(paths, data_lock::Role::Writer(command))
+}
+
+/// The data dir's lock, shared, for `command`, which only reads the store (`zeroclaw store
+/// check`): several readers at once, none beside a daemon or a writer. The data dir must
+/// exist.
+pub fn lock_shared(paths: &Paths, command: &'static str) -> Result<DataDirLock, BindError> {
+    data_lock::take(paths, data_lock::Role::Reader(command))
+}
+
+/// Who holds the lock of `paths.data_dir`, if anyone does (a client that found no daemon
+/// at its endpoint asks). The probe holds a shared lock for an instant.
+pub fn data_dir_holder(paths: &Paths) -> Option<Holder> {
+    data_lock::holder(&paths.data_dir)
 }
 
 /// Why a client could not connect.

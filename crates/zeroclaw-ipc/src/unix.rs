@@ -1,7 +1,8 @@
 //! The Unix listener: private directory, lock, stale-socket rules, owner-only socket.
 //!
-//! Order matters: the lock is taken before the socket path is touched, so only the daemon
-//! holding the lock ever removes a socket, and only one whose connect is refused.
+//! Order matters: the endpoint's lock is taken before the socket path is touched, so only
+//! the daemon holding the lock ever removes a socket, and only one whose connect is refused.
+//! (The data dir's lock, one daemon per data dir, is taken before both: `data_lock.rs`.)
 
 use crate::{Accepted, BindError, LocalStream, PeerInfo};
 use rustix::fs::{FlockOperation, Mode};
@@ -26,8 +27,8 @@ pub(crate) struct UnixServer {
 }
 
 impl UnixServer {
+    /// Binds `path`; the data dir has been prepared and locked ([`crate::claim_data_dir`]).
     pub(crate) fn bind(path: &Path, data_dir: &Path) -> Result<Self, BindError> {
-        prepare_private_dir(data_dir)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
             && parent != data_dir
         {
@@ -137,7 +138,7 @@ fn create_private_dir(dir: &Path) -> Result<(), BindError> {
 
 /// Creates the data dir 0700, or checks an existing one: it must be a directory owned by
 /// this user; a looser mode is tightened to 0700.
-fn prepare_private_dir(dir: &Path) -> Result<(), BindError> {
+pub(crate) fn prepare_private_dir(dir: &Path) -> Result<(), BindError> {
     if !dir.exists() {
         create_private_dir(dir)?;
     }
@@ -166,48 +167,70 @@ fn prepare_private_dir(dir: &Path) -> Result<(), BindError> {
     Ok(())
 }
 
-/// Opens `<socket>.lock` (never through a symlink) and takes an exclusive, non-blocking flock.
+/// Opens a lock file (never through a symlink), creating it 0600 if `create`; anything but
+/// a regular file is refused.
+pub(crate) fn open(path: &Path, create: bool) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(create)
+        .create(create)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "it is a symbolic link; refusing to follow it (remove it if you did not create it)",
+                )
+            } else {
+                e
+            }
+        })?;
+    if !file.metadata()?.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        ));
+    }
+    Ok(file)
+}
+
+/// A non-blocking `flock`, exclusive or shared: `Ok(false)` when another holds it.
+pub(crate) fn try_lock(file: &File, exclusive: bool) -> io::Result<bool> {
+    let how = if exclusive {
+        FlockOperation::NonBlockingLockExclusive
+    } else {
+        FlockOperation::NonBlockingLockShared
+    };
+    match rustix::fs::flock(file, how) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub(crate) fn unlock(file: &File) -> io::Result<()> {
+    Ok(rustix::fs::flock(file, FlockOperation::Unlock)?)
+}
+
+/// Opens `<socket>.lock` and takes an exclusive, non-blocking flock: one daemon per endpoint.
+/// The file then holds this daemon's pid.
 pub(crate) fn take_lock(socket: &Path) -> Result<File, BindError> {
     let lock_path = crate::Endpoint::new(socket).lock_path();
     let lock_err = |source| BindError::Lock {
         path: lock_path.clone(),
         source,
     };
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(&lock_path)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
-                lock_err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "it is a symbolic link; refusing to follow it (remove it if you did not create it)",
-                ))
-            } else {
-                lock_err(e)
-            }
-        })?;
-    let meta = file.metadata().map_err(lock_err)?;
-    if !meta.file_type().is_file() {
-        return Err(lock_err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "it is not a regular file",
-        )));
-    }
-    if let Err(e) = rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        if e == rustix::io::Errno::WOULDBLOCK {
-            let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
-            return Err(BindError::AlreadyRunning {
-                endpoint: socket.display().to_string(),
-                pid: text.trim().parse().ok(),
-            });
-        }
-        return Err(lock_err(e.into()));
+    let mut file = open(&lock_path, true).map_err(lock_err)?;
+    if !try_lock(&file, true).map_err(lock_err)? {
+        let mut text = String::new();
+        let _ = file.read_to_string(&mut text);
+        return Err(BindError::AlreadyRunning {
+            endpoint: socket.display().to_string(),
+            pid: text.trim().parse().ok(),
+        });
     }
     file.set_len(0).map_err(lock_err)?;
     file.rewind().map_err(lock_err)?;

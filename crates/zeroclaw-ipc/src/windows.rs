@@ -2,8 +2,9 @@
 //! and a client that talks only to a pipe served by its own user.
 //!
 //! What keeps the daemon's side private (see the protocol reference, "Daemon lifecycle"):
-//! - the data dir lock (`LockFileEx` on `<data dir>\daemon.lock`), taken before the pipe is
-//!   created: one daemon per data dir, whatever the spelling of its path or its pipe name;
+//! - the data dir lock (`LockFileEx` on `<data dir>\daemon.lock`, `data_lock.rs`), taken
+//!   before the pipe is created: one daemon per data dir, whatever the spelling of its path
+//!   or its pipe name;
 //! - an explicit security descriptor granting only the creating user and SYSTEM, because the
 //!   OS default DACL for a pipe also lets Everyone (and anonymous) read it;
 //! - `reject_remote_clients`, so the pipe is not reachable over SMB;
@@ -23,7 +24,7 @@
 use crate::{Accepted, BindError, Endpoint, LocalStream, Paths, PeerInfo};
 use std::ffi::{OsStr, c_void};
 use std::fs::File;
-use std::io::{self, Read, Seek, Write};
+use std::io;
 use std::os::windows::ffi::OsStrExt;
 use std::os::windows::fs::OpenOptionsExt;
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
@@ -47,6 +48,7 @@ use windows_sys::Win32::Security::{
 use windows_sys::Win32::Storage::FileSystem::{
     FILE_FLAG_OPEN_REPARSE_POINT, FILE_FLAG_OVERLAPPED, FILE_TYPE_PIPE, GetFileType,
     LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY, LockFileEx, SECURITY_IDENTIFICATION,
+    UnlockFileEx,
 };
 use windows_sys::Win32::System::IO::OVERLAPPED;
 use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
@@ -60,9 +62,6 @@ use windows_sys::Win32::System::Threading::{
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const BUSY_RETRY: Duration = Duration::from_millis(10);
 
-/// The data dir lock's file name.
-pub(crate) const LOCK_FILE: &str = "daemon.lock";
-
 /// The byte `LockFileEx` locks: far past the pid written at the start of the file. Windows
 /// locks are mandatory, so a lock over the pid would keep the next daemon from reading who
 /// holds it.
@@ -75,19 +74,11 @@ pub(crate) struct PipeServer {
     /// The instance currently waiting for a client. There is always one, so the name never
     /// lapses and nobody else can take it over between connections.
     next: NamedPipeServer,
-    /// The data dir lock, held for the server's lifetime; Windows releases it when the
-    /// process dies, so a killed daemon leaves nothing stale behind.
-    _lock: File,
 }
 
 impl PipeServer {
+    /// Creates the pipe; the data dir has been locked ([`crate::claim_data_dir`]).
     pub(crate) fn bind(paths: &Paths) -> Result<Self, BindError> {
-        let data_dir = &paths.data_dir;
-        std::fs::create_dir_all(data_dir).map_err(|source| BindError::Io {
-            what: format!("create the data directory ({})", data_dir.display()),
-            source,
-        })?;
-        let lock = take_lock(data_dir)?;
         let sd = SecurityDescriptor::current_user_and_system().map_err(|source| BindError::Io {
             what: "build the named pipe's security descriptor".into(),
             source,
@@ -110,7 +101,6 @@ impl PipeServer {
             name,
             sd,
             next: first,
-            _lock: lock,
         })
     }
 
@@ -133,62 +123,61 @@ impl PipeServer {
     }
 }
 
-/// Takes the data dir's lock: an exclusive `LockFileEx` on `<data dir>\daemon.lock`, which
-/// then holds this process's pid. Refused, naming the holder's pid, while another process
-/// holds it. A link at the lock's path is never followed.
-pub(crate) fn take_lock(data_dir: &Path) -> Result<File, BindError> {
-    let path = data_dir.join(LOCK_FILE);
-    let lock_err = |source| BindError::Lock {
-        path: path.clone(),
-        source,
-    };
-    let mut file = std::fs::OpenOptions::new()
+/// Opens a lock file, creating it if `create`; a link at its path is never followed, and
+/// anything but a regular file is refused.
+pub(crate) fn open(path: &Path, create: bool) -> io::Result<File> {
+    let file = std::fs::OpenOptions::new()
         .read(true)
-        .write(true)
-        .create(true)
+        .write(create)
+        .create(create)
         .truncate(false)
         .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
-        .open(&path)
-        .map_err(lock_err)?;
-    let meta = file.metadata().map_err(lock_err)?;
-    if !meta.file_type().is_file() {
-        return Err(lock_err(io::Error::new(
+        .open(path)?;
+    if !file.metadata()?.file_type().is_file() {
+        return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "it is not a regular file (a link is never followed); remove it if you did not create it",
-        )));
+        ));
     }
+    Ok(file)
+}
+
+/// The lock's byte, far past the record (see [`LOCK_OFFSET_HIGH`]).
+fn lock_byte() -> OVERLAPPED {
     // SAFETY: a zeroed OVERLAPPED is a valid "no event" value; only its offset is set.
     let mut at: OVERLAPPED = unsafe { std::mem::zeroed() };
     at.Anonymous.Anonymous.OffsetHigh = LOCK_OFFSET_HIGH;
+    at
+}
+
+/// `LockFileEx` without waiting, exclusive or shared: `Ok(false)` when another holds it.
+pub(crate) fn try_lock(file: &File, exclusive: bool) -> io::Result<bool> {
+    let mut at = lock_byte();
+    let mut flags = LOCKFILE_FAIL_IMMEDIATELY;
+    if exclusive {
+        flags |= LOCKFILE_EXCLUSIVE_LOCK;
+    }
     // SAFETY: `file` owns an open handle for the duration of the call, and `at` is a valid
     // OVERLAPPED that outlives it; the handle is synchronous, so the call completes (or
     // fails at once, with LOCKFILE_FAIL_IMMEDIATELY) before returning.
-    let locked = unsafe {
-        LockFileEx(
-            file.as_raw_handle() as HANDLE,
-            LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY,
-            0,
-            1,
-            0,
-            &mut at,
-        )
-    };
-    if locked == 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() == Some(ERROR_LOCK_VIOLATION as i32) {
-            let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
-            return Err(BindError::DataDirInUse {
-                path: data_dir.to_path_buf(),
-                pid: text.trim().parse().ok(),
-            });
-        }
-        return Err(lock_err(e));
+    let locked = unsafe { LockFileEx(file.as_raw_handle() as HANDLE, flags, 0, 1, 0, &mut at) };
+    if locked != 0 {
+        return Ok(true);
     }
-    file.set_len(0).map_err(lock_err)?;
-    file.rewind().map_err(lock_err)?;
-    writeln!(file, "{}", std::process::id()).map_err(lock_err)?;
-    Ok(file)
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(ERROR_LOCK_VIOLATION as i32) {
+        return Ok(false);
+    }
+    Err(e)
+}
+
+pub(crate) fn unlock(file: &File) -> io::Result<()> {
+    let mut at = lock_byte();
+    // SAFETY: as in `try_lock`; it releases the byte this handle locked.
+    if unsafe { UnlockFileEx(file.as_raw_handle() as HANDLE, 0, 1, 0, &mut at) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Connects to the daemon's pipe, if it is one served by this user. A missing pipe is
@@ -586,6 +575,7 @@ fn wide(s: &str) -> Vec<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     fn paths(dir: &std::path::Path, tag: &str) -> Paths {
@@ -612,26 +602,33 @@ mod tests {
         false
     }
 
-    /// The data dir lock refuses a second server on one data dir, whatever its pipe, and
-    /// names the first one's pid (issue 12, defect 2).
+    /// The data dir lock refuses a second daemon on one data dir, whatever its pipe, naming
+    /// the first one's pid and pipe (issue 12, defect 2; issue 28).
     #[tokio::test]
     async fn a_second_server_on_one_data_dir_is_refused_naming_the_holder() {
         let dir = tempfile::tempdir().unwrap();
         let first = paths(dir.path(), "dir-a");
-        let _server = PipeServer::bind(&first).unwrap();
-        assert!(first.data_dir.join(LOCK_FILE).is_file());
+        let claim = crate::claim_data_dir(&first).unwrap();
+        let _server = crate::LocalListener::bind(&first, &claim).unwrap();
+        assert!(first.data_dir.join(crate::LOCK_FILE).is_file());
         let other_pipe = paths(dir.path(), "dir-b");
-        match PipeServer::bind(&other_pipe) {
-            Err(BindError::DataDirInUse { path, pid }) => {
+        match crate::claim_data_dir(&other_pipe) {
+            Err(BindError::DataDirInUse { path, holder, .. }) => {
                 assert_eq!(path, first.data_dir);
-                assert_eq!(pid, Some(std::process::id()));
+                assert_eq!(
+                    holder,
+                    crate::Holder::Daemon {
+                        pid: Some(std::process::id()),
+                        endpoint: Some(first.endpoint.to_string())
+                    }
+                );
             }
             Err(e) => panic!("unexpected error: {e}"),
-            Ok(_) => panic!("second bind succeeded"),
+            Ok(_) => panic!("second claim succeeded"),
         }
         // `zeroclaw store` takes the same lock.
         assert!(matches!(
-            crate::lock(&other_pipe),
+            crate::lock(&other_pipe, "zeroclaw store recover"),
             Err(BindError::DataDirInUse { .. })
         ));
     }
@@ -642,13 +639,19 @@ mod tests {
     async fn a_server_that_is_gone_leaves_nothing_that_blocks_the_next() {
         let dir = tempfile::tempdir().unwrap();
         let paths = paths(dir.path(), "again");
-        drop(PipeServer::bind(&paths).unwrap());
-        assert!(paths.data_dir.join(LOCK_FILE).is_file());
+        let claim = crate::claim_data_dir(&paths).unwrap();
+        drop(crate::LocalListener::bind(&paths, &claim).unwrap());
+        drop(claim);
+        assert!(paths.data_dir.join(crate::LOCK_FILE).is_file());
         let err = connect(&paths.endpoint).await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
-        let _again = PipeServer::bind(&paths).unwrap();
-        let lock = std::fs::read_to_string(paths.data_dir.join(LOCK_FILE)).unwrap();
-        assert_eq!(lock.trim(), std::process::id().to_string());
+        let claim = crate::claim_data_dir(&paths).unwrap();
+        let _again = crate::LocalListener::bind(&paths, &claim).unwrap();
+        let lock = std::fs::read_to_string(paths.data_dir.join(crate::LOCK_FILE)).unwrap();
+        assert!(
+            lock.starts_with(&format!("pid={}\n", std::process::id())),
+            "{lock}"
+        );
     }
 
     /// FILE_FLAG_FIRST_PIPE_INSTANCE: a second server on one pipe name (another data dir)

@@ -50,7 +50,7 @@ fn options() -> ClientOptions {
 }
 
 /// Connects to a running daemon; never starts one. With no socket to connect to, a daemon
-/// may still hold the endpoint's lock (its socket file was deleted): the message names it.
+/// may still be running: the message names it (see [`no_daemon_but`]).
 pub async fn connect(paths: &Paths) -> Result<Client, String> {
     connect_with(paths, options()).await
 }
@@ -64,17 +64,37 @@ pub async fn connect_with(paths: &Paths, options: ClientOptions) -> Result<Clien
     }
     Client::connect(&paths.endpoint, options)
         .await
-        .map_err(|e| match (&e, zeroclaw_ipc::lock_holder(&paths.endpoint)) {
-            (
-                zeroclaw_client::ClientError::Connect(zeroclaw_ipc::ConnectError::NoDaemon {
-                    endpoint,
-                }),
-                Some(pid),
-            ) => format!(
-                "no socket at {endpoint}, but the daemon with pid {pid} holds its lock: its socket file was deleted. It re-creates it within daemon.socket_check_secs; or stop it with `kill {pid}`"
-            ),
+        .map_err(|e| match &e {
+            zeroclaw_client::ClientError::Connect(zeroclaw_ipc::ConnectError::NoDaemon {
+                endpoint,
+            }) => no_daemon_but(paths, endpoint).unwrap_or_else(|| e.to_string()),
             _ => e.to_string(),
         })
+}
+
+/// Nothing answers at `endpoint`, yet a daemon may be running: one whose socket file was
+/// deleted still holds the endpoint's lock, and one serving another endpoint on this data dir
+/// (a mistyped or forgotten ZEROCLAW_SOCKET) holds the data dir's. Starting a daemon is the
+/// wrong advice for either: this names the running one and how to reach it.
+fn no_daemon_but(paths: &Paths, endpoint: &zeroclaw_ipc::Endpoint) -> Option<String> {
+    if let Some(pid) = zeroclaw_ipc::lock_holder(endpoint) {
+        return Some(format!(
+            "no socket at {endpoint}, but the daemon with pid {pid} holds its lock: its socket file was deleted. It re-creates it within daemon.socket_check_secs; or stop it with `kill {pid}`"
+        ));
+    }
+    match zeroclaw_ipc::data_dir_holder(paths)? {
+        zeroclaw_ipc::Holder::Daemon {
+            pid,
+            endpoint: Some(theirs),
+        } if theirs != endpoint.to_string() => {
+            let pid = pid.map_or_else(|| "pid unknown".to_owned(), |pid| format!("pid {pid}"));
+            Some(format!(
+                "no daemon at {endpoint}, but the daemon ({pid}) of this data directory ({}) serves {theirs}: set ZEROCLAW_SOCKET to {theirs} to talk to it (a data directory takes one daemon, so another one started here would be refused)",
+                paths.data_dir.display()
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// "error -32000: no session ..." for a failed call.

@@ -1,8 +1,9 @@
 //! `zeroclaw store`: the session database's maintenance, on the file itself (no daemon is
-//! needed; `check` and `recover` refuse while one runs).
+//! needed; `check` and `recover` refuse while one runs on the data dir, whatever its
+//! endpoint; `backup` reads a live store and says so).
 
 use std::path::Path;
-use zeroclaw_ipc::Paths;
+use zeroclaw_ipc::{Holder, Paths};
 use zeroclaw_runtime::maintenance::{self, Recovery};
 
 /// `check`'s exit status when it found something wrong (1 is "could not check").
@@ -28,7 +29,17 @@ pub fn check(paths: &Paths) -> Result<u8, String> {
 
 pub fn backup(paths: &Paths, to: &Path) -> Result<u8, String> {
     let db = maintenance::database(paths);
-    maintenance::backup(paths, to).map_err(|e| e.to_string())?;
+    let live = maintenance::backup(paths, to).map_err(|e| e.to_string())?;
+    if let Some(Holder::Daemon { pid, endpoint }) = live {
+        let pid = pid.map_or_else(|| "pid unknown".to_owned(), |pid| format!("pid {pid}"));
+        let serving = endpoint
+            .map(|e| format!(", serving {e}"))
+            .unwrap_or_default();
+        eprintln!(
+            "reading a live store: a daemon ({pid}{serving}) is using it; the copy is the \
+             database as it was at one moment, with every commit up to then"
+        );
+    }
     println!("copied {} to {}", db.display(), to.display());
     Ok(0)
 }

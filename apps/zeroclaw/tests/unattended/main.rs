@@ -12,6 +12,7 @@ mod harness;
 mod cli;
 mod events;
 mod headers;
+mod one_daemon;
 mod policy;
 mod queue;
 mod refusals;

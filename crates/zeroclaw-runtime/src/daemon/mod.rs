@@ -134,8 +134,13 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             .plan()
             .map_err(|e| DaemonError::Gateway(e.0))?;
     }
-    // Bind first: it takes the lock, so a second daemon never opens the database.
-    let mut listener = LocalListener::bind(&options.paths)?;
+    // One daemon per data dir, whatever its endpoint: the data dir's lock comes before
+    // anything in the data dir is touched (the store opened, runs and turns marked, bash
+    // records reaped), so a second daemon is refused having changed nothing. It is held
+    // until the store is closed, after the socket is gone: a daemon started meanwhile is
+    // refused, never served by a store still being written.
+    let data_dir = zeroclaw_ipc::claim_data_dir(&options.paths)?;
+    let mut listener = LocalListener::bind(&options.paths, &data_dir)?;
     if config.daemon.socket_check_secs > 0 {
         listener.watch_socket(Duration::from_secs(config.daemon.socket_check_secs));
     }
@@ -257,6 +262,7 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     // Last: nothing writes any more. Closing checkpoints the WAL, so the database file is
     // whole on its own (a copy of it is a backup).
     state.sessions.store.close().await;
+    drop(data_dir);
     signals.abort();
     tracing::info!("stopped");
     Ok(())
