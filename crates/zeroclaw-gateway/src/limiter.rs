@@ -1,5 +1,5 @@
 //! Failed-authentication slow-down: the tenth wrong secret (a token, a dashboard session's
-//! cookie and proof, a login code) from one address within 60 s, and
+//! cookie and proof, a login code, a webhook signature) from one address within 60 s, and
 //! every further one from that address for 60 s, is answered 429.
 //!
 //! Only a wrong secret is counted and only a wrong secret is slowed. A request that presents
