@@ -210,7 +210,9 @@ const CASES: &[(&str, &str, Expect)] = &[
 /// Runs one case; `Err` says what went wrong.
 fn run(key: &str, lines: &str, expect: Expect) -> Result<(), String> {
     let dir = TestDir::new();
-    let lines = lines.replace("{dir}", &dir.path().display().to_string());
+    // A TOML string: a Windows path's backslashes escaped.
+    let escaped = dir.path().display().to_string().replace('\\', "\\\\");
+    let lines = lines.replace("{dir}", &escaped);
     let listen = if lines.contains("listen =") {
         ""
     } else {
