@@ -20,9 +20,12 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(code == codes::PARSE_ERROR, !is_json, "JSON-ness misjudged");
     }
     if let Ok(header) = std::str::from_utf8(data) {
-        let (_, bearer) = zeroclaw_gateway::fuzzing::ws_protocols(header);
+        let (_, bearer, proof) = zeroclaw_gateway::fuzzing::ws_protocols(header);
         if let Some(token) = bearer {
             assert!(header.contains(&format!("zeroclaw.bearer.{token}")));
+        }
+        if let Some(proof) = proof {
+            assert!(header.contains(&format!("zeroclaw.proof.{proof}")));
         }
     }
 });

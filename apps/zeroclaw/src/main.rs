@@ -199,7 +199,8 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
     /// Print a one-time login link to the gateway's dashboard (valid 5 minutes, once).
     #[command(after_help = "Examples:\n  zeroclaw dashboard\n  zeroclaw dashboard --open")]
     Dashboard {
-        /// Open the link in the default browser.
+        /// Open the link in the default browser (through a 0600 redirect file in the data
+        /// dir: the code never goes on a command line).
         #[arg(long)]
         open: bool,
     },

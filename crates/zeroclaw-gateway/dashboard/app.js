@@ -1,7 +1,8 @@
 // The zeroclaw dashboard: one more client of the daemon's protocol. It talks JSON-RPC over
-// the gateway's /rpc WebSocket (the session cookie authenticates it) exactly as zerocode
-// does over the socket, and reads nothing else but /api/v1/status (to tell "signed out"
-// from "daemon down" when the WebSocket cannot open). No library, no build step; every piece of
+// the gateway's /rpc WebSocket (its dashboard session authenticates it: the cookie, and the
+// proof this page keeps in sessionStorage, sent as a subprotocol) exactly as zerocode does
+// over the socket, and reads nothing else but /api/v1/status (to tell "signed out" from
+// "daemon down" when the WebSocket cannot open). No library, no build step; every piece of
 // untrusted text reaches the page through text nodes (see markdown.js).
 
 import { codeBlock, renderMarkdown } from "./markdown.js";
@@ -19,6 +20,54 @@ function el(tag, attrs = {}, ...children) {
   }
   for (const child of children) if (child !== null && child !== undefined) node.append(child);
   return node;
+}
+
+// ---------------------------------------------------------------------------------------
+// The dashboard session's proof. The cookie alone is refused (every other server on this
+// host receives it too); the proof is readable by this origin only (scheme, host and port).
+// It lives in sessionStorage: this tab's, kept across reloads. A new tab asks the open tabs
+// of this origin for it (BroadcastChannel: same origin only) and, if none answers, is signed
+// out until a new login link.
+
+const PROOF_KEY = "zeroclaw.proof";
+const proofChannel = "BroadcastChannel" in window ? new BroadcastChannel("zeroclaw.proof") : null;
+let connected = false; // only a connected tab's proof is known good, so only it answers
+
+const proof = () => sessionStorage.getItem(PROOF_KEY);
+
+if (proofChannel) {
+  proofChannel.onmessage = (event) => {
+    if (event.data?.type === "ask" && connected && proof()) {
+      proofChannel.postMessage({ type: "proof", proof: proof() });
+    }
+  };
+}
+
+/** A proof another tab holds (other than `except`), or null when none answers within a second. */
+function askOtherTabs(except) {
+  if (!proofChannel) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const asking = new BroadcastChannel("zeroclaw.proof");
+    const done = (value) => {
+      clearTimeout(timer);
+      asking.close();
+      resolve(value);
+    };
+    const timer = setTimeout(() => done(null), 1000);
+    asking.onmessage = (event) => {
+      if (event.data?.type === "proof" && typeof event.data.proof === "string" && event.data.proof !== except) {
+        done(event.data.proof);
+      }
+    };
+    asking.postMessage({ type: "ask" });
+  });
+}
+
+/** Takes another tab's proof if there is one; true when one was found. */
+async function adoptProof() {
+  const found = await askOtherTabs(proof());
+  if (found) sessionStorage.setItem(PROOF_KEY, found);
+  return found !== null;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -57,7 +106,9 @@ class Rpc {
       old.onmessage = null;
       old.close();
     }
-    const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/rpc`, ["zeroclaw.v1"]);
+    const protocols = ["zeroclaw.v1"];
+    if (proof()) protocols.push(`zeroclaw.proof.${proof()}`);
+    const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/rpc`, protocols);
     this.ws = ws;
     let opened = false;
     ws.onmessage = (message) => this.receive(message.data);
@@ -90,13 +141,18 @@ class Rpc {
 
   /**
    * The upgrade was refused or the daemon is away: the WebSocket API cannot tell which, so
-   * a plain request asks. A 401 means "signed out" (no point retrying); anything else is
-   * retried.
+   * a plain request asks. A 401 means "signed out" (no point retrying) unless another tab
+   * holds a newer proof (it signed in again); anything else is retried.
    */
   async diagnose() {
     try {
-      const answer = await fetch("/api/v1/status", { credentials: "same-origin", cache: "no-store" });
+      const headers = proof() ? { "zeroclaw-proof": proof() } : {};
+      const answer = await fetch("/api/v1/status", { credentials: "same-origin", cache: "no-store", headers });
       if (answer.status === 401) {
+        if (await adoptProof()) {
+          this.open();
+          return;
+        }
         this.handlers.state("signed-out");
         return;
       }
@@ -185,6 +241,7 @@ const rpc = new Rpc({
 });
 
 function connectionState(what, delay) {
+  connected = what === "up";
   const conn = $("conn");
   conn.dataset.state = what;
   $("retry").hidden = what !== "down";
@@ -869,5 +926,7 @@ function showQuestion(id, q) {
   (input || form.querySelector("button"))?.focus({ preventScroll: true });
 }
 
-rpc.open();
+// A tab without a proof (a new one) asks the others first.
+if (proof()) rpc.open();
+else adoptProof().then(() => rpc.open());
 $("retry").addEventListener("click", () => rpc.retryNow());

@@ -1,5 +1,7 @@
 // The one-time login: the code is in the URL fragment (never sent in a request line); it is
-// exchanged at /auth/exchange for an HttpOnly session cookie, then the dashboard opens.
+// exchanged at /auth/exchange for a dashboard session: an HttpOnly cookie, and a proof that
+// this page keeps in sessionStorage (readable by this origin only) for the dashboard to send
+// with every request. Then the dashboard opens.
 const say = (text) => {
   document.getElementById("message").textContent = text;
 };
@@ -16,8 +18,11 @@ if (!code) {
     credentials: "same-origin",
   })
     .then((response) => {
-      if (response.status === 204) location.replace("/");
-      else if (response.status === 429) say("Too many failed logins from here: wait a minute, then run `zeroclaw dashboard` again.");
+      const proof = response.headers.get("zeroclaw-proof");
+      if (response.status === 204 && proof) {
+        sessionStorage.setItem("zeroclaw.proof", proof);
+        location.replace("/");
+      } else if (response.status === 429) say("Too many failed logins from here: wait a minute, then run `zeroclaw dashboard` again.");
       else say("This link was already used or has expired: run `zeroclaw dashboard` again.");
     })
     .catch(() => say("The daemon could not be reached."));

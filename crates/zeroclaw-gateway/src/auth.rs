@@ -1,5 +1,13 @@
-//! Who is calling: a bearer token, or the dashboard's cookie (with its CSRF rule), checked
-//! on every request that touches data; and the origins a browser may call from.
+//! Who is calling: a bearer token, or a dashboard session (its cookie *and* its proof, with
+//! the CSRF rule), checked on every request that touches data; and the origins a browser
+//! may call from.
+//!
+//! A dashboard session is two secrets. The cookie (`HttpOnly; SameSite=Strict`) is not
+//! isolated by port: the browser also sends it to every other server on `127.0.0.1` or
+//! `localhost` it visits, so it is never enough on its own and never a bearer token. The
+//! proof is held by the page in `sessionStorage`, which only the gateway's own origin
+//! (scheme, host *and* port) can read, and sent as the [`PROOF_HEADER`] header or, on the
+//! WebSocket upgrade, as the subprotocol `zeroclaw.proof.<proof>`.
 
 use crate::errors::ApiError;
 use crate::limiter::Limiter;
@@ -14,10 +22,16 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use zeroclaw_rpc::websocket::WsOptions;
 
-/// The dashboard's session cookie.
-pub const COOKIE: &str = "zeroclaw_session";
-/// The cookie's lifetime, renewed on every use.
-pub const COOKIE_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The request header carrying a dashboard session's proof (and the `/auth/exchange`
+/// response header that hands it to the page).
+pub const PROOF_HEADER: &str = "zeroclaw-proof";
+
+/// The dashboard's session cookie for the gateway on `port`: `zeroclaw_session_<port>`.
+/// Cookies are shared by every port of a host, so the port in the name keeps the
+/// dashboards of two daemons in one browser from overwriting each other's.
+pub fn cookie_name(port: u16) -> String {
+    format!("zeroclaw_session_{port}")
+}
 
 /// What every request of one gateway shares.
 pub struct App {
@@ -25,6 +39,8 @@ pub struct App {
     pub origins: Origins,
     pub limiter: Limiter,
     pub tls: bool,
+    /// The session cookie's name ([`cookie_name`]).
+    pub cookie: String,
     pub max_body_bytes: usize,
     pub body_timeout: Duration,
     /// How often an open SSE stream sends a heartbeat comment.
@@ -49,22 +65,18 @@ pub struct ConnInfo {
     pub permit: Arc<crate::slots::Slot>,
 }
 
-/// What the request log says about the caller, and a cookie to renew. Filled by the
-/// authentication; the secret in `renew` goes into `Set-Cookie` only, never a log.
+/// What the request log says about the caller: the token's or session's name, filled by
+/// the authentication.
 #[derive(Clone, Default)]
-pub struct LogSlot(pub Arc<Mutex<LogInfo>>);
-
-#[derive(Default)]
-pub struct LogInfo {
-    pub token: Option<Arc<str>>,
-    pub renew: Option<String>,
-}
+pub struct LogSlot(pub Arc<Mutex<Option<Arc<str>>>>);
 
 impl LogSlot {
-    fn record(&self, name: &Arc<str>, renew: Option<String>) {
-        let mut info = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        info.token = Some(name.clone());
-        info.renew = renew;
+    fn record(&self, name: &Arc<str>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(name.clone());
+    }
+
+    pub fn name(&self) -> Option<Arc<str>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 
@@ -72,7 +84,8 @@ impl LogSlot {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Via {
     Bearer,
-    Cookie,
+    /// A dashboard session: the cookie and its proof.
+    Dashboard,
 }
 
 /// An authenticated request.
@@ -82,31 +95,65 @@ pub struct Authed {
     pub remote: SocketAddr,
 }
 
-/// The secret a request presents: the `Authorization: Bearer` header, else the cookie.
-/// Tokens in the query string are never read.
-pub fn credentials(headers: &HeaderMap) -> Option<(String, Via)> {
-    if let Some(value) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    {
-        let token = value
-            .strip_prefix("Bearer ")
-            .or_else(|| value.strip_prefix("bearer "))
-            .unwrap_or("")
-            .trim();
-        return Some((token.to_owned(), Via::Bearer));
-    }
-    cookie(headers).map(|secret| (secret, Via::Cookie))
+/// The secrets a request presents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Presented {
+    /// Nothing that can be checked: no credential, an empty one, or the dashboard's
+    /// cookie without its proof (which any page on another local port can make a browser
+    /// send). A plain 401 that counts nothing.
+    Nothing {
+        cookie_only: bool,
+    },
+    Bearer(String),
+    Dashboard {
+        cookie: String,
+        proof: String,
+    },
 }
 
-fn cookie(headers: &HeaderMap) -> Option<String> {
+impl Presented {
+    /// The `Authorization: Bearer` header, else the session cookie with its proof (from
+    /// the header, or `proof` when the caller found one elsewhere: the WebSocket's
+    /// subprotocols). Tokens in the query string are never read.
+    pub fn read(headers: &HeaderMap, cookie_name: &str, proof: Option<String>) -> Self {
+        if let Some(value) = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+        {
+            let token = value
+                .strip_prefix("Bearer ")
+                .or_else(|| value.strip_prefix("bearer "))
+                .unwrap_or("")
+                .trim();
+            if !token.is_empty() {
+                return Self::Bearer(token.to_owned());
+            }
+        }
+        let cookie = cookie(headers, cookie_name).filter(|c| !c.is_empty());
+        let proof = headers
+            .get(PROOF_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.trim().to_owned())
+            .or(proof)
+            .filter(|p| !p.is_empty());
+        match (cookie, proof) {
+            (Some(cookie), Some(proof)) => Self::Dashboard { cookie, proof },
+            (cookie, _) => Self::Nothing {
+                cookie_only: cookie.is_some(),
+            },
+        }
+    }
+}
+
+/// The value of the cookie `name`, if the request carries it.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
+        .find(|(n, _)| *n == name)
         .map(|(_, value)| value.to_owned())
 }
 
@@ -118,38 +165,46 @@ pub fn remote(parts: &Parts) -> SocketAddr {
         .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)))
 }
 
-/// Checks a presented secret: 401 (counted as a failure) for none or a wrong one, 429 for
-/// an address that failed too often, never a slow-down for a valid one.
+/// Checks what a request presents. Nothing to check: 401, counted nowhere. A valid secret:
+/// served, whatever the address did before. A wrong one: 401, counted, and 429 once the
+/// address has failed too often.
 pub fn check(
     app: &App,
     remote: SocketAddr,
-    presented: Option<(String, Via)>,
+    presented: Presented,
     slot: Option<&LogSlot>,
 ) -> Result<Authed, ApiError> {
-    let found = presented
-        .as_ref()
-        .filter(|(secret, _)| !secret.is_empty())
-        .and_then(|(secret, via)| Some((app.backend.authenticate(secret)?, *via)));
-    let Some((principal, via)) = found else {
-        if let Some(wait) = app.limiter.blocked(remote.ip()) {
-            return Err(ApiError::too_many(wait));
+    let (found, via) = match &presented {
+        Presented::Nothing { cookie_only: false } => {
+            return Err(ApiError::unauthorized(
+                "authentication required: send `Authorization: Bearer <token>` (`zeroclaw token create NAME` mints one)",
+            ));
         }
+        Presented::Nothing { cookie_only: true } => {
+            return Err(ApiError::unauthorized(
+                "the dashboard's session cookie alone is not a credential: the dashboard page sends its proof with it (run `zeroclaw dashboard` to sign in); programs send `Authorization: Bearer <token>`",
+            ));
+        }
+        Presented::Bearer(token) => (app.backend.authenticate(token), Via::Bearer),
+        Presented::Dashboard { cookie, proof } => (
+            app.backend.authenticate_dashboard(cookie, proof),
+            Via::Dashboard,
+        ),
+    };
+    let Some(principal) = found else {
         if let Some(wait) = app.limiter.failed(remote.ip()) {
             tracing::warn!(remote = %remote, "too many failed authentications; slowing this address down");
             return Err(ApiError::too_many(wait));
         }
-        return Err(match presented {
-            None => ApiError::unauthorized(
-                "authentication required: send `Authorization: Bearer <token>` (`zeroclaw token create NAME` mints one)",
-            ),
-            Some(_) => ApiError::unauthorized("the token is unknown, revoked or expired"),
-        });
+        return Err(ApiError::unauthorized(match via {
+            Via::Bearer => "the token is unknown, revoked or expired",
+            Via::Dashboard => {
+                "the dashboard session is unknown, ended or expired: run `zeroclaw dashboard` to sign in again"
+            }
+        }));
     };
     if let Some(slot) = slot {
-        let renew = (via == Via::Cookie)
-            .then(|| presented.map(|(secret, _)| secret))
-            .flatten();
-        slot.record(&principal.name, renew);
+        slot.record(&principal.name);
     }
     Ok(Authed {
         principal,
@@ -163,10 +218,11 @@ impl FromRequestParts<Shared> for Authed {
 
     async fn from_request_parts(parts: &mut Parts, app: &Shared) -> Result<Self, ApiError> {
         let remote = remote(parts);
-        let presented = credentials(&parts.headers);
+        let presented = Presented::read(&parts.headers, &app.cookie, None);
         let authed = check(app, remote, presented, parts.extensions.get::<LogSlot>())?;
-        // CSRF: a cookie rides along on cross-site requests; the Origin does not lie.
-        if authed.via == Via::Cookie && !is_safe(&parts.method) {
+        // CSRF, besides the proof (which no other origin can read): a state change from a
+        // dashboard session must come from an origin allowed to make it.
+        if authed.via == Via::Dashboard && !is_safe(&parts.method) {
             let origin = parts
                 .headers
                 .get(header::ORIGIN)
@@ -243,14 +299,46 @@ mod tests {
     }
 
     #[test]
-    fn the_bearer_header_comes_before_the_cookie_and_the_query_is_never_read() {
+    fn the_bearer_header_comes_first_and_the_cookie_needs_its_proof() {
+        let name = cookie_name(4000);
         let mut headers = HeaderMap::new();
         headers.insert(
             header::COOKIE,
-            "a=b; zeroclaw_session=zc_c".parse().unwrap(),
+            "a=b; zeroclaw_session_4001=zcd_other; zeroclaw_session_4000=zcd_c"
+                .parse()
+                .unwrap(),
         );
-        assert_eq!(credentials(&headers), Some(("zc_c".into(), Via::Cookie)));
+        assert_eq!(
+            Presented::read(&headers, &name, None),
+            Presented::Nothing { cookie_only: true }
+        );
+        assert_eq!(
+            Presented::read(&headers, &name, Some("p".into())),
+            Presented::Dashboard {
+                cookie: "zcd_c".into(),
+                proof: "p".into()
+            }
+        );
+        headers.insert(PROOF_HEADER, "q".parse().unwrap());
+        assert_eq!(
+            Presented::read(&headers, &name, None),
+            Presented::Dashboard {
+                cookie: "zcd_c".into(),
+                proof: "q".into()
+            }
+        );
         headers.insert(header::AUTHORIZATION, "Bearer zc_b".parse().unwrap());
-        assert_eq!(credentials(&headers), Some(("zc_b".into(), Via::Bearer)));
+        assert_eq!(
+            Presented::read(&headers, &name, None),
+            Presented::Bearer("zc_b".into())
+        );
+        // A proof without its cookie, or an empty bearer: nothing to check.
+        let mut bare = HeaderMap::new();
+        bare.insert(PROOF_HEADER, "q".parse().unwrap());
+        bare.insert(header::AUTHORIZATION, "Bearer ".parse().unwrap());
+        assert_eq!(
+            Presented::read(&bare, &name, None),
+            Presented::Nothing { cookie_only: false }
+        );
     }
 }

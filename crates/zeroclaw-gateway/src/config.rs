@@ -39,7 +39,15 @@ pub struct GatewayConfig {
     /// An open SSE stream sends a comment line this often, so proxies and clients can tell
     /// a quiet stream from a dead one (at least 1).
     pub sse_heartbeat_secs: u64,
+    /// A dashboard session ends after this long without use (no request, and no WebSocket
+    /// or stream of it open).
+    pub dashboard_idle_timeout_secs: u64,
+    /// A dashboard session ends this long after its login, however much it is used.
+    pub dashboard_max_age_secs: u64,
 }
+
+/// The longest `dashboard_max_age_secs`: 400 days, the longest a browser keeps a cookie.
+pub const MAX_DASHBOARD_AGE_SECS: u64 = 400 * 24 * 3600;
 
 impl Default for GatewayConfig {
     fn default() -> Self {
@@ -57,6 +65,8 @@ impl Default for GatewayConfig {
             header_timeout_secs: 10,
             body_timeout_secs: 30,
             sse_heartbeat_secs: 15,
+            dashboard_idle_timeout_secs: 12 * 3600,
+            dashboard_max_age_secs: 7 * 24 * 3600,
         }
     }
 }
@@ -130,7 +140,7 @@ impl GatewayConfig {
                 )));
             }
         }
-        Ok(())
+        self.check_dashboard_limits()
     }
 
     /// Checks the values ([`Self::validate`]), then the rules of binding, in order: a
@@ -180,6 +190,31 @@ impl GatewayConfig {
             .filter_map(|h| crate::names::allowed_host(h).ok())
             .collect()
     }
+
+    /// Both at least 1 s, the idle limit no longer than the absolute one, which is at most
+    /// [`MAX_DASHBOARD_AGE_SECS`].
+    fn check_dashboard_limits(&self) -> Result<(), ConfigError> {
+        let (idle, max) = (
+            self.dashboard_idle_timeout_secs,
+            self.dashboard_max_age_secs,
+        );
+        if idle == 0 || max == 0 {
+            return Err(ConfigError(
+                "gateway.dashboard_idle_timeout_secs and gateway.dashboard_max_age_secs must be at least 1 (defaults: 43200, 12 hours, and 604800, 7 days)".into(),
+            ));
+        }
+        if max > MAX_DASHBOARD_AGE_SECS {
+            return Err(ConfigError(format!(
+                "gateway.dashboard_max_age_secs = {max} is more than 400 days ({MAX_DASHBOARD_AGE_SECS}), longer than a browser keeps a cookie: choose a shorter one"
+            )));
+        }
+        if idle > max {
+            return Err(ConfigError(format!(
+                "gateway.dashboard_idle_timeout_secs = {idle} is longer than gateway.dashboard_max_age_secs = {max}: a session ends at its max age anyway; lower the idle timeout or raise the max age"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// `ip:port`, `[v6]:port` or `localhost:port`.
@@ -226,6 +261,27 @@ mod tests {
         assert!(remote.plan().unwrap_err().0.contains("go together"));
         remote.tls_key = Some("k.pem".into());
         assert!(remote.plan().unwrap().tls.is_some());
+    }
+
+    #[test]
+    fn dashboard_session_limits_are_checked_and_named() {
+        let mut config = with("127.0.0.1:0");
+        assert!(config.plan().is_ok());
+        config.dashboard_idle_timeout_secs = 0;
+        assert!(
+            config
+                .plan()
+                .unwrap_err()
+                .0
+                .contains("gateway.dashboard_idle_timeout_secs")
+        );
+        config.dashboard_idle_timeout_secs = 7 * 24 * 3600 + 1;
+        assert!(config.plan().unwrap_err().0.contains("longer than"));
+        config.dashboard_idle_timeout_secs = 60;
+        config.dashboard_max_age_secs = MAX_DASHBOARD_AGE_SECS + 1;
+        assert!(config.plan().unwrap_err().0.contains("400 days"));
+        config.dashboard_max_age_secs = 60;
+        assert!(config.plan().is_ok());
     }
 
     #[test]

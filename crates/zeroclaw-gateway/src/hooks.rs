@@ -26,7 +26,7 @@ use zeroclaw_protocol::codes;
         (status = 401, description = "A missing or wrong signature, or (Standard Webhooks) a timestamp more than 5 minutes from the daemon's clock", body = Value),
         (status = 404, description = "No such webhook", body = Value),
         (status = 413, description = "The body is larger than the hook's `max_body_bytes`", body = Value),
-        (status = 429, description = "The hook's queue is full (`Retry-After`)", body = Value),
+        (status = 429, description = "The hook's queue is full, or this address sent too many wrong signatures (`Retry-After`)", body = Value),
         (status = 503, description = "The hook is inactive (its `secret_env` is unset) or the daemon is stopping", body = Value)))]
 pub async fn deliver(
     State(app): State<Shared>,
@@ -76,6 +76,13 @@ pub async fn deliver(
         }
         Ok(Ok(collected)) => collected.to_bytes(),
     };
+    let remote = info.map_or_else(
+        || std::net::SocketAddr::from(([0, 0, 0, 0], 0)),
+        |Extension(info)| info.remote,
+    );
+    // A signature is a secret like a token: a wrong one counts toward the failed-auth
+    // slow-down (a delivery without one counts nothing; a valid one is never slowed).
+    let signed = SIGNATURE_HEADERS.iter().any(|h| headers.contains_key(*h));
     let delivery = Delivery {
         name,
         headers: headers
@@ -88,13 +95,21 @@ pub async fn deliver(
             })
             .collect(),
         body,
-        remote: info.map_or_else(
-            || std::net::SocketAddr::from(([0, 0, 0, 0], 0)),
-            |Extension(info)| info.remote,
-        ),
+        remote,
     };
-    answer(app.backend.deliver(delivery).await)
+    let hook = app.backend.deliver(delivery).await;
+    if hook.status == StatusCode::UNAUTHORIZED.as_u16()
+        && signed
+        && let Some(wait) = app.limiter.failed(remote.ip())
+    {
+        tracing::warn!(remote = %remote, "too many failed authentications; slowing this address down");
+        return ApiError::too_many(wait).into_response();
+    }
+    answer(hook)
 }
+
+/// The headers that carry a delivery's signature, under either scheme.
+const SIGNATURE_HEADERS: &[&str] = &["x-hub-signature-256", "webhook-signature"];
 
 /// 413 with the gateway's `data: {limit}` (docs/gateway.md). The connection is closed
 /// after the answer: the rest of the body is not read.

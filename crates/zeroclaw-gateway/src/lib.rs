@@ -6,7 +6,8 @@
 //! - `/api/v1`: REST over the same dispatch: each request is an in-process connection
 //!   ([`Backend::connect`]) making the protocol's typed calls, so REST answers are the
 //!   RPC results, and the token's scope is enforced by the same method table.
-//! - `/auth/exchange`, `/login`: the dashboard's one-time code for a cookie.
+//! - `/auth/exchange`, `/login`: the dashboard's one-time code for a dashboard session (a
+//!   cookie and a proof the page keeps in `sessionStorage`; `auth`).
 //! - `/`, `/assets/*`: the dashboard itself, embedded (`dashboard`).
 //!
 //! The daemon supplies the [`Backend`]: token checks, in-process connections and login
@@ -42,15 +43,40 @@ use zeroclaw_rpc::BoxFuture;
 pub type WsConnection =
     zeroclaw_rpc::websocket::WsTransport<hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>>;
 
-/// Who a request acts for: a live token.
+/// Who a request acts for: a live token or dashboard session.
 #[derive(Debug, Clone)]
 pub struct Principal {
-    /// The token's name (logged; its secret never is).
+    /// The token's or dashboard session's name (logged; its secret never is).
     pub name: Arc<str>,
     pub scope: Scope,
     /// Cancelled when the token is revoked: its connections and streams end.
     pub ended: CancellationToken,
+    /// A token's expiry, or a dashboard session's absolute limit: its connections and
+    /// streams end then.
     pub expires_at: Option<SystemTime>,
+    /// A dashboard session's mark of use: while any clone of this principal lives (a
+    /// request, a WebSocket, a stream acting for it), the session is in use and its idle
+    /// limit does not run; it counts from when the last one ends.
+    pub hold: Option<Hold>,
+}
+
+/// Opaque to the gateway: the daemon's guard, kept alive with the principal.
+#[derive(Clone)]
+pub struct Hold(pub Arc<dyn std::any::Any + Send + Sync>);
+
+impl std::fmt::Debug for Hold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hold")
+    }
+}
+
+/// A dashboard login: the cookie's secret, the page's proof, and how long the session can
+/// last at most (the cookie's `Max-Age`).
+#[derive(Debug)]
+pub struct DashboardLogin {
+    pub cookie: String,
+    pub proof: String,
+    pub max_age: std::time::Duration,
 }
 
 impl Principal {
@@ -88,13 +114,22 @@ pub struct Accepted {
 /// What the gateway needs from the daemon.
 pub trait Backend: Send + Sync + 'static {
     /// The live token whose secret this is (compared in constant time), counting a use.
+    /// Never a dashboard session: its cookie is not a bearer token.
     fn authenticate(&self, secret: &str) -> Option<Principal>;
+    /// The live dashboard session whose cookie and proof these are (both compared in
+    /// constant time), counting a use; `None` when either is wrong or it expired.
+    fn authenticate_dashboard(&self, cookie: &str, proof: &str) -> Option<Principal>;
     /// A new in-process connection to the dispatch acting for `principal`: NDJSON both
     /// ways over the returned stream. `None` when the daemon is stopping.
     fn connect(&self, principal: &Principal, label: String) -> Option<tokio::io::DuplexStream>;
-    /// Spends a one-time login code: a new dashboard token's secret, or `None` for a code
-    /// that is unknown, used or expired.
-    fn exchange_code(&self, code: String) -> BoxFuture<Option<String>>;
+    /// Spends a one-time login code: a new dashboard session, or `None` for a code that is
+    /// unknown, used or expired. `replacing` is the cookie the browser still holds, if any:
+    /// that session ends (a browser holds one cookie, so one session).
+    fn exchange_code(
+        &self,
+        code: String,
+        replacing: Option<String>,
+    ) -> BoxFuture<Option<DashboardLogin>>;
     /// The largest body webhook `name` accepts, or `None` if there is no such webhook.
     fn hook_body_limit(&self, name: &str) -> Option<usize>;
     /// Handles one webhook delivery whose body was read within that limit: the daemon
@@ -143,10 +178,11 @@ pub mod fuzzing {
         ]
     }
 
-    /// Reads the credentials of an upgrade's `Sec-WebSocket-Protocol` header as `/rpc` does.
-    pub fn ws_protocols(header: &str) -> (bool, Option<String>) {
+    /// Reads the credentials of an upgrade's `Sec-WebSocket-Protocol` header as `/rpc` does:
+    /// whether `zeroclaw.v1` is offered, a bearer token, a dashboard proof.
+    pub fn ws_protocols(header: &str) -> (bool, Option<String>, Option<String>) {
         let offered = crate::ws::offered(header);
-        (offered.v1, offered.bearer)
+        (offered.v1, offered.bearer, offered.proof)
     }
 
     /// Serves `stream` as the server side of a `/rpc` WebSocket (its handshake done) and

@@ -1,6 +1,12 @@
-//! Failed-authentication slow-down: 10 failures from one address within 60 s, and that
-//! address is answered 429 for 60 s on requests without valid credentials (valid ones are
-//! never slowed).
+//! Failed-authentication slow-down: the tenth wrong secret (a token, a dashboard session's
+//! cookie and proof, a login code, a webhook signature) from one address within 60 s, and
+//! every further one from that address for 60 s, is answered 429.
+//!
+//! Only a wrong secret is counted and only a wrong secret is slowed. A request that presents
+//! no secret counts nothing (any web page can send those, with `<img>` tags, and must not
+//! be able to lock anyone out), and a valid secret is checked first and never consults the
+//! limiter, so failures from one address (a proxy, a hostile page) never refuse a valid
+//! token or login code from the same address.
 //!
 //! Bounded: at most [`MAX_ADDRESSES`] addresses are tracked. Overflow rule: when full,
 //! entries whose window has passed are dropped first; if none has, the new address is not
@@ -30,18 +36,16 @@ pub struct Limiter {
 }
 
 impl Limiter {
-    /// Seconds to wait, if `ip` is being slowed now.
-    pub fn blocked(&self, ip: IpAddr) -> Option<u64> {
-        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let until = entries.get(&ip)?.blocked_until?;
-        let left = until.checked_duration_since(Instant::now())?;
-        Some(left.as_secs().max(1))
-    }
-
-    /// Counts a failure; returns the wait if this one started a block.
+    /// Counts a wrong secret from `ip`; the seconds to wait if the address is being slowed
+    /// (this failure started it, or an earlier one did and it has not run out).
     pub fn failed(&self, ip: IpAddr) -> Option<u64> {
         let now = Instant::now();
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(until) = entries.get(&ip).and_then(|e| e.blocked_until)
+            && let Some(left) = until.checked_duration_since(now)
+        {
+            return Some(left.as_secs().max(1));
+        }
         if !entries.contains_key(&ip) && entries.len() >= MAX_ADDRESSES {
             entries.retain(|_, e| {
                 now.duration_since(e.window_start) < WINDOW
@@ -76,16 +80,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ten_failures_block_the_address_and_no_other() {
+    fn the_tenth_wrong_secret_slows_that_address_and_no_other() {
         let limiter = Limiter::default();
         let a: IpAddr = [127, 0, 0, 2].into();
         let b: IpAddr = [127, 0, 0, 3].into();
         for _ in 0..FAILURES - 1 {
             assert_eq!(limiter.failed(a), None);
         }
-        assert_eq!(limiter.blocked(a), None);
         assert_eq!(limiter.failed(a), Some(60));
-        assert!(limiter.blocked(a).is_some());
-        assert_eq!(limiter.blocked(b), None);
+        assert!(limiter.failed(a).is_some(), "still slowed");
+        assert_eq!(limiter.failed(b), None);
     }
 }

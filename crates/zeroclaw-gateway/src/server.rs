@@ -8,7 +8,7 @@ use crate::limiter::Limiter;
 use crate::slots::Slots;
 use crate::{Accepted, Backend, dashboard, hooks, login, rest, ws};
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -101,6 +101,7 @@ pub async fn start(
         origins: Origins::new(addr, tls, &config.origins()),
         limiter: Limiter::default(),
         tls,
+        cookie: crate::auth::cookie_name(addr.port()),
         max_body_bytes: config.max_body_bytes,
         body_timeout: Duration::from_secs(config.body_timeout_secs),
         sse_heartbeat: Duration::from_secs(config.sse_heartbeat_secs),
@@ -156,7 +157,7 @@ fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<TlsAcce
 fn gateway(app: Shared, hosts: Arc<Hosts>) -> Gateway {
     let routes = router(app.clone());
     let checked = middleware::from_fn_with_state(hosts, hosts::check).layer(routes);
-    let logged = middleware::from_fn_with_state(app, log_request).layer(checked);
+    let logged = middleware::from_fn(log_request).layer(checked);
     BoxCloneSyncService::new(logged)
 }
 
@@ -208,23 +209,15 @@ async fn openapi() -> Response {
 
 /// One info line per request: method, path, status, token name, remote, duration. Never
 /// a query string, a header value, a body or a secret.
-async fn log_request(State(app): State<Shared>, mut request: Request, next: Next) -> Response {
+async fn log_request(mut request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let remote = request.extensions().get::<ConnInfo>().map(|c| c.remote);
     let slot = LogSlot::default();
     request.extensions_mut().insert(slot.clone());
-    let mut response = next.run(request).await;
-    let (token, renew) = {
-        let mut info = slot.0.lock().unwrap_or_else(|e| e.into_inner());
-        (info.token.clone(), info.renew.take())
-    };
-    if let Some(secret) = renew
-        && let Some(cookie) = login::cookie(&secret, app.tls)
-    {
-        response.headers_mut().append(header::SET_COOKIE, cookie);
-    }
+    let response = next.run(request).await;
+    let token = slot.name();
     tracing::info!(
         method = %method,
         path = %path,

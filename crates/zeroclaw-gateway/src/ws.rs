@@ -1,7 +1,7 @@
 //! `GET /rpc`: the handshake gate of a WebSocket (credentials, `Origin`, subprotocols),
 //! then the upgrade, then the connection is the daemon's to serve like a socket's.
 
-use crate::auth::{App, ConnInfo, LogSlot, Shared, Via, check, credentials};
+use crate::auth::{App, ConnInfo, LogSlot, Presented, Shared, Via, check};
 use crate::errors::ApiError;
 use crate::{Accepted, Principal};
 use axum::extract::{Request, State};
@@ -19,12 +19,16 @@ use zeroclaw_rpc::websocket::WsTransport;
 pub const PROTOCOL: &str = "zeroclaw.v1";
 /// A browser (which cannot set headers on a WebSocket) sends its token as a subprotocol.
 pub const BEARER_PREFIX: &str = "zeroclaw.bearer.";
+/// ...and the dashboard its session's proof (the cookie comes by itself).
+pub const PROOF_PREFIX: &str = "zeroclaw.proof.";
 
-/// What `Sec-WebSocket-Protocol` offers: whether `zeroclaw.v1` is among them, and a token.
+/// What `Sec-WebSocket-Protocol` offers: whether `zeroclaw.v1` is among them, a token, a
+/// dashboard session's proof.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Offered {
     pub v1: bool,
     pub bearer: Option<String>,
+    pub proof: Option<String>,
 }
 
 pub fn offered(header: &str) -> Offered {
@@ -34,6 +38,8 @@ pub fn offered(header: &str) -> Offered {
             offered.v1 = true;
         } else if let Some(token) = protocol.strip_prefix(BEARER_PREFIX) {
             offered.bearer = Some(token.to_owned());
+        } else if let Some(proof) = protocol.strip_prefix(PROOF_PREFIX) {
+            offered.proof = Some(proof.to_owned());
         }
     }
     offered
@@ -86,11 +92,11 @@ fn gate(app: &Arc<App>, request: &mut Request) -> Result<Response, ApiError> {
         ));
     };
     let offered = offered_in(headers);
-    if offered.bearer.is_some() && !offered.v1 {
+    if (offered.bearer.is_some() || offered.proof.is_some()) && !offered.v1 {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             zeroclaw_protocol::codes::INVALID_REQUEST,
-            format!("a subprotocol bearer needs {PROTOCOL:?} in the same list"),
+            format!("a subprotocol bearer or proof needs {PROTOCOL:?} in the same list"),
         ));
     }
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
@@ -101,19 +107,22 @@ fn gate(app: &Arc<App>, request: &mut Request) -> Result<Response, ApiError> {
             "WebSocket upgrades from origin {origin:?} are refused: add it to gateway.allowed_origins"
         )));
     }
-    let presented = credentials(headers)
-        .filter(|(_, via)| *via == Via::Bearer)
-        .or_else(|| offered.bearer.clone().map(|t| (t, Via::Bearer)))
-        .or_else(|| credentials(headers));
+    let presented = match Presented::read(headers, &app.cookie, offered.proof.clone()) {
+        Presented::Bearer(token) => Presented::Bearer(token),
+        other => match offered.bearer.clone().filter(|t| !t.is_empty()) {
+            Some(token) => Presented::Bearer(token),
+            None => other,
+        },
+    };
     let slot = request.extensions().get::<LogSlot>().cloned();
     let info = request.extensions().get::<ConnInfo>().cloned();
     let remote = info
         .as_ref()
         .map_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)), |c| c.remote);
     let authed = check(app, remote, presented, slot.as_ref())?;
-    if authed.via == Via::Cookie && origin.is_none() {
+    if authed.via == Via::Dashboard && origin.is_none() {
         return Err(ApiError::forbidden(
-            "a cookie-authenticated WebSocket upgrade must send its Origin",
+            "a dashboard session's WebSocket upgrade must send its Origin",
         ));
     }
     let on_upgrade = hyper::upgrade::on(&mut *request);
@@ -183,9 +192,14 @@ mod tests {
             offered("zeroclaw.v1, zeroclaw.bearer.zc_abc"),
             Offered {
                 v1: true,
-                bearer: Some("zc_abc".into())
+                bearer: Some("zc_abc".into()),
+                proof: None,
             }
         );
         assert_eq!(offered("chat").bearer, None);
+        assert_eq!(
+            offered("zeroclaw.v1,zeroclaw.proof.p1").proof.as_deref(),
+            Some("p1")
+        );
     }
 }

@@ -732,16 +732,42 @@ pub struct TokenListResult {
     pub tokens: Vec<TokenInfo>,
 }
 
-/// One token, as `token/list` shows it: never its secret.
+/// One token or dashboard session, as `token/list` shows it: never its secret.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TokenInfo {
     pub name: String,
+    /// `token` (minted by `token/create`) or `dashboard` (a browser's dashboard session).
+    #[serde(default)]
+    pub kind: TokenKind,
     pub scope: Scope,
     pub created_at: String,
     pub last_used_at: Option<String>,
+    /// A token's expiry (`null`: never); a dashboard session's is when it ends if unused
+    /// from now on: the earlier of its idle and absolute limits.
     pub expires_at: Option<String>,
+}
+
+/// What a `token/list` entry is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum TokenKind {
+    /// A bearer token, minted over the socket.
+    #[default]
+    Token,
+    /// A dashboard session: a browser's cookie and proof, never a bearer token.
+    Dashboard,
+}
+
+impl TokenKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenKind::Token => "token",
+            TokenKind::Dashboard => "dashboard",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -34,7 +34,11 @@ impl InMemoryDaemon {
         let opened = Store::open_in_memory().map_err(|e| e.to_string())?;
         let provider = Provider::new(config.provider.clone())?;
         let frame_cap = config.daemon.max_frame_bytes;
-        let tokens = crate::auth::Tokens::new(opened.store.clone(), Vec::new());
+        let tokens = crate::auth::Tokens::new(
+            opened.store.clone(),
+            Vec::new(),
+            crate::auth::SessionLimits::default(),
+        );
         let sessions = Sessions::new(opened.store, opened.sessions, frame_cap);
         let state = Arc::new(DaemonState::new(
             paths, config, false, sessions, provider, tokens,

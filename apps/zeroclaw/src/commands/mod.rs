@@ -1,5 +1,6 @@
 //! One function per subcommand. Each returns a message for the user on failure.
 
+pub mod browser;
 pub mod call;
 pub mod mcp;
 pub mod prompt;

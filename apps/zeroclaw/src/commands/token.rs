@@ -83,13 +83,14 @@ pub async fn list(paths: &Paths, json: bool) -> Outcome {
         return Ok(());
     }
     println!(
-        "{:<32} {:<8} {:<21} {:<21} EXPIRES",
-        "NAME", "SCOPE", "CREATED", "LAST USED"
+        "{:<32} {:<9} {:<8} {:<21} {:<21} EXPIRES",
+        "NAME", "KIND", "SCOPE", "CREATED", "LAST USED"
     );
     for t in list.tokens {
         println!(
-            "{:<32} {:<8} {:<21} {:<21} {}",
+            "{:<32} {:<9} {:<8} {:<21} {:<21} {}",
             t.name,
+            t.kind.as_str(),
             t.scope.as_str(),
             t.created_at,
             t.last_used_at.as_deref().unwrap_or("never"),
@@ -126,29 +127,9 @@ pub async fn dashboard(paths: &Paths, open: bool) -> Outcome {
     println!("{}", link.url);
     eprintln!("one-time login link, valid until {}", link.expires_at);
     if open {
-        open_browser(&link.url);
+        super::browser::open(&paths.data_dir, &link.url).await;
     }
     Ok(())
-}
-
-fn open_browser(url: &str) {
-    let program = if cfg!(target_os = "macos") {
-        "open"
-    } else if cfg!(windows) {
-        "explorer"
-    } else {
-        "xdg-open"
-    };
-    match std::process::Command::new(program)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-    {
-        Ok(_) => {}
-        Err(e) => eprintln!("could not start {program} ({e}); open the link above yourself"),
-    }
 }
 
 #[cfg(test)]

@@ -32,7 +32,8 @@ fn two_windows_see_one_turn_and_an_approval_clicked_in_one_leaves_both(b: &Brows
     b.block(async {
         dash.sign_in(c).await;
         let first = c.window().await.unwrap();
-        // A second window, signed in by the same cookie, on the same session.
+        // A second window, signed in by the first (which hands it the session's proof), on
+        // the same session.
         let second = c.new_window(false).await.unwrap().handle;
         c.switch_to_window(second.clone()).await.unwrap();
         c.goto(&dash.url).await.unwrap();

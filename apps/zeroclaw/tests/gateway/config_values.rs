@@ -164,13 +164,55 @@ const CASES: &[(&str, &str, Expect)] = &[
         "sse_heartbeat_secs = 9223372036854775807",
         Refused,
     ),
+    (
+        "dashboard_idle_timeout_secs",
+        "dashboard_idle_timeout_secs = 0",
+        Refused,
+    ),
+    (
+        "dashboard_idle_timeout_secs",
+        "dashboard_idle_timeout_secs = -1",
+        Refused,
+    ),
+    (
+        "dashboard_idle_timeout_secs",
+        "dashboard_idle_timeout_secs = 9223372036854775807",
+        Refused,
+    ),
+    (
+        "dashboard_idle_timeout_secs",
+        "dashboard_idle_timeout_secs = 61\ndashboard_max_age_secs = 60",
+        Refused,
+    ),
+    (
+        "dashboard_max_age_secs",
+        "dashboard_max_age_secs = 0",
+        Refused,
+    ),
+    (
+        "dashboard_max_age_secs",
+        "dashboard_max_age_secs = 9223372036854775807",
+        Refused,
+    ),
+    (
+        "dashboard_max_age_secs",
+        "dashboard_idle_timeout_secs = 1\ndashboard_max_age_secs = 1",
+        Starts,
+    ),
+    (
+        "dashboard_max_age_secs",
+        "dashboard_max_age_secs = 34560000",
+        Starts,
+    ),
     ("allowed_host", "allowed_host = [\"box.lan\"]", Refused),
 ];
 
 /// Runs one case; `Err` says what went wrong.
 fn run(key: &str, lines: &str, expect: Expect) -> Result<(), String> {
     let dir = TestDir::new();
-    let lines = lines.replace("{dir}", &dir.path().display().to_string());
+    // A TOML string: a Windows path's backslashes escaped.
+    let escaped = dir.path().display().to_string().replace('\\', "\\\\");
+    let lines = lines.replace("{dir}", &escaped);
     let listen = if lines.contains("listen =") {
         ""
     } else {

@@ -88,6 +88,67 @@ impl Gw {
     pub fn work(&self) -> String {
         self.env.work.to_string_lossy().into_owned()
     }
+
+    /// A new one-time login code (`dashboard/link`).
+    pub fn code(&self) -> String {
+        let link = self.env.daemon.client().call("dashboard/link", json!({}));
+        let url = link["url"].as_str().unwrap();
+        let (base, code) = url.split_once("/login#code=").unwrap();
+        assert_eq!(base, self.url);
+        code.to_owned()
+    }
+
+    /// `POST /auth/exchange` as the login page sends it, with these extra headers.
+    pub async fn exchange(&self, code: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = http()
+            .post(format!("{}/auth/exchange", self.url))
+            .header("origin", &self.url)
+            .json(&json!({ "code": code }));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.unwrap()
+    }
+
+    /// Signs in with a new code as the dashboard page does.
+    pub async fn login(&self) -> DashSession {
+        let response = self.exchange(&self.code(), &[]).await;
+        assert_eq!(response.status(), 204);
+        DashSession::of(&response)
+    }
+}
+
+/// A dashboard session as a browser holds it: the cookie and the page's proof.
+pub struct DashSession {
+    /// `Set-Cookie` as answered.
+    pub set_cookie: String,
+    /// `name=value`, for a `Cookie` header.
+    pub cookie: String,
+    pub proof: String,
+}
+
+impl DashSession {
+    pub fn of(response: &reqwest::Response) -> Self {
+        let set_cookie = response.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let cookie = set_cookie.split(';').next().unwrap().to_owned();
+        let proof = response.headers()["zeroclaw-proof"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        Self {
+            set_cookie,
+            cookie,
+            proof,
+        }
+    }
+
+    /// The cookie's value alone.
+    pub fn secret(&self) -> &str {
+        self.cookie.split_once('=').unwrap().1
+    }
 }
 
 /// Sends `request` as written on a new TCP connection to `addr` and reads the answer

@@ -1,6 +1,6 @@
-//! Abuse resistance: a slow sender is cut while others are served, failed authentication
-//! is slowed down, and a taken port leaves the socket serving (the connection cap is in
-//! `connections.rs`).
+//! Abuse resistance: a slow sender is cut while others are served, wrong secrets are slowed
+//! down (and only they: requests without one count nothing, valid ones are always served),
+//! and a taken port leaves the socket serving (the connection cap is in `connections.rs`).
 
 use crate::common::*;
 use crate::harness::*;
@@ -67,6 +67,77 @@ fn ten_failed_authentications_get_429_with_retry_after_but_a_valid_token_is_serv
         )
         .await;
         assert_eq!(status, 200);
+    });
+}
+
+#[test]
+fn requests_without_a_secret_count_nothing_and_others_failures_never_refuse_a_valid_token_or_code()
+{
+    let gw = Gw::new();
+    let token = gw.token("ops", "read");
+    let session = block(gw.login());
+    let code = gw.code();
+    block(async {
+        let client = http();
+        // What any web page can make a browser send (`<img src=…>`): no credential, or the
+        // dashboard's cookie without its proof. Each is a plain 401, and none counts.
+        for i in 0..300 {
+            let mut request = client.get(gw.api("/status"));
+            if i % 2 == 1 {
+                request = request.header("cookie", &session.cookie);
+            }
+            let (status, body) = json_of(request.send().await.unwrap()).await;
+            assert_eq!(
+                (status, body["error"]["code"].clone()),
+                (401, json!(-32020)),
+                "request {i}"
+            );
+        }
+        // Dozens of wrong secrets from the same address: slowed from the tenth on.
+        let mut statuses = Vec::new();
+        for _ in 0..30 {
+            let response = client
+                .get(gw.api("/status"))
+                .bearer_auth("zc_wrong")
+                .send()
+                .await
+                .unwrap();
+            statuses.push(response.status().as_u16());
+        }
+        assert_eq!(&statuses[..9], &[401; 9]);
+        assert!(statuses[9..].iter().all(|s| *s == 429), "{statuses:?}");
+        let (status, _) = json_of(gw.exchange("not-a-code", &[]).await).await;
+        assert_eq!(status, 429, "a wrong code is slowed too");
+        // A valid token, dashboard session and login code from that address: served.
+        let (status, _) = json_of(
+            client
+                .get(gw.api("/status"))
+                .bearer_auth(&token)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let served = client
+            .get(gw.api("/status"))
+            .header("cookie", &session.cookie)
+            .header("zeroclaw-proof", &session.proof)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(served.status(), 200);
+        let login = gw.exchange(&code, &[]).await;
+        assert_eq!(login.status(), 204, "a valid code signs in");
+        let fresh = DashSession::of(&login);
+        let served = client
+            .get(gw.api("/status"))
+            .header("cookie", &fresh.cookie)
+            .header("zeroclaw-proof", &fresh.proof)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(served.status(), 200);
     });
 }
 

@@ -71,6 +71,34 @@ fn a_wrong_or_missing_signature_is_401_stores_nothing_and_logs_no_body() {
 }
 
 #[test]
+fn wrong_signatures_are_slowed_like_wrong_tokens_but_unsigned_or_valid_deliveries_never_are() {
+    let hooks = Hooks::start(|work| hook(work, ""), &[]);
+    hooks.fake.push(openai::text(&["still served"]));
+    let body = br#"{"ref":"main"}"#;
+    // Unsigned deliveries (anyone can send those) count nothing.
+    for _ in 0..30 {
+        let (status, answer, _) = hooks.post("ci", body, &[]);
+        assert_eq!(status, 401, "{answer}");
+    }
+    // Wrong signatures are wrong secrets: from the tenth, 429 with Retry-After.
+    let wrong = sign("another key", body);
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        let (status, answer, retry) = hooks.post("ci", body, &[("x-hub-signature-256", &wrong)]);
+        if status == 429 {
+            assert_eq!(answer["error"]["code"], -32001, "{answer}");
+            assert!(retry.is_some());
+        }
+        statuses.push(status);
+    }
+    assert_eq!(&statuses[..9], &[401; 9]);
+    assert_eq!(&statuses[9..], &[429; 3]);
+    // A correctly signed delivery from the same address is served.
+    let (status, answer) = hooks.deliver("ci", r#"{"ref":"main"}"#, "d-ok");
+    assert_eq!(status, 202, "{answer}");
+}
+
+#[test]
 fn a_replayed_delivery_answers_the_first_run_with_200_and_starts_nothing() {
     let hooks = Hooks::start(|work| hook(work, ""), &[]);
     hooks.fake.push(openai::text(&["once"]));

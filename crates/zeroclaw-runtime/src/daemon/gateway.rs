@@ -8,7 +8,9 @@ use crate::connection::Authority;
 use crate::state::DaemonState;
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use zeroclaw_gateway::{Accepted, Backend, Delivery, HookAnswer, Principal, WsConnection};
+use zeroclaw_gateway::{
+    Accepted, Backend, DashboardLogin, Delivery, HookAnswer, Principal, WsConnection,
+};
 use zeroclaw_rpc::{BoxFuture, StreamTransport};
 
 /// Bytes buffered each way on an in-process (REST) connection.
@@ -56,6 +58,10 @@ impl Backend for DaemonBackend {
         self.state.tokens.authenticate(secret)
     }
 
+    fn authenticate_dashboard(&self, cookie: &str, proof: &str) -> Option<Principal> {
+        self.state.tokens.authenticate_dashboard(cookie, proof)
+    }
+
     fn connect(&self, principal: &Principal, label: String) -> Option<tokio::io::DuplexStream> {
         if self.state.shutdown.is_cancelled() {
             return None;
@@ -72,9 +78,13 @@ impl Backend for DaemonBackend {
         Some(client)
     }
 
-    fn exchange_code(&self, code: String) -> BoxFuture<Option<String>> {
+    fn exchange_code(
+        &self,
+        code: String,
+        replacing: Option<String>,
+    ) -> BoxFuture<Option<DashboardLogin>> {
         let state = self.state.clone();
-        Box::pin(async move { state.tokens.exchange(&code).await })
+        Box::pin(async move { state.tokens.exchange(&code, replacing.as_deref()).await })
     }
 
     fn hook_body_limit(&self, name: &str) -> Option<usize> {

@@ -176,7 +176,12 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             "killed bash commands left running by a previous daemon"
         );
     }
-    let tokens = match crate::auth::Tokens::load(opened.store.clone()).await {
+    let tokens = match crate::auth::Tokens::load(
+        opened.store.clone(),
+        crate::auth::SessionLimits::of(&config.gateway),
+    )
+    .await
+    {
         Ok(tokens) => tokens,
         Err(source) => {
             listener.close();

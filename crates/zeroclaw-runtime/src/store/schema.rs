@@ -99,6 +99,16 @@ CREATE TABLE webhook_bodies (
 );
 CREATE INDEX webhook_bodies_by_time ON webhook_bodies(name, seen_at);
 "#,
+    // 6: dashboard sessions live beside the tokens (one name space, so `token revoke NAME`
+    // finds either): `kind` tells them apart, `proof_sha256` is the SHA-256 of a session's
+    // proof (the page's second secret), NULL for a token. The dashboard tokens of earlier
+    // versions were cookies that also worked as bearer tokens: they are deleted (their
+    // browsers sign in again).
+    r#"
+ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'token';
+ALTER TABLE tokens ADD COLUMN proof_sha256 BLOB;
+DELETE FROM tokens WHERE name GLOB 'dashboard-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*Z';
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.
@@ -180,4 +190,46 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
             .map_err(StoreError::ctx("migrate the database"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn version_6_keeps_tokens_and_deletes_the_old_dashboard_cookies_that_were_tokens() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for migration in &MIGRATIONS[..4] {
+            conn.execute_batch(migration).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 4).unwrap();
+        for (name, hash) in [
+            ("ci", 1u8),
+            ("dashboard-2026-12-01T10:00:00.123Z", 2),
+            ("dashboard-by-hand", 3),
+        ] {
+            conn.execute(
+                "INSERT INTO tokens (name, sha256, scope, created_at) VALUES (?1, ?2, 'operate', 1)",
+                rusqlite::params![name, vec![hash; 32]],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn).unwrap();
+        assert_eq!(version(&conn).unwrap(), VERSION);
+        let rows: Vec<(String, String)> = conn
+            .prepare("SELECT name, kind FROM tokens ORDER BY name")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<std::result::Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            [
+                ("ci".to_owned(), "token".to_owned()),
+                ("dashboard-by-hand".to_owned(), "token".to_owned())
+            ]
+        );
+    }
 }

@@ -1,5 +1,6 @@
-//! The gateway's tokens: a name, the SHA-256 of the secret (never the secret), a scope,
-//! and when it was made, last used and expires (Unix milliseconds).
+//! The gateway's tokens and dashboard sessions: a name, the SHA-256 of the secret (never the
+//! secret; a dashboard session's cookie), a scope, when it was made, last used and expires
+//! (Unix milliseconds), its kind, and a dashboard session's SHA-256 of its proof.
 
 use super::db::Db;
 use super::{Result, Store, StoreError};
@@ -13,6 +14,18 @@ pub struct TokenRow {
     pub created_at: i64,
     pub last_used_at: Option<i64>,
     pub expires_at: Option<i64>,
+    /// `token` or `dashboard`.
+    pub kind: String,
+    /// A dashboard session's proof, hashed; `None` for a token.
+    pub proof_sha256: Option<[u8; 32]>,
+}
+
+fn hash32(bytes: &[u8]) -> [u8; 32] {
+    let mut hash = [0u8; 32];
+    if bytes.len() == 32 {
+        hash.copy_from_slice(bytes);
+    }
+    hash
 }
 
 impl Db {
@@ -20,23 +33,22 @@ impl Db {
         let mut statement = self
             .conn()
             .prepare(
-                "SELECT name, sha256, scope, created_at, last_used_at, expires_at FROM tokens ORDER BY created_at, name",
+                "SELECT name, sha256, scope, created_at, last_used_at, expires_at, kind, proof_sha256 FROM tokens ORDER BY created_at, name",
             )
             .map_err(StoreError::ctx("read the tokens"))?;
         let rows = statement
             .query_map([], |row| {
                 let hash: Vec<u8> = row.get(1)?;
-                let mut sha256 = [0u8; 32];
-                if hash.len() == 32 {
-                    sha256.copy_from_slice(&hash);
-                }
+                let proof: Option<Vec<u8>> = row.get(7)?;
                 Ok(TokenRow {
                     name: row.get(0)?,
-                    sha256,
+                    sha256: hash32(&hash),
                     scope: row.get(2)?,
                     created_at: row.get(3)?,
                     last_used_at: row.get(4)?,
                     expires_at: row.get(5)?,
+                    kind: row.get(6)?,
+                    proof_sha256: proof.map(|p| hash32(&p)),
                 })
             })
             .map_err(StoreError::ctx("read the tokens"))?;
@@ -49,8 +61,17 @@ impl Db {
         let inserted = self
             .conn()
             .execute(
-                "INSERT OR IGNORE INTO tokens (name, sha256, scope, created_at, last_used_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![row.name, row.sha256.as_slice(), row.scope, row.created_at, row.last_used_at, row.expires_at],
+                "INSERT OR IGNORE INTO tokens (name, sha256, scope, created_at, last_used_at, expires_at, kind, proof_sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    row.name,
+                    row.sha256.as_slice(),
+                    row.scope,
+                    row.created_at,
+                    row.last_used_at,
+                    row.expires_at,
+                    row.kind,
+                    row.proof_sha256.as_ref().map(|p| p.as_slice())
+                ],
             )
             .map_err(StoreError::ctx("store a token"))?;
         Ok(inserted == 1)
@@ -110,6 +131,8 @@ mod tests {
             created_at: 1,
             last_used_at: None,
             expires_at: Some(5),
+            kind: "dashboard".into(),
+            proof_sha256: Some([9; 32]),
         };
         assert!(store.insert_token(row.clone()).await.unwrap());
         assert!(!store.insert_token(row.clone()).await.unwrap());
@@ -118,6 +141,8 @@ mod tests {
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].last_used_at, Some(3));
         assert_eq!(rows[0].sha256, [7; 32]);
+        assert_eq!(rows[0].proof_sha256, Some([9; 32]));
+        assert_eq!(rows[0].kind, "dashboard");
         assert!(store.delete_token("ci").await.unwrap());
         assert!(store.tokens().await.unwrap().is_empty());
     }
