@@ -14,7 +14,7 @@
 //! | under a hidden path                           | refused | refused | `Hidden`           |
 //! | under `/dev`, but not one of [`DEVICES`]       | refused | refused | `Device`           |
 //! | `/proc/self`, `/proc/thread-self`, `/proc/N`  | refused | refused | `Process`          |
-//! | outside the writable set                      | allowed | refused | `Write`            |
+//! | outside the writable set (but one of [`DEVICES`]) | allowed | refused | `Write`         |
 //!
 //! In mode `full` nothing is refused. The `/proc/N` rule is stricter than the kernel's for a
 //! command (which may read its own `/proc/self`): the file tools run in the daemon, where
@@ -99,7 +99,8 @@ impl Checker {
             return Ok(resolved);
         }
         let resolved = self.refuse_special(path, resolved)?;
-        if self.writable.iter().any(|w| resolved.starts_with(w)) {
+        let device = cfg!(unix) && DEVICES.iter().any(|d| resolved == Path::new(d));
+        if device || self.writable.iter().any(|w| resolved.starts_with(w)) {
             Ok(resolved)
         } else {
             Err(Refusal::Write {

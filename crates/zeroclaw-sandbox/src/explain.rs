@@ -4,13 +4,13 @@
 //! the program turns that into its own line. So each line is read for one of those errors'
 //! texts and for the paths it names; a path is the sandbox's doing when the rules refuse it:
 //!
-//! - hidden (any error, `No such file or directory` included: a hidden directory looks
-//!   empty or unreadable from inside) → [`Refusal::Hidden`];
+//! - hidden (any of those errors, or `No such file or directory` or `Device or resource
+//!   busy`: a covered directory looks empty and cannot be moved) → [`Refusal::Hidden`];
 //! - a device outside the allowed ones → [`Refusal::Device`];
 //! - outside the writable set, with a denial error, and either missing (a create) or
-//!   readable by the caller (so reading it was allowed, and the denied access was a write)
-//!   → [`Refusal::Write`]. A file the caller cannot read either was refused by its
-//!   permissions, not the sandbox, and is not explained.
+//!   readable by the command's user without capabilities (so reading it was allowed, and
+//!   the denied access was a write) → [`Refusal::Write`]. A file whose permission bits deny
+//!   that user a read was refused by them, not the sandbox, and is not explained.
 //!
 //! With the network off, a line with a socket or name-resolution error is
 //! [`Refusal::Network`]; a denied `kill` or `ptrace` is [`Refusal::Process`]. Nothing found
@@ -29,8 +29,15 @@ const DENIED: [&str; 4] = [
     "Invalid cross-device link",
 ];
 
-/// What a hidden directory's content looks like from inside a user namespace: not there.
-const MISSING: &str = "No such file or directory";
+/// What a hidden path looks like from inside a user namespace: its content is not there,
+/// and the directory itself is a mount point that cannot be moved or removed. Explained
+/// only for hidden paths.
+/// (`Directory nonexistent` is dash's word for a missing directory on `>`.)
+const COVERED: [&str; 3] = [
+    "No such file or directory",
+    "Directory nonexistent",
+    "Device or resource busy",
+];
 
 /// What programs print when `socket()` fails with the sandbox's `EAFNOSUPPORT`, or when the
 /// name lookup that needs a socket fails.
@@ -44,7 +51,7 @@ const NETWORK: [&str; 7] = [
     "Could not resolve hostname",
 ];
 
-/// Signal and trace denials, recognised by the operation named beside `EPERM`.
+/// Signal and trace denials, recognised by the operation named (as a word) beside `EPERM`.
 const PROCESS: [&str; 4] = ["kill", "ptrace", "attach", "signal"];
 
 pub(crate) fn explain(checker: &Checker, network: bool, output: &str) -> Option<Refusal> {
@@ -52,8 +59,11 @@ pub(crate) fn explain(checker: &Checker, network: bool, output: &str) -> Option<
         if !network && NETWORK.iter().any(|m| line.contains(m)) {
             return Some(Refusal::Network);
         }
+        if line.contains("Operation not permitted") && words(line).any(|w| PROCESS.contains(&w)) {
+            return Some(Refusal::Process { path: None });
+        }
         let denied = DENIED.iter().any(|m| line.contains(m));
-        if !denied && !line.contains(MISSING) {
+        if !denied && !COVERED.iter().any(|m| line.contains(m)) {
             continue;
         }
         for word in paths_in(line) {
@@ -79,9 +89,6 @@ pub(crate) fn explain(checker: &Checker, network: bool, output: &str) -> Option<
                 return Some(refusal);
             }
         }
-        if line.contains("Operation not permitted") && PROCESS.iter().any(|p| line.contains(p)) {
-            return Some(Refusal::Process { path: None });
-        }
     }
     None
 }
@@ -93,7 +100,7 @@ fn paths_in(line: &str) -> Vec<&str> {
     let mut out: Vec<&str> = words(line)
         .filter(|w| w.contains('/') && !w.contains("://"))
         .collect();
-    for marker in DENIED.iter().chain([&MISSING]) {
+    for marker in DENIED.iter().chain(COVERED.iter()) {
         let Some((before, after)) = line.split_once(marker) else {
             continue;
         };
@@ -127,16 +134,49 @@ fn words(line: &str) -> impl Iterator<Item = &str> {
     .filter(|w| !w.is_empty())
 }
 
-/// Missing (the denied access was a create), or a file or directory this process can read
-/// (so the sandbox let the command read it too, and what it refused was a write).
+/// Missing (the denied access was a create), or a file or directory the command could read
+/// (so the sandbox let it read it, and what it refused was a write).
 fn readable_or_missing(path: &Path) -> bool {
     match std::fs::symlink_metadata(path) {
         Err(_) => true,
-        Ok(meta) if meta.is_dir() => std::fs::read_dir(path).is_ok(),
-        // Only regular files are opened here: opening a FIFO or a device could block or act.
-        Ok(meta) if meta.is_file() => std::fs::File::open(path).is_ok(),
+        Ok(meta) if meta.is_dir() || meta.is_file() => readable_by_command(&meta),
+        // Not a FIFO, a socket or a device: their errors are not the writable set's.
         Ok(_) => false,
     }
+}
+
+/// Whether the permission bits let this process's user read the file *without*
+/// capabilities: a sandboxed command has none, so a root daemon must not count on its
+/// `CAP_DAC_OVERRIDE` here.
+#[cfg(target_os = "linux")]
+fn readable_by_command(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: these calls cannot fail.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let mode = meta.mode();
+    if meta.uid() == uid {
+        mode & 0o400 != 0
+    } else if meta.gid() == gid || in_groups(meta.gid()) {
+        mode & 0o040 != 0
+    } else {
+        mode & 0o004 != 0
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn in_groups(gid: u32) -> bool {
+    let mut groups = [0 as libc::gid_t; 256];
+    // SAFETY: the buffer holds 256 entries; the call writes at most that many.
+    let n = unsafe { libc::getgroups(256, groups.as_mut_ptr()) };
+    usize::try_from(n)
+        .ok()
+        .and_then(|n| groups.get(..n))
+        .is_some_and(|g| g.contains(&gid))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn readable_by_command(_meta: &std::fs::Metadata) -> bool {
+    true
 }
 
 #[cfg(all(test, unix))]

@@ -88,6 +88,8 @@ impl Policy {
 
 /// A validated policy: every path canonical, the writable set complete (temp dir included).
 #[derive(Debug)]
+// Elsewhere no sandboxed mode gets past `Support`, so only Linux reads the paths.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) struct Plan {
     pub mode: Mode,
     pub network: bool,

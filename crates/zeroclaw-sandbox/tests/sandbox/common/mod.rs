@@ -5,7 +5,7 @@
 
 use std::io::Read;
 use std::os::unix::net::UnixListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -274,7 +274,7 @@ pub fn helper(action: &str) -> String {
 pub fn helper_result(output: &str) -> Result<(), i32> {
     let line = output
         .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
+        .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r.trim()))
         .unwrap_or_else(|| panic!("the helper printed no result:\n{output}"));
     if line == "ok" {
         Ok(())
@@ -294,9 +294,4 @@ pub fn have(program: &str) -> bool {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
-}
-
-/// `path` as a string for a script.
-pub fn s(path: &Path) -> String {
-    path.display().to_string()
 }
