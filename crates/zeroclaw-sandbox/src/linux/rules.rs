@@ -8,14 +8,15 @@
 //!
 //! | grant                     | where                                              | rights                          |
 //! |---------------------------|----------------------------------------------------|---------------------------------|
-//! | read cover                | `/`, built around the hidden paths and `/dev`      | execute, read file, read dir    |
+//! | read cover                | `/`, built around `/dev` (and the hidden paths)    | execute, read file, read dir    |
 //! | devices                   | `/dev/{null,zero,full,random,urandom}`             | read, write, truncate           |
 //! | writable set              | temp dir; cwd and writable roots (workspace-write) | read cover's + every write right but device nodes and device ioctl |
 //!
-//! The read cover is always built around the hidden paths (and lists `/` and each of their
-//! ancestors, so an entry created later under those is not readable). The writable set is
-//! built around them only without a user namespace; with one, the hidden paths are covered
-//! by read-only mounts in the child, so a plain grant on the writable directory is safe.
+//! `/` is always built around `/dev` (so an entry created in `/` later is not readable).
+//! Without a user namespace, both grants are also built around the hidden paths, listing
+//! each of their ancestors; with one, the hidden paths are covered by mounts in the child
+//! (an empty read-only tmpfs, `/dev/null` over the socket), so plain grants are safe and
+//! much cheaper.
 //!
 //! Network (ABI 4+, network off): TCP bind and connect are handled with no rule, so both are
 //! denied; the seccomp filter already refuses the sockets, this is a second fence. Scopes
@@ -54,9 +55,13 @@ pub(crate) fn ruleset(plan: &Plan, abi: u32, userns: bool) -> Result<OwnedFd, Er
         file_rights: AccessFs::from_file(abi),
         out: Vec::new(),
     };
-    rules.grant(Path::new("/"), read, true)?;
+    // With a user namespace the hidden paths are covered by mounts in the child, so the
+    // rules need not go around them (and listing every ancestor of theirs, `/tmp` or a
+    // crowded home directory, would cost a system call or three per entry per command).
+    let around_hidden = !userns;
+    rules.grant(Path::new("/"), read, around_hidden)?;
     for dir in &plan.writable {
-        rules.grant(dir, read | write, !userns)?;
+        rules.grant(dir, read | write, around_hidden)?;
     }
 
     // HardRequirement: every right asked for is enforced, or the ruleset is refused, never
