@@ -36,3 +36,18 @@ pub use policy::Policy;
 pub use prepared::Prepared;
 pub use refusal::{DEVICES, Refusal};
 pub use support::{NOT_IMPLEMENTED, Support};
+
+#[cfg(test)]
+mod tests {
+    /// Part B holds a `Prepared` across `.await`s in a tokio task, and shares `Support`.
+    #[test]
+    fn the_public_types_can_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<crate::Prepared>();
+        send_sync::<crate::Support>();
+        send_sync::<crate::Policy>();
+        send_sync::<crate::Checker>();
+        send_sync::<crate::Refusal>();
+        send_sync::<crate::Error>();
+    }
+}

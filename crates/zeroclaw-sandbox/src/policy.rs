@@ -96,7 +96,7 @@ pub(crate) struct Plan {
     pub cwd: PathBuf,
     /// The directories a command may write, canonical.
     pub writable: Vec<PathBuf>,
-    /// The hidden paths that exist, canonical.
+    /// The hidden paths that exist, canonical, none inside another.
     pub hidden: Vec<PathBuf>,
 }
 
@@ -159,6 +159,10 @@ impl Plan {
                 }
             }
         }
+        // A hidden path inside another is hidden with it (and could not be mounted over once
+        // its ancestor is covered): keep only the outermost, in a stable order.
+        hidden.sort();
+        hidden.dedup_by(|inner, outer| inner.starts_with(outer));
         if hidden.iter().any(|h| cwd.starts_with(h)) {
             return Err(Error::CwdHidden { path: cwd });
         }

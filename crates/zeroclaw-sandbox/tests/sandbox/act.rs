@@ -14,6 +14,12 @@ fn helper() {
     let result: std::io::Result<()> = match verb {
         "connect-unix" => UnixStream::connect(arg).map(drop),
         "connect-tcp" => TcpStream::connect(arg).map(drop),
+        "connect-abstract" => {
+            use std::os::linux::net::SocketAddrExt;
+            std::os::unix::net::SocketAddr::from_abstract_name(arg)
+                .and_then(|a| UnixStream::connect_addr(&a))
+                .map(drop)
+        }
         "udp" => UdpSocket::bind("127.0.0.1:0")
             .and_then(|s| s.send_to(b"x", arg))
             .map(drop),

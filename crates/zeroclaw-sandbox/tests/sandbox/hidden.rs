@@ -221,6 +221,62 @@ fn the_daemons_socket_cannot_be_reached_wherever_it_lives() {
 }
 
 #[test]
+fn an_abstract_unix_socket_outside_the_sandbox_cannot_be_reached() {
+    use std::os::linux::net::SocketAddrExt;
+    for (variant, support) in variants() {
+        let fx = Fixture::new();
+        let name = format!("zeroclaw-sandbox-test-{}", std::process::id());
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(&name).unwrap();
+        let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        for network in [false, true] {
+            let policy = fx.policy(Mode::WorkspaceWrite).network(network);
+            let r = run(
+                &fx,
+                &policy,
+                &support,
+                &helper(&format!("connect-abstract {name}")),
+            );
+            assert!(
+                helper_result(&r.output()).is_err(),
+                "{variant}, network {network}: connected"
+            );
+        }
+        assert!(
+            listener.accept().is_err(),
+            "{variant}: a connection arrived"
+        );
+        // Outside the sandbox the same connection works.
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--ignored", "--exact", "act::helper", "--nocapture"])
+            .env("ZC_SANDBOX_ACT", format!("connect-abstract {name}"));
+        let out = cmd.output().unwrap();
+        assert_eq!(helper_result(&String::from_utf8_lossy(&out.stdout)), Ok(()));
+    }
+}
+
+#[test]
+fn nested_hidden_paths_in_any_order_are_all_hidden() {
+    for (variant, support) in variants() {
+        let fx = Fixture::new();
+        // The config dir before the data dir inside it, the data dir twice.
+        let policy = zeroclaw_sandbox::Policy::new(Mode::WorkspaceWrite, &fx.cwd)
+            .hide(&fx.config_dir)
+            .hide(&fx.data_dir)
+            .hide(&fx.data_dir)
+            .hide(&fx.socket);
+        let r = run(
+            &fx,
+            &policy,
+            &support,
+            r#"cat "$DATA/zeroclaw.db" "$CONFIG/config.toml""#,
+        );
+        r.assert_failed(variant);
+        assert_no_secret(&r.output(), variant);
+    }
+}
+
+#[test]
 fn a_unix_socket_of_the_workspace_still_works_with_a_user_namespace() {
     let Some((_, support)) = variants().into_iter().find(|(v, _)| *v == "userns") else {
         return;

@@ -30,6 +30,8 @@ mod policy_errors;
 #[cfg(target_os = "linux")]
 mod processes;
 #[cfg(target_os = "linux")]
+mod spawn_failure;
+#[cfg(target_os = "linux")]
 mod writes;
 
 // Windows and macOS: the sandbox is reported unavailable and only `full` runs (under Wine
