@@ -14,6 +14,8 @@
 //! - [`Policy::check_read`] / [`Policy::check_write`] (or a [`Checker`] for many paths) are
 //!   the same rules in-process, for the file tools, with the same [`Refusal`] texts.
 //! - [`Prepared::explain`] reads a failed command's output for the sandbox's refusals.
+//! - [`service_sockets`] lists local services' sockets that would run commands outside the
+//!   sandbox (the session bus, tmux, docker, ...): hide them too.
 //!
 //! No async, no daemon types. The rules and the mechanism are in `docs/sandbox.md`.
 
@@ -24,6 +26,7 @@ mod mode;
 mod policy;
 mod prepared;
 mod refusal;
+mod services;
 mod support;
 
 #[cfg(target_os = "linux")]
@@ -35,6 +38,7 @@ pub use mode::{Mode, UnknownMode};
 pub use policy::Policy;
 pub use prepared::Prepared;
 pub use refusal::{DEVICES, Refusal};
+pub use services::service_sockets;
 pub use support::{NOT_IMPLEMENTED, Support};
 
 #[cfg(test)]

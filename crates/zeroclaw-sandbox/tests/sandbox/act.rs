@@ -46,6 +46,12 @@ fn helper() {
                 Err(std::io::Error::last_os_error())
             }
         }
+        "service-sockets" => {
+            for p in zeroclaw_sandbox::service_sockets() {
+                println!("SERVICE {}", p.display());
+            }
+            Ok(())
+        }
         other => panic!("unknown action {other}"),
     };
     match result {

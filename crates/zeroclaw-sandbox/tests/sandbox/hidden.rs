@@ -277,6 +277,59 @@ fn nested_hidden_paths_in_any_order_are_all_hidden() {
 }
 
 #[test]
+fn a_tmux_style_service_socket_is_listed_and_once_hidden_cannot_be_reached() {
+    let fx = Fixture::new();
+    // A tmux server's socket dir and an ssh agent, as the environment names them.
+    let tmux_dir = fx.root.join(format!("tmux-{}", unsafe { libc::geteuid() }));
+    std::fs::create_dir(&tmux_dir).unwrap();
+    let tmux = std::os::unix::net::UnixListener::bind(tmux_dir.join("default")).unwrap();
+    tmux.set_nonblocking(true).unwrap();
+    let agent_path = fx.root.join("agent.sock");
+    let agent = std::os::unix::net::UnixListener::bind(&agent_path).unwrap();
+    agent.set_nonblocking(true).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "act::helper", "--nocapture"])
+        .env("ZC_SANDBOX_ACT", "service-sockets")
+        .env("TMUX_TMPDIR", &fx.root)
+        .env("SSH_AUTH_SOCK", &agent_path)
+        .env("XDG_RUNTIME_DIR", fx.root.join("no-runtime-dir"))
+        .output()
+        .unwrap();
+    let listed: Vec<std::path::PathBuf> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once("SERVICE ").map(|(_, p)| p.into()))
+        .collect();
+    assert!(listed.contains(&tmux_dir), "{listed:?}");
+    assert!(listed.contains(&agent_path), "{listed:?}");
+    assert!(
+        !listed.contains(&fx.root.join("no-runtime-dir")),
+        "listed a missing path"
+    );
+
+    for (variant, support) in variants() {
+        let mut policy = fx.policy(Mode::WorkspaceWrite).network(true);
+        policy.hidden.extend(listed.iter().cloned());
+        for target in [tmux_dir.join("default"), agent_path.clone()] {
+            let r = run(
+                &fx,
+                &policy,
+                &support,
+                &helper(&format!("connect-unix {}", target.display())),
+            );
+            assert!(
+                helper_result(&r.output()).is_err(),
+                "{variant}: reached {}",
+                target.display()
+            );
+        }
+        assert!(
+            tmux.accept().is_err() && agent.accept().is_err(),
+            "{variant}"
+        );
+    }
+}
+
+#[test]
 fn a_unix_socket_of_the_workspace_still_works_with_a_user_namespace() {
     let Some((_, support)) = variants().into_iter().find(|(v, _)| *v == "userns") else {
         return;
