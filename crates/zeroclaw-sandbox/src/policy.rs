@@ -166,8 +166,18 @@ impl Plan {
         if hidden.iter().any(|h| cwd.starts_with(h)) {
             return Err(Error::CwdHidden { path: cwd });
         }
-        for w in &writable {
+        for (i, w) in writable.iter().enumerate() {
             if hidden.iter().any(|h| w.starts_with(h)) {
+                if i == 0 {
+                    return Err(Error::Setup {
+                        what: format!(
+                            "the private temp dir {} is inside a hidden path; point TMPDIR \
+                             elsewhere",
+                            w.display()
+                        ),
+                        source: std::io::ErrorKind::InvalidInput.into(),
+                    });
+                }
                 return Err(Error::WritableHidden { path: w.clone() });
             }
         }

@@ -94,7 +94,7 @@ impl Prepared {
     /// directory is set.
     ///
     /// Install it before other `pre_exec` hooks that should run confined (hooks run in the
-    /// order they were added, after std's `chdir`, `setpgid` (`process_group`) and `setsid`).
+    /// order they were added, after std's `chdir` and `setpgid` (`process_group(0)`)).
     pub fn install(&self, cmd: &mut Command) {
         cmd.current_dir(&self.cwd);
         if let Some(temp) = &self.temp {
