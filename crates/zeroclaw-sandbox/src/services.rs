@@ -8,6 +8,11 @@
 //! private socket for a root daemon. Hiding them (a cover in the child's mount namespace)
 //! closes those doors; this list is the well-known ones, not a proof that none is left
 //! (docs/sandbox.md, "Limits").
+//!
+//! A directory is listed rather than the socket in it where the directory is the service's
+//! own: a socket file is covered by a bind mount on its path, and the kernel lifts mounts
+//! from a path that is unlinked, so a service that re-creates its socket while a sandboxed
+//! process lives would be reachable again. A covered directory stays covered.
 
 use std::path::PathBuf;
 
@@ -30,7 +35,14 @@ pub fn service_sockets() -> Vec<PathBuf> {
                 .unwrap_or_else(|| PathBuf::from(format!("/run/user/{uid}"))),
         );
         if let Some(sock) = env("SSH_AUTH_SOCK") {
-            paths.push(sock.into());
+            // OpenSSH's agent makes a directory of its own (`/tmp/ssh-XXXX/agent.N`): hiding
+            // the directory keeps a re-created socket hidden too (see the module doc).
+            let sock = PathBuf::from(sock);
+            let own_dir = sock.parent().filter(|d| {
+                d.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("ssh-"))
+            });
+            paths.push(own_dir.map_or(sock.clone(), PathBuf::from));
         }
         let tmux_base = env("TMUX_TMPDIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
         paths.push(tmux_base.join(format!("tmux-{uid}")));

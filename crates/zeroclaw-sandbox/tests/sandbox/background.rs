@@ -9,7 +9,7 @@ use std::path::Path;
 
 use zeroclaw_sandbox::Mode;
 
-use crate::common::{Fixture, run_prepared, variants};
+use crate::common::{Fixture, helper, helper_result, run_prepared, variants};
 
 /// The background process's escapes, each printing its exit status.
 const ESCAPES: &str = r#"echo escaped > "$VICTIM"; echo "victim=$?"; cat "$DATA/zeroclaw.db" >/dev/null 2>&1; echo "db=$?"; echo ok > "$TMPDIR/alive"; echo "temp=$?""#;
@@ -101,4 +101,51 @@ fn mkfifo(path: &Path) {
         "mkfifo {}",
         path.display()
     );
+}
+
+#[test]
+fn a_socket_in_a_hidden_directory_stays_out_of_reach_when_the_daemon_recreates_it() {
+    for (variant, support) in variants() {
+        let fx = Fixture::new();
+        let prepared = fx.policy(Mode::WorkspaceWrite).prepare(&support).unwrap();
+        let temp = prepared.temp_dir().unwrap().to_path_buf();
+        for fifo in ["go", "report"] {
+            mkfifo(&temp.join(fifo));
+        }
+        let connect = helper(&format!("connect-unix {}", fx.data_socket.display()));
+        std::fs::write(
+            temp.join("later.sh"),
+            format!("read line < \"$TMPDIR/go\"; {connect} > \"$TMPDIR/report\" 2>&1\n"),
+        )
+        .unwrap();
+        let r = run_prepared(
+            &fx,
+            prepared,
+            r#"setsid sh -c '( sh "$TMPDIR/later.sh" ) </dev/null >/dev/null 2>&1 &'"#,
+        );
+        r.assert_ok(variant);
+        // The daemon restarts: its socket in the data dir is removed and bound again.
+        std::fs::remove_file(&fx.data_socket).unwrap();
+        let again = std::os::unix::net::UnixListener::bind(&fx.data_socket).unwrap();
+        again.set_nonblocking(true).unwrap();
+        let watchdog = Watchdog::arm(&temp);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(temp.join("go"))
+            .unwrap()
+            .write_all(b"go\n")
+            .unwrap();
+        let mut report = String::new();
+        std::fs::File::open(temp.join("report"))
+            .unwrap()
+            .read_to_string(&mut report)
+            .unwrap();
+        drop(watchdog);
+        assert!(helper_result(&report).is_err(), "{variant}: {report}");
+        assert!(
+            again.accept().is_err(),
+            "{variant}: the new socket was reached"
+        );
+        drop(r);
+    }
 }
