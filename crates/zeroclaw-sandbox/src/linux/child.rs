@@ -10,6 +10,9 @@
 //! directly, on the ruleset fd and the programs the crates built in the parent.
 //!
 //! Order, and why:
+//! 0. Every fd above stderr is marked close-on-exec: an fd the daemon opened without
+//!    `O_CLOEXEC` (a library's mistake) would otherwise reach the command, already open,
+//!    past every path rule (the database, a socket).
 //! 1. `unshare(CLONE_NEWUSER | CLONE_NEWNS)`, then the maps (uid and gid to themselves,
 //!    `setgroups` denied as the kernel requires for an unprivileged gid map): the child
 //!    gets a mount namespace of its own, where it may mount.
@@ -37,6 +40,7 @@ use super::Setup;
 /// The step a child failed at, reported to the parent on the setup's pipe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Step {
+    CloseFds = 9,
     Unshare = 1,
     Maps = 2,
     Cover = 3,
@@ -50,6 +54,7 @@ pub(crate) enum Step {
 impl Step {
     pub(crate) fn from_byte(b: u8) -> Option<Step> {
         [
+            Step::CloseFds,
             Step::Unshare,
             Step::Maps,
             Step::Cover,
@@ -87,6 +92,16 @@ impl Setup {
     /// Applies the sandbox to the calling process, which must be the freshly forked,
     /// single-threaded child. Async-signal-safe: see the module doc.
     pub(crate) fn apply(&self) -> io::Result<()> {
+        // SAFETY: marks every fd above stderr close-on-exec (Linux 5.11; Landlock ABI 3
+        // needs 6.2).
+        self.check(Step::CloseFds, 0, unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            )
+        })?;
         if let Some(ns) = &self.namespace {
             // SAFETY: plain system calls on C strings and buffers owned by `self`.
             unsafe {

@@ -105,6 +105,7 @@ impl Setup {
                 .map_or_else(|| "?".into(), |c| c.path.display().to_string())
         };
         Some(match child::Step::from_byte(step)? {
+            child::Step::CloseFds => "closing the parent's file descriptors".into(),
             child::Step::Unshare => "creating the user and mount namespaces".into(),
             child::Step::Maps => "writing the uid and gid maps".into(),
             child::Step::Cover => format!("covering the hidden path {}", cover(index)),

@@ -356,3 +356,31 @@ fn assert_no_secret(output: &str, what: &str) {
         "{what}: a secret leaked:\n{output}"
     );
 }
+
+#[test]
+fn a_file_descriptor_the_parent_leaked_does_not_reach_the_command() {
+    for (variant, support) in variants() {
+        let fx = Fixture::new();
+        // The daemon's database, opened by a careless library without O_CLOEXEC.
+        let path = std::ffi::CString::new(
+            fx.data_dir
+                .join("zeroclaw.db")
+                .into_os_string()
+                .into_encoded_bytes(),
+        )
+        .unwrap();
+        // SAFETY: a NUL-terminated path; closed below.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) };
+        assert!(fd > 2);
+        let r = run(
+            &fx,
+            &fx.policy(Mode::WorkspaceWrite),
+            &support,
+            &format!("cat <&{fd}"),
+        );
+        // SAFETY: the fd opened above.
+        unsafe { libc::close(fd) };
+        r.assert_failed(variant);
+        assert_no_secret(&r.output(), variant);
+    }
+}
