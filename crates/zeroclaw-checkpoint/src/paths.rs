@@ -1,7 +1,6 @@
 //! Paths as git writes them (bytes, `/`-separated, relative to the work tree) and as the
 //! file system takes them.
 
-use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 /// A path's bytes: raw on Unix; on Windows the WTF-8 form, which is UTF-8 for every name
@@ -24,7 +23,7 @@ pub(crate) fn from_bytes(bytes: &[u8]) -> PathBuf {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;
-        PathBuf::from(OsStr::from_bytes(bytes))
+        PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
     }
     #[cfg(not(unix))]
     {

@@ -106,9 +106,8 @@ pub(crate) fn plan(
         if change.kind == ChangeKind::Deleted {
             continue;
         }
-        match in_the_way(root, change, &deleted, git, repo, &mut blobs)? {
-            Some(reason) => conflicts.push(conflict(reason)),
-            None => {}
+        if let Some(reason) = in_the_way(root, change, &deleted, git, repo, &mut blobs)? {
+            conflicts.push(conflict(reason));
         }
     }
     Ok(Plan {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::diff::Change;
 use crate::error::Error;
+use crate::fsops;
 use crate::git::{self, Git};
 use crate::ids::SnapshotId;
 use crate::paths;
@@ -202,7 +203,13 @@ fn sort(repo: &Repo, found: &Found, max_file_bytes: u64, omitted: &mut Omitted) 
     for (path, tracked) in candidates {
         let full = repo.record.work_tree.join(paths::relative(path));
         let rel = || paths::relative(repo.record.strip(path).unwrap_or(path));
+        // A tracked path under what is now a symlink (or a file) is out of the snapshot: git
+        // would refuse it ("beyond a symbolic link"), and it is no longer there.
+        let beyond_a_link = tracked
+            && fsops::parents_are_real_dirs(&repo.record.work_tree, path)
+                .is_err_and(|e| e.kind() != std::io::ErrorKind::NotFound);
         let keep = match full.symlink_metadata() {
+            _ if beyond_a_link => false,
             // Gone: the index entry goes too.
             Err(_) => tracked,
             Ok(meta) if meta.file_type().is_symlink() => true,

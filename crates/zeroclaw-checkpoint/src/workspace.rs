@@ -200,7 +200,8 @@ impl Workspace {
             ),
             None,
         )?;
-        if out.status.success() && out.stderr.iter().all(u8::is_ascii_whitespace) {
+        // Its exit status says; stderr also carries notices (an unborn HEAD).
+        if out.status.success() {
             return Ok(());
         }
         let mut detail = crate::error::bounded(&out.stderr);

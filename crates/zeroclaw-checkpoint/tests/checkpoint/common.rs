@@ -18,10 +18,6 @@ pub struct Fixture {
 }
 
 impl Fixture {
-    pub fn root(&self) -> PathBuf {
-        self.dir.path().join("store")
-    }
-
     /// A path in the workspace.
     pub fn at(&self, rel: &str) -> PathBuf {
         self.ws.path().join(rel)
@@ -76,7 +72,7 @@ pub fn symlink(target: &str, link: impl AsRef<Path>) {
 
 /// Bytes that do not compress: a xorshift stream.
 pub fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..len)
         .map(|_| {
             x ^= x << 13;
