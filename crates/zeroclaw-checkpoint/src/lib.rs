@@ -54,5 +54,6 @@ pub use ids::{RefName, SnapshotId};
 pub use options::Options;
 pub use prune::Pruned;
 pub use restore::{Restore, RestoreOutcome, RestorePlan};
-pub use snapshot::{Ignored, LargeFile, Omitted, Snapshot, Unreadable};
+pub use scan::{Ignored, IgnoredSummary};
+pub use snapshot::{LargeFile, Omitted, Snapshot, Unreadable};
 pub use workspace::Workspace;

@@ -11,9 +11,6 @@ pub struct Options {
     /// A workspace with more files to capture than this (ignored ones not counted) is
     /// refused with `Error::TooManyFiles` instead of taking minutes. Default 100,000.
     pub max_files: usize,
-    /// How many ignored entries a snapshot lists in `Omitted::ignored` (the rest are
-    /// counted). Default 100.
-    pub max_ignored_listed: usize,
     /// Directories never captured nor touched, wherever they are (typically the daemon's
     /// data dir, in case a session's workspace contains it). The engine's own root is
     /// always one of them.
@@ -27,7 +24,6 @@ impl Default for Options {
         Self {
             max_file_bytes: 10 * 1024 * 1024,
             max_files: 100_000,
-            max_ignored_listed: 100,
             never_capture: Vec::new(),
             git: PathBuf::from("git"),
         }

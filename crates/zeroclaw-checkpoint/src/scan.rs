@@ -1,5 +1,5 @@
-//! What changed in the workspace since the index last saw it, and what is ignored: two
-//! `git ls-files` walks, run side by side.
+//! What changed in the workspace since the index last saw it (one `git ls-files` walk), and,
+//! on request, what is ignored (another).
 //!
 //! The index is git's stat cache of the workspace as last snapshotted, so the walk lists
 //! only what changed (`-m`, `-d`) and what is new (`-o`): an unchanged tree of 10k files
@@ -23,11 +23,20 @@ pub(crate) struct Found {
     pub nested: Vec<Vec<u8>>,
 }
 
-/// Ignored entries, workspace-relative: directories once for their whole content.
-#[derive(Debug, Default)]
-pub(crate) struct IgnoredSummary {
-    pub listed: Vec<(PathBuf, bool)>,
+/// What the ignore rules leave out of the workspace's snapshots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IgnoredSummary {
+    /// Ignored entries, a directory once for all it holds, sorted, at most the limit asked.
+    pub entries: Vec<Ignored>,
+    /// How many more there were.
     pub unlisted: usize,
+}
+
+/// An ignored file, or directory (with all it holds), relative to the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignored {
+    pub path: PathBuf,
+    pub directory: bool,
 }
 
 /// The number of entries in an index file (its header), 0 when there is none.
@@ -70,27 +79,88 @@ pub(crate) fn pathspec(repo: &Repo) -> Vec<std::ffi::OsString> {
 
 /// Walks the workspace. Fails with `TooManyFiles` as soon as the index and the new files
 /// together pass `max_files` (the walk is stopped, and nothing more is kept in memory).
-pub(crate) fn walk(
-    git: &Git,
-    repo: &Repo,
-    max_files: usize,
-    max_ignored_listed: usize,
-) -> Result<(Found, IgnoredSummary), Error> {
+///
+/// Two `git ls-files` run side by side: one compares every tracked file's `lstat` with the
+/// index (`-m -d`), the other reads the directories for new files (`-o`); on two cores the
+/// walk takes the time of the longer one.
+pub(crate) fn walk(git: &Git, repo: &Repo, max_files: usize) -> Result<Found, Error> {
     let tracked_count = index_entries(repo)?;
-    let mut args: Vec<std::ffi::OsString> = [
-        "ls-files",
-        "-z",
-        "-t",
-        "-m",
-        "-d",
-        "-o",
-        "--exclude-standard",
-    ]
-    .iter()
-    .map(Into::into)
-    .collect();
-    args.extend(pathspec(repo));
-    let main = git.stream(&repo.ctx, &args)?;
+    let command = |flags: &[&str]| {
+        let mut args: Vec<std::ffi::OsString> = ["ls-files", "-z"]
+            .iter()
+            .chain(flags)
+            .map(Into::into)
+            .collect();
+        args.extend(pathspec(repo));
+        git.stream(&repo.ctx, &args)
+    };
+    let changed = command(&["-m", "-d"])?;
+    let new = command(&["-o", "--exclude-standard"])?;
+    std::thread::scope(|scope| {
+        let tracked = scope.spawn(|| read_tracked(changed));
+        let new = read_untracked(new, tracked_count, max_files, repo);
+        let tracked = tracked.join().unwrap_or_else(|_| {
+            Err(Error::Git {
+                command: "ls-files".into(),
+                status: "its reader panicked".into(),
+                stderr: String::new(),
+            })
+        });
+        let (untracked, nested) = new?;
+        Ok(Found {
+            tracked: tracked?,
+            untracked,
+            nested,
+        })
+    })
+}
+
+/// Tracked paths whose `lstat` differs from the index or that are gone (a deleted file is
+/// listed twice, as modified and deleted).
+fn read_tracked(mut stream: Stream) -> Result<Vec<Vec<u8>>, Error> {
+    let mut paths = Vec::new();
+    let mut record = Vec::new();
+    while stream.next_record(&mut record)? {
+        paths.push(record.clone());
+    }
+    stream.finish()?;
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
+}
+
+type Paths = Vec<Vec<u8>>;
+
+/// New files, and the nested repositories git shows as `dir/` without entering them.
+fn read_untracked(
+    mut stream: Stream,
+    tracked: usize,
+    max_files: usize,
+    repo: &Repo,
+) -> Result<(Paths, Paths), Error> {
+    let (mut untracked, mut nested) = (Vec::new(), Vec::new());
+    let mut record = Vec::new();
+    while stream.next_record(&mut record)? {
+        if let Some(dir) = record.strip_suffix(b"/") {
+            nested.push(dir.to_vec());
+            continue;
+        }
+        untracked.push(record.clone());
+        if tracked + untracked.len() > max_files {
+            stream.abandon();
+            return Err(Error::TooManyFiles {
+                workspace: repo.record.workspace.clone(),
+                limit: max_files,
+                found: tracked + untracked.len(),
+            });
+        }
+    }
+    stream.finish()?;
+    Ok((untracked, nested))
+}
+
+/// The ignored entries of the workspace, at most `max_listed` of them listed.
+pub(crate) fn ignored(git: &Git, repo: &Repo, max_listed: usize) -> Result<IgnoredSummary, Error> {
     let mut args: Vec<std::ffi::OsString> = [
         "ls-files",
         "-z",
@@ -103,59 +173,7 @@ pub(crate) fn walk(
     .map(Into::into)
     .collect();
     args.extend(pathspec(repo));
-    let ignored = git.stream(&repo.ctx, &args)?;
-
-    std::thread::scope(|scope| {
-        let ignored = scope.spawn(|| summarise_ignored(ignored, repo, max_ignored_listed));
-        let found = read_changes(main, tracked_count, max_files, repo);
-        let ignored = ignored.join().unwrap_or_else(|_| {
-            Err(Error::Git {
-                command: "ls-files".into(),
-                status: "reader panicked".into(),
-                stderr: String::new(),
-            })
-        });
-        Ok((found?, ignored?))
-    })
-}
-
-fn read_changes(
-    mut stream: Stream,
-    tracked: usize,
-    max_files: usize,
-    repo: &Repo,
-) -> Result<Found, Error> {
-    let mut found = Found::default();
-    let mut record = Vec::new();
-    while stream.next_record(&mut record)? {
-        let (tag, path) = match record.split_first() {
-            Some((&tag, rest)) if rest.first() == Some(&b' ') => (tag, rest[1..].to_vec()),
-            _ => continue,
-        };
-        match tag {
-            b'?' if path.ends_with(b"/") => {
-                let mut path = path;
-                path.pop();
-                found.nested.push(path);
-            }
-            b'?' => {
-                found.untracked.push(path);
-                if tracked + found.untracked.len() > max_files {
-                    stream.abandon();
-                    return Err(Error::TooManyFiles {
-                        workspace: repo.record.workspace.clone(),
-                        limit: max_files,
-                        found: tracked + found.untracked.len(),
-                    });
-                }
-            }
-            _ => found.tracked.push(path),
-        }
-    }
-    stream.finish()?;
-    found.tracked.sort();
-    found.tracked.dedup();
-    Ok(found)
+    summarise_ignored(git.stream(&repo.ctx, &args)?, repo, max_listed)
 }
 
 fn summarise_ignored(
@@ -183,8 +201,11 @@ fn summarise_ignored(
         else {
             continue;
         };
-        if summary.listed.len() < max_listed {
-            summary.listed.push((paths::relative(rel), is_dir));
+        if summary.entries.len() < max_listed {
+            summary.entries.push(Ignored {
+                path: paths::relative(rel),
+                directory: is_dir,
+            });
         } else {
             summary.unlisted += 1;
         }

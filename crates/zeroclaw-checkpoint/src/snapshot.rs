@@ -25,8 +25,8 @@ pub struct Snapshot {
     pub omitted: Omitted,
 }
 
-/// What a snapshot left out, so the caller can say so. None of it is ever touched by a
-/// restore.
+/// What a snapshot left out besides ignored files (which `Workspace::ignored` lists), so
+/// the caller can say so. None of it is ever touched by a restore.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Omitted {
     /// Files over `Options::max_file_bytes`, with their sizes.
@@ -37,12 +37,6 @@ pub struct Omitted {
     pub nested_repositories: Vec<PathBuf>,
     /// Files that could not be read (permissions) or are not regular files or symlinks.
     pub unreadable: Vec<Unreadable>,
-    /// Ignored entries (by `.gitignore`, the repository's `info/exclude`, the user's global
-    /// excludes, or `Options::never_capture`): a directory once for all it holds, at most
-    /// `Options::max_ignored_listed` of them.
-    pub ignored: Vec<Ignored>,
-    /// How many more ignored entries there were.
-    pub ignored_unlisted: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,12 +49,6 @@ pub struct LargeFile {
 pub struct Unreadable {
     pub path: PathBuf,
     pub reason: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ignored {
-    pub path: PathBuf,
-    pub directory: bool,
 }
 
 /// A snapshot before its ref exists.
@@ -79,7 +67,6 @@ const BULK: usize = 500;
 pub(crate) struct Limits {
     pub max_file_bytes: u64,
     pub max_files: usize,
-    pub max_ignored_listed: usize,
 }
 
 /// Captures the workspace's current state. A damaged index (a cache) is rebuilt once.
@@ -105,16 +92,8 @@ fn capture_once(
     limits: &Limits,
     rules_changed: bool,
 ) -> Result<Captured, Error> {
-    let (found, ignored) = scan::walk(git, repo, limits.max_files, limits.max_ignored_listed)?;
-    let mut omitted = Omitted {
-        ignored: ignored
-            .listed
-            .into_iter()
-            .map(|(path, directory)| Ignored { path, directory })
-            .collect(),
-        ignored_unlisted: ignored.unlisted,
-        ..Omitted::default()
-    };
+    let found = scan::walk(git, repo, limits.max_files)?;
+    let mut omitted = Omitted::default();
     let rules_changed = rules_changed
         || found
             .tracked

@@ -17,6 +17,7 @@ use crate::paths;
 use crate::prune::{self, Pruned};
 use crate::repo::Repo;
 use crate::restore::{self, Restore, RestoreOutcome, RestorePlan};
+use crate::scan::{self, IgnoredSummary};
 use crate::snapshot::{self, Captured, Snapshot};
 
 /// A workspace (a directory, canonical) and its shadow repository. Cheap to clone; every
@@ -52,16 +53,21 @@ impl Workspace {
     }
 
     /// Snapshots the workspace and points `name` at the snapshot (replacing what it named).
-    /// With `parent`, the result lists what changed since that snapshot.
+    /// With `parent`, the result lists what changed since that snapshot; a `parent` the
+    /// store does not hold is `UnknownSnapshot` (the snapshot is taken all the same, and
+    /// `name` names it).
     pub fn snapshot(&self, name: &RefName, parent: Option<&SnapshotId>) -> Result<Snapshot, Error> {
         let session = self.session(true)?;
-        if let Some(parent) = parent {
-            session.require(&[parent], &self.path)?;
-        }
         let captured = session.capture()?;
         prune::set(&self.engine.git, &session.repo.ctx, name, &captured.id)?;
         let changes = match parent {
-            Some(parent) => session.diff(parent, &captured.id)?,
+            // Checked only when the diff fails: one git process less on every turn.
+            Some(parent) => session.diff(parent, &captured.id).map_err(|e| {
+                match session.require(&[parent], &self.path) {
+                    Err(unknown @ Error::UnknownSnapshot { .. }) => unknown,
+                    _ => e,
+                }
+            })?,
             None => Vec::new(),
         };
         Ok(Snapshot {
@@ -70,6 +76,16 @@ impl Workspace {
             changes,
             omitted: captured.omitted,
         })
+    }
+
+    /// What the ignore rules leave out of the workspace (`.gitignore` files, the enclosing
+    /// repository's `info/exclude`, the user's global excludes, `Options::never_capture`):
+    /// a directory once for all it holds, at most `max_listed` entries. A walk of its own,
+    /// so not part of every snapshot.
+    pub fn ignored(&self, max_listed: usize) -> Result<IgnoredSummary, Error> {
+        let session = self.session(true)?;
+        excludes::sync(&session.repo.dir, &session.repo.record, &self.engine.never)?;
+        scan::ignored(&self.engine.git, &session.repo, max_listed)
     }
 
     /// What differs from snapshot `from` to snapshot `to`, sorted by path.
@@ -310,7 +326,6 @@ impl Session<'_> {
         let limits = snapshot::Limits {
             max_file_bytes: options.max_file_bytes,
             max_files: options.max_files,
-            max_ignored_listed: options.max_ignored_listed,
         };
         snapshot::capture(&self.engine.git, &self.repo, &limits, rules_changed)
     }
