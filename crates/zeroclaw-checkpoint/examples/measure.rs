@@ -4,9 +4,9 @@
 //! (on Linux) the CPU time per operation, ours and git's together, averaged over the rounds
 //! (a figure a busy machine does not inflate the way it does wall time).
 //!
-//! Each round is a turn as the daemon sees it: the files change, a second passes (the
-//! agent is still working), the end-of-turn snapshot is taken; a second later the turn is
-//! rewound (timed), and put back. The pauses matter: git trusts a file's cached `stat` data
+//! Each round is a turn as the daemon sees it: the turn-start snapshot, the files change, a
+//! second passes (the agent is still working), the end-of-turn snapshot (timed); a second
+//! later the turn is rewound (timed), and put back. The pauses matter: git trusts a file's cached `stat` data
 //! only if the file is older than the index (to the second, in a git built without
 //! nanosecond timestamps), so a file changed in the same second as a snapshot is hashed
 //! again by the next one. `--no-pause` measures that worst case.
@@ -57,7 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         make_tree(ws_dir.path(), files)?;
         let ws = engine.workspace(ws_dir.path())?;
         let started = Instant::now();
-        let mut last = ws.snapshot(&RefName::new("bench/first")?, None)?.id;
+        ws.snapshot(&RefName::new("bench/first")?, None)?;
         println!(
             "| {files} | first snapshot | {} | — | — | {} | — | — | — |",
             ms(started.elapsed()),
@@ -71,6 +71,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (mut snap_cpu, mut restore_cpu) = (Duration::ZERO, Duration::ZERO);
             for round in 0..ROUNDS {
                 turn += 1;
+                let start = ws
+                    .snapshot(&RefName::new(format!("bench/{turn}/start"))?, None)?
+                    .id;
                 for i in 0..changed {
                     let path = file_path(ws_dir.path(), (round * 7919 + i * 104_729) % files);
                     let mut content = std::fs::read(&path)?;
@@ -89,12 +92,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
                 std::thread::sleep(pause);
                 let cpu = cpu_time();
-                restore_times.push(timed_restore(&ws, &last, &format!("bench/{turn}/undo"))?);
+                restore_times.push(timed_restore(&ws, &start, &format!("bench/{turn}/undo"))?);
                 restore_cpu += cpu_time().saturating_sub(cpu);
                 std::thread::sleep(pause);
                 // Forward again, so the next round starts where this one ended.
                 timed_restore(&ws, &end, &format!("bench/{turn}/redo"))?;
-                last = end;
+                std::thread::sleep(pause);
             }
             let (median, low, high) = stats(&mut snap_times);
             let (r_median, r_low, r_high) = stats(&mut restore_times);

@@ -452,6 +452,10 @@ fn base_config(setup: &Setup<'_>) -> Vec<OsString> {
         "core.logAllRefUpdates=false",
         "core.quotePath=false",
         "core.commitGraph=false",
+        // A smaller index (paths prefix-compressed), written without hashing it whole:
+        // it is rewritten twice per snapshot and is only a cache (a damaged one is rebuilt).
+        "index.version=4",
+        "index.skipHash=true",
         "gc.auto=0",
         "gc.autoDetach=false",
         "maintenance.auto=false",

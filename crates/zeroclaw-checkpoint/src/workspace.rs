@@ -57,7 +57,7 @@ impl Workspace {
     /// store does not hold is `UnknownSnapshot` (the snapshot is taken all the same, and
     /// `name` names it).
     pub fn snapshot(&self, name: &RefName, parent: Option<&SnapshotId>) -> Result<Snapshot, Error> {
-        let session = self.session(true)?;
+        let session = self.created()?;
         let captured = session.capture()?;
         prune::set(&self.engine.git, &session.repo.ctx, name, &captured.id)?;
         let changes = match parent {
@@ -83,7 +83,7 @@ impl Workspace {
     /// a directory once for all it holds, at most `max_listed` entries. A walk of its own,
     /// so not part of every snapshot.
     pub fn ignored(&self, max_listed: usize) -> Result<IgnoredSummary, Error> {
-        let session = self.session(true)?;
+        let session = self.created()?;
         excludes::sync(&session.repo.dir, &session.repo.record, &self.engine.never)?;
         scan::ignored(&self.engine.git, &session.repo, max_listed)
     }
@@ -97,6 +97,9 @@ impl Workspace {
     /// The paths changed outside the agent within `gaps` (a gap without `next_start` ends
     /// at the current state, which this snapshots without a ref), sorted.
     pub fn outside_edits(&self, gaps: &[Gap]) -> Result<Vec<PathBuf>, Error> {
+        if gaps.is_empty() {
+            return Ok(Vec::new());
+        }
         let ids: Vec<&SnapshotId> = gaps
             .iter()
             .flat_map(|g| std::iter::once(&g.end).chain(&g.next_start))
@@ -163,20 +166,17 @@ impl Workspace {
 
     /// Every snapshot ref, with its snapshot, sorted by name.
     pub fn snapshots(&self) -> Result<Vec<(RefName, SnapshotId)>, Error> {
-        match self.session(false) {
-            Ok(session) => prune::refs(&self.engine.git, &session.store_ctx()),
-            Err(Error::UnknownSnapshot { .. }) => Ok(Vec::new()),
-            Err(e) => Err(e),
+        match self.stored()? {
+            Some(session) => prune::refs(&self.engine.git, &session.store_ctx()),
+            None => Ok(Vec::new()),
         }
     }
 
     /// Deletes the refs `keep` refuses and reclaims the space only they held. When no ref
     /// is left, the whole shadow repository goes.
     pub fn prune(&self, keep: impl Fn(&RefName) -> bool) -> Result<Pruned, Error> {
-        let session = match self.session(false) {
-            Ok(session) => session,
-            Err(Error::UnknownSnapshot { .. }) => return Ok(Pruned::default()),
-            Err(e) => return Err(e),
+        let Some(session) = self.stored()? else {
+            return Ok(Pruned::default());
         };
         let dir = session.repo.dir.clone();
         let bytes_before = prune::size_of(&dir);
@@ -198,10 +198,8 @@ impl Workspace {
     /// Checks the shadow repository's objects (`git fsck`): `Error::Corrupt` if any snapshot
     /// cannot be read whole. Slow on a large store: for maintenance, not every turn.
     pub fn verify(&self) -> Result<(), Error> {
-        let session = match self.session(false) {
-            Ok(session) => session,
-            Err(Error::UnknownSnapshot { .. }) => return Ok(()),
-            Err(e) => return Err(e),
+        let Some(session) = self.stored()? else {
+            return Ok(());
         };
         let ctx = session.store_ctx();
         let out = self.engine.git.execute(
@@ -246,26 +244,25 @@ impl Workspace {
         prune::size_of(&self.store_dir())
     }
 
-    /// Locks and opens the repository; without `create`, a missing one is
-    /// `UnknownSnapshot` (whatever was asked for cannot be in it).
-    fn session(&self, create: bool) -> Result<Session<'_>, Error> {
+    /// Locks and opens the repository, creating it if need be.
+    fn created(&self) -> Result<Session<'_>, Error> {
         let lock = RepoLock::acquire(&self.engine.layout.lock(&self.key))?;
-        let dir = self.store_dir();
-        if !create && dir.symlink_metadata().is_err() {
-            return Err(Error::UnknownSnapshot {
-                id: SnapshotId::parse(EMPTY_TREE)?,
-                workspace: self.path.clone(),
-            });
+        self.open(lock)
+    }
+
+    /// Locks and opens the repository if there is one.
+    fn stored(&self) -> Result<Option<Session<'_>>, Error> {
+        let lock = RepoLock::acquire(&self.engine.layout.lock(&self.key))?;
+        if self.store_dir().symlink_metadata().is_err() {
+            return Ok(None);
         }
-        if create && !self.path.is_dir() {
-            return Err(Error::Workspace {
-                path: self.path.clone(),
-                reason: "it is not a directory (any more)".into(),
-            });
-        }
+        self.open(lock).map(Some)
+    }
+
+    fn open(&self, lock: RepoLock) -> Result<Session<'_>, Error> {
         let repo = Repo::open_or_create(
             &self.engine.git,
-            &dir,
+            &self.store_dir(),
             &self.path,
             &self.engine.layout.empty_dir,
             self.engine.options.max_file_bytes,
@@ -277,25 +274,22 @@ impl Workspace {
         })
     }
 
-    /// A session in an existing repository holding every one of `ids`.
+    /// A session in an existing repository holding every one of `ids` (the first is named
+    /// as unknown when there is no repository at all).
     fn existing(&self, ids: &[&SnapshotId]) -> Result<Session<'_>, Error> {
-        let session = match self.session(false) {
-            Err(Error::UnknownSnapshot { workspace, .. }) => {
-                let id = ids.first().map(|id| (*id).clone());
-                return Err(Error::UnknownSnapshot {
-                    id: id.map_or_else(|| SnapshotId::parse(EMPTY_TREE), Ok)?,
-                    workspace,
-                });
-            }
-            other => other?,
+        let Some(session) = self.stored()? else {
+            return match ids.first() {
+                Some(id) => Err(Error::UnknownSnapshot {
+                    id: (*id).clone(),
+                    workspace: self.path.clone(),
+                }),
+                None => self.created(),
+            };
         };
         session.require(ids, &self.path)?;
         Ok(session)
     }
 }
-
-/// git's empty tree (SHA-1), only for messages about a store that does not exist.
-const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 fn restore_ids<'a>(target: &'a SnapshotId, gaps: &'a [Gap]) -> Vec<&'a SnapshotId> {
     std::iter::once(target)
@@ -321,6 +315,13 @@ impl Session<'_> {
     }
 
     fn capture(&self) -> Result<Captured, Error> {
+        let workspace = &self.repo.record.workspace;
+        if !workspace.is_dir() {
+            return Err(Error::Workspace {
+                path: workspace.clone(),
+                reason: "it is not a directory (any more)".into(),
+            });
+        }
         let rules_changed = excludes::sync(&self.repo.dir, &self.repo.record, &self.engine.never)?;
         let options = &self.engine.options;
         let limits = snapshot::Limits {
