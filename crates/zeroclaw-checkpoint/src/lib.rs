@@ -57,3 +57,13 @@ pub use restore::{Restore, RestoreOutcome, RestorePlan};
 pub use scan::{Ignored, IgnoredSummary};
 pub use snapshot::{LargeFile, Omitted, Snapshot, Unreadable};
 pub use workspace::Workspace;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_engine_and_its_workspaces_can_be_shared_across_threads() {
+        fn shared<T: Send + Sync + Clone>() {}
+        shared::<super::Checkpoints>();
+        shared::<super::Workspace>();
+    }
+}
