@@ -1,0 +1,97 @@
+//! The refs that keep snapshots alive, and dropping them: a snapshot lives exactly as long
+//! as a ref under `refs/zeroclaw/` names it (git never collects what a ref reaches).
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::git::{Context, Git};
+use crate::ids::{REF_PREFIX, RefName, SnapshotId};
+
+/// What a prune did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub refs_removed: usize,
+    pub refs_kept: usize,
+    /// The size of the shadow repository (or repositories) before and after, in bytes.
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}
+
+/// Every snapshot ref of the repository, with the snapshot it names. Refs that are not
+/// ours (none should exist) are left out.
+pub(crate) fn refs(git: &Git, ctx: &Context) -> Result<Vec<(RefName, SnapshotId)>, Error> {
+    let out = git.run(
+        ctx,
+        [
+            "for-each-ref",
+            "--format=%(objectname) %(refname)",
+            REF_PREFIX,
+        ],
+        None,
+    )?;
+    let text = String::from_utf8_lossy(&out);
+    Ok(text
+        .lines()
+        .filter_map(|line| {
+            let (id, name) = line.split_once(' ')?;
+            let name = RefName::new(name.strip_prefix(REF_PREFIX)?).ok()?;
+            Some((name, SnapshotId::parse(id).ok()?))
+        })
+        .collect())
+}
+
+/// Points `name` at `id` (replacing what it named before).
+pub(crate) fn set(git: &Git, ctx: &Context, name: &RefName, id: &SnapshotId) -> Result<(), Error> {
+    git.run(
+        ctx,
+        ["update-ref", "--no-deref", &name.full(), id.as_str()],
+        None,
+    )?;
+    Ok(())
+}
+
+/// Deletes the refs `keep` refuses; returns how many went and how many stay. The objects
+/// only they reached stay on disk until `collect`.
+pub(crate) fn drop_refs(
+    git: &Git,
+    ctx: &Context,
+    keep: &dyn Fn(&RefName) -> bool,
+) -> Result<(usize, usize), Error> {
+    let all = refs(git, ctx)?;
+    let mut script = String::new();
+    let mut removed = 0;
+    for (name, _) in &all {
+        if !keep(name) {
+            script.push_str("delete ");
+            script.push_str(&name.full());
+            script.push('\n');
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        git.run(ctx, ["update-ref", "--stdin"], Some(script.as_bytes()))?;
+    }
+    Ok((removed, all.len() - removed))
+}
+
+/// Deletes every object no ref (or the index) reaches, and packs the rest.
+pub(crate) fn collect(git: &Git, ctx: &Context) -> Result<(), Error> {
+    git.run(ctx, ["gc", "--prune=now", "--quiet"], None)?;
+    Ok(())
+}
+
+/// The bytes of every file under `dir` (what it takes, give or take the file system's
+/// blocks).
+pub(crate) fn size_of(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.file_type() {
+            Ok(t) if t.is_dir() => size_of(&entry.path()),
+            Ok(_) => entry.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
+}

@@ -1,0 +1,238 @@
+//! Taking a snapshot: bring the shadow index up to date with the workspace (only what the
+//! walk found changed is read and hashed), then write its tree.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use crate::diff::Change;
+use crate::error::Error;
+use crate::fsops;
+use crate::git::{self, Git};
+use crate::ids::SnapshotId;
+use crate::paths;
+use crate::repo::Repo;
+use crate::scan::{self, Found};
+
+/// A snapshot just taken.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub id: SnapshotId,
+    /// How many files (and symlinks) it holds.
+    pub files: usize,
+    /// What differs from the parent snapshot the caller named (empty without one).
+    pub changes: Vec<Change>,
+    /// What it left out.
+    pub omitted: Omitted,
+}
+
+/// What a snapshot left out besides ignored files (which `Workspace::ignored` lists), so
+/// the caller can say so. None of it is ever touched by a restore.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Omitted {
+    /// Files over `Options::max_file_bytes`, with their sizes.
+    pub too_large: Vec<LargeFile>,
+    /// Directories that are git repositories of their own (they hold a `.git`): git records
+    /// such a directory only as a link to a commit, which cannot restore its files, so it is
+    /// left out whole.
+    pub nested_repositories: Vec<PathBuf>,
+    /// Files that could not be read (permissions) or are not regular files or symlinks.
+    pub unreadable: Vec<Unreadable>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LargeFile {
+    pub path: PathBuf,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// A snapshot before its ref exists.
+#[derive(Debug)]
+pub(crate) struct Captured {
+    pub id: SnapshotId,
+    pub files: usize,
+    pub omitted: Omitted,
+}
+
+/// Past this many files to hash at once, git writes them into one pack instead of one loose
+/// object file each (bulk check-in): a first snapshot of 10k files makes ~100 files in the
+/// store instead of 10k, and takes less time.
+const BULK: usize = 500;
+
+pub(crate) struct Limits {
+    pub max_file_bytes: u64,
+    pub max_files: usize,
+}
+
+/// Captures the workspace's current state. A damaged index (a cache) is rebuilt once.
+pub(crate) fn capture(
+    git: &Git,
+    repo: &Repo,
+    limits: &Limits,
+    rules_changed: bool,
+) -> Result<Captured, Error> {
+    match capture_once(git, repo, limits, rules_changed) {
+        Err(Error::Corrupt { detail, .. }) if git::is_index_damage(&detail) => {
+            std::fs::remove_file(&repo.ctx.index)
+                .map_err(|e| Error::io("remove", &repo.ctx.index, e))?;
+            capture_once(git, repo, limits, true)
+        }
+        other => other,
+    }
+}
+
+fn capture_once(
+    git: &Git,
+    repo: &Repo,
+    limits: &Limits,
+    rules_changed: bool,
+) -> Result<Captured, Error> {
+    let found = scan::walk(git, repo, limits.max_files)?;
+    let mut omitted = Omitted::default();
+    let rules_changed = rules_changed
+        || found
+            .tracked
+            .iter()
+            .chain(&found.untracked)
+            .any(|p| p.rsplit(|&b| b == b'/').next() == Some(b".gitignore"));
+    let Sorted { update, mut drop } = sort(repo, &found, limits.max_file_bytes, &mut omitted);
+    for nested in &found.nested {
+        if let Some(rel) = repo.record.strip(nested) {
+            omitted.nested_repositories.push(paths::relative(rel));
+        }
+    }
+    if rules_changed {
+        // Tracked files that the ignore rules now cover leave the snapshot, as a fresh
+        // `git add` of the workspace would not take them.
+        let mut args: Vec<OsString> = ["ls-files", "-z", "-c", "-i", "--exclude-standard"]
+            .iter()
+            .map(Into::into)
+            .collect();
+        args.extend(scan::pathspec(repo));
+        let out = git.run(&repo.ctx, &args, None)?;
+        drop.extend(
+            out.split(|&b| b == 0)
+                .filter(|p| !p.is_empty())
+                .map(<[u8]>::to_vec),
+        );
+    }
+    if !update.is_empty() {
+        let mut args: Vec<&str> = Vec::new();
+        if update.len() > BULK {
+            args.extend(["-c", "core.bigFileThreshold=1"]);
+        }
+        args.extend([
+            "update-index",
+            "-z",
+            "--add",
+            "--remove",
+            "--replace",
+            "--stdin",
+        ]);
+        git.run(&repo.ctx, &args, Some(&nul_list(&update)))?;
+    }
+    if !drop.is_empty() {
+        git.run(
+            &repo.ctx,
+            ["update-index", "-z", "--force-remove", "--stdin"],
+            Some(&nul_list(&drop)),
+        )?;
+    }
+    let files = scan::index_entries(repo)?;
+    let id = if files == 0 {
+        git.run(&repo.ctx, ["mktree", "-z"], Some(b""))?
+    } else if repo.record.prefix.is_empty() {
+        git.run(&repo.ctx, ["write-tree"], None)?
+    } else {
+        let mut prefix = OsString::from("--prefix=");
+        prefix.push(paths::from_bytes(&repo.record.prefix));
+        prefix.push("/");
+        git.run(&repo.ctx, [OsString::from("write-tree"), prefix], None)?
+    };
+    let id = SnapshotId::parse(String::from_utf8_lossy(&id).trim())?;
+    omitted.nested_repositories.sort();
+    omitted.too_large.sort_by(|a, b| a.path.cmp(&b.path));
+    omitted.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Captured { id, files, omitted })
+}
+
+struct Sorted {
+    /// For `update-index --add --remove`: hashed if present, removed if gone.
+    update: Vec<Vec<u8>>,
+    /// For `update-index --force-remove`: out of the snapshot although present.
+    drop: Vec<Vec<u8>>,
+}
+
+/// Decides, with one `lstat` each, what happens to every path the walk found.
+fn sort(repo: &Repo, found: &Found, max_file_bytes: u64, omitted: &mut Omitted) -> Sorted {
+    let mut sorted = Sorted {
+        update: Vec::new(),
+        drop: Vec::new(),
+    };
+    let candidates = found
+        .tracked
+        .iter()
+        .map(|p| (p, true))
+        .chain(found.untracked.iter().map(|p| (p, false)));
+    for (path, tracked) in candidates {
+        let full = repo.record.work_tree.join(paths::relative(path));
+        let rel = || paths::relative(repo.record.strip(path).unwrap_or(path));
+        // A tracked path under what is now a symlink (or a file) is out of the snapshot: git
+        // would refuse it ("beyond a symbolic link"), and it is no longer there.
+        let beyond_a_link = tracked
+            && fsops::parents_are_real_dirs(&repo.record.work_tree, path)
+                .is_err_and(|e| e.kind() != std::io::ErrorKind::NotFound);
+        let keep = match full.symlink_metadata() {
+            _ if beyond_a_link => false,
+            // Gone: the index entry goes too.
+            Err(_) => tracked,
+            Ok(meta) if meta.file_type().is_symlink() => true,
+            // A tracked file that became a directory: its entry goes, its files come as new.
+            Ok(meta) if meta.is_dir() => tracked,
+            Ok(meta) if meta.is_file() && meta.len() > max_file_bytes => {
+                omitted.too_large.push(LargeFile {
+                    path: rel(),
+                    bytes: meta.len(),
+                });
+                false
+            }
+            Ok(meta) if meta.is_file() => match std::fs::File::open(&full) {
+                Ok(_) => true,
+                Err(e) => {
+                    omitted.unreadable.push(Unreadable {
+                        path: rel(),
+                        reason: e.to_string(),
+                    });
+                    false
+                }
+            },
+            Ok(_) => {
+                omitted.unreadable.push(Unreadable {
+                    path: rel(),
+                    reason: "not a regular file or symlink".into(),
+                });
+                false
+            }
+        };
+        match (keep, tracked) {
+            (true, _) => sorted.update.push(path.clone()),
+            (false, true) => sorted.drop.push(path.clone()),
+            (false, false) => {}
+        }
+    }
+    sorted
+}
+
+fn nul_list(paths: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(paths.iter().map(|p| p.len() + 1).sum());
+    for p in paths {
+        out.extend_from_slice(p);
+        out.push(0);
+    }
+    out
+}

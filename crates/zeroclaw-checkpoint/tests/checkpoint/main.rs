@@ -1,0 +1,26 @@
+//! The checkpoint engine against real git, real files and temp dirs: one file per behaviour.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+mod a_damaged_store_is_reported_and_can_be_started_afresh;
+mod a_file_no_snapshot_holds_is_never_overwritten_silently;
+mod a_file_over_the_size_cap_is_omitted_and_listed;
+mod a_killed_git_leaves_no_lock_behind;
+mod a_nested_repository_is_omitted_and_never_touched;
+mod a_restore_can_be_undone;
+mod a_workspace_inside_a_repository_follows_its_ignore_rules;
+mod an_engine_without_git_reports_itself_unavailable;
+mod an_ignored_tree_adds_almost_nothing_to_the_store;
+mod an_outside_edit_is_reported_and_kept_unless_forced;
+mod an_unchanged_workspace_snapshots_to_the_same_id;
+mod diff_lists_added_modified_and_deleted_paths;
+mod gitattributes_never_change_the_bytes_captured;
+mod pruning_reclaims_space;
+mod restoring_each_snapshot_reproduces_the_earlier_tree;
+mod the_store_and_the_data_dir_are_never_captured;
+mod the_users_git_repository_is_left_byte_for_byte_unchanged;
+mod too_many_files_fail_with_a_clear_error;
+mod two_sessions_snapshot_one_workspace_at_once;
+mod unknown_and_malformed_ids_are_clear_errors;
