@@ -6,9 +6,9 @@
 //! history's message kinds and zeroclaw's error codes. The daemon, the client library, the
 //! tests and `docs/protocol.md`'s lists all come from here.
 //!
-//! Adding a method: one type in [`methods`] (and its params/result structs beside it), plus
-//! one row in [`methods::CLIENT_METHODS`]. Adding an event: one variant of [`Update`] and
-//! its name in [`events::EVENTS`].
+//! Adding a method: one type with `method!` in the file of its family under [`methods`], its
+//! params/result structs beside it. Adding an event: one variant of [`Update`] and its name
+//! in [`events::EVENTS`].
 
 pub mod codes;
 pub mod elicitation;

@@ -10,7 +10,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufRead
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use crate::{Recorded, Reply, Shared, Step};
+use crate::provider::Shared;
+use crate::{Recorded, Reply, Step};
 
 /// Cap on the request line plus headers.
 const MAX_HEAD: usize = 1024 * 1024;

@@ -19,8 +19,9 @@
 
 use serde_json::{Value, json};
 
+use crate::sse::sse_event;
 use crate::stream::{self, Format, Head, Item};
-use crate::{Reply, Step, split_evenly, sse_event};
+use crate::{Reply, Step, split_evenly};
 
 /// Model name the builders put in chunks unless [`Builder::model`] is used.
 pub const DEFAULT_MODEL: &str = "fake-model";

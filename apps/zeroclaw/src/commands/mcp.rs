@@ -1,21 +1,23 @@
 //! `zeroclaw mcp [--wait] [--json]`, `zeroclaw mcp tools NAME`: the daemon's MCP servers.
 
-use super::{connect, describe_call_error, pretty};
-use serde_json::{Value, json};
+use super::{connect, describe_call_error, print_json};
+use zeroclaw_client::protocol::{McpServers, McpServersParams, McpTools, McpToolsParams};
 use zeroclaw_ipc::Paths;
 
 pub async fn list(paths: &Paths, wait: bool, as_json: bool) -> Result<(), String> {
     let client = connect(paths).await?;
+    let params = McpServersParams {
+        wait,
+        session_id: None,
+    };
     let answer = client
-        .call("mcp/servers", json!({ "wait": wait }))
+        .request::<McpServers>(&params)
         .await
         .map_err(|e| format!("mcp/servers failed: {}", describe_call_error(&e)))?;
     if as_json {
-        println!("{}", pretty(&answer["servers"]));
-        return Ok(());
+        return print_json(serde_json::to_value(&answer.servers));
     }
-    let servers = answer["servers"].as_array().cloned().unwrap_or_default();
-    if servers.is_empty() {
+    if answer.servers.is_empty() {
         println!("no MCP servers configured; add [[mcp_servers]] to config.toml (docs/mcp.md)");
         return Ok(());
     }
@@ -23,14 +25,13 @@ pub async fn list(paths: &Paths, wait: bool, as_json: bool) -> Result<(), String
         "{:<32}  {:<10}  {:>5}  LAST ERROR",
         "NAME", "STATE", "TOOLS"
     );
-    for s in servers {
-        let text = |v: &Value| v.as_str().unwrap_or("-").to_owned();
+    for s in answer.servers {
         println!(
             "{:<32}  {:<10}  {:>5}  {}",
-            text(&s["name"]),
-            text(&s["state"]),
-            s["tools"].as_u64().unwrap_or(0),
-            text(&s["error"])
+            s.name,
+            s.state,
+            s.tools,
+            s.error.as_deref().unwrap_or("-")
         );
     }
     Ok(())
@@ -38,24 +39,25 @@ pub async fn list(paths: &Paths, wait: bool, as_json: bool) -> Result<(), String
 
 pub async fn tools(paths: &Paths, name: &str, as_json: bool) -> Result<(), String> {
     let client = connect(paths).await?;
+    let params = McpToolsParams {
+        name: name.to_owned(),
+    };
     let answer = client
-        .call("mcp/tools", json!({ "name": name }))
+        .request::<McpTools>(&params)
         .await
         .map_err(|e| describe_call_error(&e))?;
     if as_json {
-        println!("{}", pretty(&answer["tools"]));
-        return Ok(());
+        return print_json(serde_json::to_value(&answer.tools));
     }
-    let tools = answer["tools"].as_array().cloned().unwrap_or_default();
-    if tools.is_empty() {
+    if answer.tools.is_empty() {
         println!("{name} offers no tools now (`zeroclaw mcp` shows its state)");
     }
-    for t in tools {
-        println!("{}", t["name"].as_str().unwrap_or("?"));
-        if let Some(d) = t["description"].as_str().filter(|d| !d.is_empty()) {
-            println!("    {d}");
+    for t in answer.tools {
+        println!("{}", t.name);
+        if !t.description.is_empty() {
+            println!("    {}", t.description);
         }
-        println!("    input: {}", t["inputSchema"]);
+        println!("    input: {}", t.input_schema);
     }
     Ok(())
 }

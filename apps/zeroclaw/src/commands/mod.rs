@@ -9,9 +9,10 @@ pub mod sessions;
 pub mod store;
 pub mod token;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::OnceLock;
 use std::time::Duration;
+use zeroclaw_client::protocol::{GatewayStatus, McpServerStatus, StatusResult};
 use zeroclaw_client::{Client, ClientOptions, Remote};
 use zeroclaw_ipc::Paths;
 use zeroclaw_runtime::{DaemonOptions, GatewayChoice};
@@ -109,11 +110,11 @@ pub fn describe_call_error(e: &zeroclaw_rpc::CallError) -> String {
 pub async fn status(paths: &Paths, as_json: bool) -> Outcome {
     let client = connect(paths).await?;
     let status = client
-        .call("status", json!({}))
+        .status()
         .await
         .map_err(|e| format!("status failed: {}", describe_call_error(&e)))?;
     if as_json {
-        println!("{}", pretty(&status));
+        print_json(serde_json::to_value(&status))?;
     } else {
         print!("{}", describe_status(&status));
     }
@@ -139,21 +140,18 @@ pub fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
-fn describe_status(s: &Value) -> String {
-    let field = |name: &str| match s.get(name) {
-        Some(Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
-        None => "?".into(),
-    };
-    let uptime = s.get("uptimeMs").and_then(Value::as_u64).unwrap_or(0);
-    let sessions = s.get("sessions").cloned().unwrap_or(Value::Null);
-    let gateway = match s.get("gateway") {
-        Some(Value::Object(g)) => match (g.get("url"), g.get("error")) {
-            (Some(Value::String(url)), _) => url.clone(),
-            (_, Some(Value::String(error))) => format!("down: {error}"),
-            _ => "?".into(),
-        },
-        _ => "off".into(),
+/// Prints an answer for `--json`, indented: `serde_json::to_value` of its protocol type.
+pub fn print_json(value: serde_json::Result<Value>) -> Outcome {
+    let value = value.map_err(|e| format!("the answer could not be written as JSON: {e}"))?;
+    println!("{}", pretty(&value));
+    Ok(())
+}
+
+fn describe_status(s: &StatusResult) -> String {
+    let gateway = match &s.gateway {
+        None => "off".to_owned(),
+        Some(GatewayStatus::Up { url, .. }) => url.clone(),
+        Some(GatewayStatus::Down { error }) => format!("down: {error}"),
     };
     format!(
         "zeroclaw daemon {version} (protocol {protocol}), pid {pid}, up {uptime}\n\
@@ -164,42 +162,34 @@ fn describe_status(s: &Value) -> String {
          sessions   {total} ({running} running)\n\
          mcp        {mcp}\n\
          gateway    {gateway}\n",
-        version = field("serverVersion"),
-        protocol = field("protocolVersion"),
-        pid = field("pid"),
-        uptime = human_duration(Duration::from_millis(uptime)),
-        endpoint = field("endpoint"),
-        data_dir = field("dataDir"),
-        mode = if s.get("ephemeral") == Some(&Value::Bool(true)) {
+        version = s.server_version,
+        protocol = s.protocol_version,
+        pid = s.pid,
+        uptime = human_duration(Duration::from_millis(s.uptime_ms)),
+        endpoint = s.endpoint,
+        data_dir = s.data_dir,
+        mode = if s.ephemeral {
             "ephemeral (exits when its last client leaves)"
         } else {
             "persistent"
         },
-        clients = field("clients"),
-        total = sessions.get("total").unwrap_or(&Value::Null),
-        running = sessions.get("running").unwrap_or(&Value::Null),
-        mcp = describe_mcp(s.get("mcpServers")),
+        clients = s.clients,
+        total = s.sessions.total,
+        running = s.sessions.running,
+        mcp = describe_mcp(&s.mcp_servers),
     )
 }
 
 /// `2 servers: github ready (12 tools), docs failed`.
-fn describe_mcp(servers: Option<&Value>) -> String {
-    let servers = servers
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+fn describe_mcp(servers: &[McpServerStatus]) -> String {
     if servers.is_empty() {
         return "no servers".into();
     }
     let each: Vec<String> = servers
         .iter()
-        .map(|s| {
-            let name = s["name"].as_str().unwrap_or("?");
-            let state = s["state"].as_str().unwrap_or("?");
-            match s["tools"].as_u64() {
-                Some(n) if state == "ready" => format!("{name} ready ({n} tools)"),
-                _ => format!("{name} {state}"),
-            }
+        .map(|s| match s.state.as_str() {
+            "ready" => format!("{} ready ({} tools)", s.name, s.tools),
+            state => format!("{} {state}", s.name),
         })
         .collect();
     format!("{} servers: {}", servers.len(), each.join(", "))

@@ -1,34 +1,35 @@
 //! `zeroclaw runs [NAME] [--json]`, `zeroclaw schedules [--json]`, `zeroclaw schedules run
 //! NAME [--wait]`: unattended runs (docs/unattended.md). Times are RFC 3339.
 
-use super::{connect, describe_call_error, pretty};
-use serde_json::{Value, json};
+use super::{connect, describe_call_error, print_json};
 use std::time::Duration;
+use zeroclaw_client::protocol::{
+    NoParams, RunsGet, RunsGetParams, RunsList, RunsListParams, ScheduleRun, ScheduleRunParams,
+    SchedulesList,
+};
 use zeroclaw_ipc::Paths;
 
 /// How often `schedules run --wait` asks for its run's status.
 const WAIT_POLL: Duration = Duration::from_millis(250);
 
-fn text(v: &Value) -> String {
-    v.as_str().unwrap_or("-").to_owned()
-}
+/// How many runs `zeroclaw runs` lists, newest first.
+const LIST_LIMIT: usize = 100;
 
 pub async fn list(paths: &Paths, name: Option<&str>, as_json: bool) -> Result<(), String> {
     let client = connect(paths).await?;
-    let mut params = json!({ "limit": 100 });
-    if let Some(name) = name {
-        params["name"] = json!(name);
-    }
+    let params = RunsListParams {
+        source: None,
+        name: name.map(str::to_owned),
+        limit: Some(LIST_LIMIT),
+    };
     let answer = client
-        .call("runs/list", params)
+        .request::<RunsList>(&params)
         .await
         .map_err(|e| format!("runs/list failed: {}", describe_call_error(&e)))?;
     if as_json {
-        println!("{}", pretty(&answer["runs"]));
-        return Ok(());
+        return print_json(serde_json::to_value(&answer.runs));
     }
-    let runs = answer["runs"].as_array().cloned().unwrap_or_default();
-    if runs.is_empty() {
+    if answer.runs.is_empty() {
         println!(
             "no runs yet; [[webhooks]] and [[schedules]] in config.toml start them (docs/unattended.md)"
         );
@@ -38,16 +39,16 @@ pub async fn list(paths: &Paths, name: Option<&str>, as_json: bool) -> Result<()
         "{:<36}  {:<8}  {:<20}  {:<9}  {:<24}  {:<36}  ERROR",
         "RUN", "SOURCE", "NAME", "STATUS", "CREATED", "SESSION"
     );
-    for r in runs {
+    for r in &answer.runs {
         println!(
             "{:<36}  {:<8}  {:<20}  {:<9}  {:<24}  {:<36}  {}",
-            text(&r["runId"]),
-            text(&r["source"]),
-            text(&r["name"]),
-            text(&r["status"]),
-            text(&r["createdAt"]),
-            text(&r["sessionId"]),
-            r["error"].as_str().unwrap_or("")
+            r.run_id,
+            r.source,
+            r.name,
+            r.status,
+            r.created_at,
+            r.session_id.as_deref().unwrap_or("-"),
+            r.error.as_deref().unwrap_or("")
         );
     }
     Ok(())
@@ -56,15 +57,13 @@ pub async fn list(paths: &Paths, name: Option<&str>, as_json: bool) -> Result<()
 pub async fn schedules(paths: &Paths, as_json: bool) -> Result<(), String> {
     let client = connect(paths).await?;
     let answer = client
-        .call("schedules/list", json!({}))
+        .request::<SchedulesList>(&NoParams)
         .await
         .map_err(|e| format!("schedules/list failed: {}", describe_call_error(&e)))?;
     if as_json {
-        println!("{}", pretty(&answer["schedules"]));
-        return Ok(());
+        return print_json(serde_json::to_value(&answer.schedules));
     }
-    let schedules = answer["schedules"].as_array().cloned().unwrap_or_default();
-    if schedules.is_empty() {
+    if answer.schedules.is_empty() {
         println!("no schedules configured; add [[schedules]] to config.toml (docs/unattended.md)");
         return Ok(());
     }
@@ -72,14 +71,14 @@ pub async fn schedules(paths: &Paths, as_json: bool) -> Result<(), String> {
         "{:<24}  {:<16}  {:<25}  {:<7}  CWD",
         "NAME", "CRON", "NEXT RUN", "SESSION"
     );
-    for s in schedules {
+    for s in &answer.schedules {
         println!(
             "{:<24}  {:<16}  {:<25}  {:<7}  {}",
-            text(&s["name"]),
-            text(&s["cron"]),
-            text(&s["nextRun"]),
-            text(&s["session"]),
-            text(&s["cwd"])
+            s.name,
+            s.cron,
+            s.next_run.as_deref().unwrap_or("-"),
+            s.session,
+            s.cwd
         );
     }
     Ok(())
@@ -89,27 +88,29 @@ pub async fn schedules(paths: &Paths, as_json: bool) -> Result<(), String> {
 /// prints its status: exit 0 when `done`, 1 otherwise.
 pub async fn run_now(paths: &Paths, name: &str, wait: bool) -> Result<u8, String> {
     let client = connect(paths).await?;
+    let params = ScheduleRunParams {
+        name: name.to_owned(),
+    };
     let run = client
-        .call("schedule/run", json!({ "name": name }))
+        .request::<ScheduleRun>(&params)
         .await
         .map_err(|e| describe_call_error(&e))?;
-    let id = text(&run["runId"]);
-    println!("{id}");
+    println!("{}", run.run_id);
     if !wait {
         return Ok(0);
     }
+    let params = RunsGetParams { id: run.run_id };
     loop {
         let run = client
-            .call("runs/get", json!({ "id": id }))
+            .request::<RunsGet>(&params)
             .await
             .map_err(|e| describe_call_error(&e))?;
-        let status = text(&run["status"]);
-        if !matches!(status.as_str(), "queued" | "running") {
-            match run["error"].as_str() {
-                Some(error) => println!("{status}: {error}"),
-                None => println!("{status}"),
+        if !matches!(run.status.as_str(), "queued" | "running") {
+            match run.error {
+                Some(error) => println!("{}: {error}", run.status),
+                None => println!("{}", run.status),
             }
-            return Ok(if status == "done" { 0 } else { 1 });
+            return Ok(if run.status == "done" { 0 } else { 1 });
         }
         tokio::time::sleep(WAIT_POLL).await;
     }

@@ -1,7 +1,8 @@
 //! `zeroclaw sessions [show ID | rename ID TITLE | delete ID]`.
 
-use super::{connect, describe_call_error, pretty};
+use super::{connect, describe_call_error, print_json};
 use crate::terminal::dim;
+use zeroclaw_client::protocol::ListParams;
 use zeroclaw_client::{Message, MessageKind};
 use zeroclaw_ipc::Paths;
 
@@ -10,33 +11,11 @@ const PAGE: usize = 1000;
 
 pub async fn list(paths: &Paths, json: bool, search: Option<String>) -> Result<(), String> {
     let client = connect(paths).await?;
-    if json {
-        // Every page, as the daemon sent them.
-        let mut all = Vec::new();
-        let mut params = serde_json::json!({});
-        if let Some(search) = &search {
-            params["search"] = search.as_str().into();
-        }
-        loop {
-            let mut page = client
-                .call("session/list", params.clone())
-                .await
-                .map_err(|e| describe_call_error(&e))?;
-            if let Some(sessions) = page["sessions"].as_array_mut() {
-                all.append(sessions);
-            }
-            match page.get("nextCursor") {
-                Some(next) if next.is_string() => params["cursor"] = next.clone(),
-                _ => break,
-            }
-        }
-        println!("{}", pretty(&serde_json::Value::Array(all)));
-        return Ok(());
-    }
+    // Every page, following `nextCursor`.
     let mut sessions = Vec::new();
     let mut cursor = None;
     loop {
-        let params = zeroclaw_client::protocol::methods::ListParams {
+        let params = ListParams {
             cursor,
             search: search.clone(),
             ..Default::default()
@@ -50,6 +29,9 @@ pub async fn list(paths: &Paths, json: bool, search: Option<String>) -> Result<(
         if cursor.is_none() {
             break;
         }
+    }
+    if json {
+        return print_json(serde_json::to_value(&sessions));
     }
     if sessions.is_empty() {
         match search {
@@ -87,37 +69,24 @@ pub async fn list(paths: &Paths, json: bool, search: Option<String>) -> Result<(
 pub async fn show(paths: &Paths, id: &str, json: bool) -> Result<(), String> {
     let client = connect(paths).await?;
     let mut messages: Vec<Message> = Vec::new();
-    let mut raw: Vec<serde_json::Value> = Vec::new();
     let mut before = None;
     // Pages come newest first; collect them all, then print oldest first.
     loop {
-        let mut params = serde_json::json!({"sessionId": id, "limit": PAGE});
-        if let Some(before) = before {
-            params["before"] = serde_json::json!(before);
-        }
-        let page = client
-            .call("session/messages", params)
+        let mut page = client
+            .session_messages(id, Some(PAGE), before)
             .await
             .map_err(|e| describe_call_error(&e))?;
-        let mut page_raw: Vec<serde_json::Value> =
-            page["messages"].as_array().cloned().unwrap_or_default();
-        let mut page_typed: Vec<Message> =
-            serde_json::from_value(serde_json::Value::Array(page_raw.clone()))
-                .map_err(|e| format!("unexpected session/messages result: {e}"))?;
         // A page cut at its byte budget (`byteLimited`) is short but not the last.
-        let done = page_typed.len() < PAGE && page["byteLimited"] != serde_json::json!(true);
-        before = page_typed.first().map(|m| m.id);
-        page_typed.append(&mut messages);
-        messages = page_typed;
-        page_raw.append(&mut raw);
-        raw = page_raw;
+        let done = page.messages.len() < PAGE && !page.byte_limited;
+        before = page.messages.first().map(|m| m.id);
+        page.messages.append(&mut messages);
+        messages = page.messages;
         if done || before.is_none() {
             break;
         }
     }
     if json {
-        println!("{}", pretty(&serde_json::Value::Array(raw)));
-        return Ok(());
+        return print_json(serde_json::to_value(&messages));
     }
     for m in &messages {
         print!("{}", render(m));

@@ -1,0 +1,250 @@
+//! A session's methods but a turn's (those are in `prompt.rs`): `session/new`, `list`,
+//! `load`, `messages`, `rename`, `compact`, `set_model`, `delete`; with what a session is
+//! (`SessionInfo`, `SessionSummary`) and the MCP servers a session may bring.
+
+use super::Empty;
+use crate::history::Message;
+use serde::{Deserialize, Serialize};
+
+method!(
+    /// Creates a session and attaches the caller.
+    SessionNew, "session/new", NewSessionParams, SessionInfo
+);
+method!(
+    /// The sessions in the store, most recently updated first, a page at a time.
+    SessionList, "session/list", ListParams, SessionListResult
+);
+method!(
+    /// Attaches the caller to a session, replaying its history first with `replay`.
+    SessionLoad, "session/load", LoadParams, SessionSummary
+);
+method!(
+    /// A page of a session's stored history.
+    SessionMessages, "session/messages", MessagesParams, MessagePage
+);
+method!(
+    /// Renames a session (or clears its title).
+    SessionRename, "session/rename", RenameParams, Empty
+);
+method!(
+    /// Folds the session's older messages into a summary the model is sent instead.
+    SessionCompact, "session/compact", SessionIdParams, CompactResult
+);
+method!(
+    /// Deletes a session and its history, cancelling a running turn first.
+    SessionDelete, "session/delete", SessionIdParams, DeleteResult
+);
+method!(
+    /// Sets the model of a session's turns (persisted); a running turn keeps its own.
+    SessionSetModel, "session/set_model", SetModelParams, SetModelResult
+);
+
+/// `session/new` params; every member optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NewSessionParams {
+    /// Absolute; the daemon's own working directory if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The configured model if absent or blank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// MCP servers for this session only, in ACP's shape: stdio `{name, command, args,
+    /// env: [{name, value}]}` or `{type: "http", name, url, headers: [{name, value}]}`.
+    /// They stop when the session is unloaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<SessionMcpServer>,
+}
+
+/// A session's MCP server, as ACP's `session/new` gives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMcpServer {
+    pub name: String,
+    /// `"http"` (or `"sse"`, refused); absent for stdio (`"stdio"` accepted too).
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<NameValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<NameValue>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NameValue {
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SessionInfo {
+    pub session_id: String,
+    pub cwd: String,
+    pub model: String,
+    pub title: Option<String>,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListParams {
+    /// 1 to 1000; 200 if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// The `nextCursor` of the page before; absent for the first page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Only sessions whose title or cwd contains this (ASCII letters in any case; at most
+    /// 1,024 bytes). Pass the same `search` with each page's `cursor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SessionListResult {
+    pub sessions: Vec<SessionSummary>,
+    /// Present when more sessions follow: the `cursor` of the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub title: Option<String>,
+    pub cwd: String,
+    pub model: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub message_count: u64,
+    pub running: bool,
+    /// Set by `session/load` while a turn runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionIdParams {
+    pub session_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LoadParams {
+    pub session_id: String,
+    /// Send the stored history as `session/update` events before answering.
+    #[serde(default)]
+    pub replay: bool,
+    /// MCP servers for the session while it is in memory, as in `session/new`; ignored if
+    /// the session is in memory with servers of its own already.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<SessionMcpServer>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessagesParams {
+    pub session_id: String,
+    /// 1 to 1000; 100 if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// Only messages with an id below this one (the page before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MessagePage {
+    pub messages: Vec<Message>,
+    pub total: u64,
+    /// The page stopped short of `limit` at its byte budget, and older messages remain:
+    /// page on with `before` = the first message's id.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub byte_limited: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RenameParams {
+    pub session_id: String,
+    /// The new title; `null` or blank clears it. Required (`deserialize_with` turns off
+    /// serde's reading of a missing `Option` as `None`), so a forgotten member never
+    /// clears a title by accident.
+    #[serde(deserialize_with = "Option::deserialize")]
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DeleteResult {
+    pub deleted: bool,
+}
+
+/// What `session/compact` did: how many messages the new summary folds (0: nothing was
+/// old enough to fold, and no summary was written).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
+    pub messages_folded: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
+/// `session/set_model` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetModelParams {
+    pub session_id: String,
+    /// Not blank; at most 256 bytes (as `session/new`'s `model`).
+    pub model: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SetModelResult {
+    /// The session's model from now on.
+    pub model: String,
+    /// The model it had before.
+    pub previous: String,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn params_refuse_unknown_members() {
+        let e = SessionIdParams::deserialize(json!({"sessionId": "s", "x": 1})).unwrap_err();
+        assert!(e.to_string().contains("unknown field"), "{e}");
+    }
+}
