@@ -1,0 +1,250 @@
+// The chat view: one session, its history replayed by `session/load` and then its events
+// live, the prompt box (Enter sends, Shift-Enter makes a new line), Stop, and the head
+// (title, directory, model, Rename, and Delete behind a confirmation: a running turn is
+// cancelled first, as `session/delete` does). The text blocks live in transcript.js, the
+// tool cards, approvals and questions in approvals.js; the address's fragment
+// (`#session=<id>`) names the open session, so a reload or a bookmark reopens it.
+//
+// State: the open session (its entry, as listed or as loaded), whether its history is
+// still replaying, and its turns' end lines by turnId (the prompting window adds the
+// turn's tokens to its own). Announces "opened", "loaded" and "closed" on the store.
+
+import { LOST, SESSION_BUSY, rpc } from "./connection.js";
+import { $, dialog, el, showError } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+import * as approvals from "./approvals.js";
+import * as sessions from "./sessions.js";
+import { emit, on } from "./store.js";
+import * as transcript from "./transcript.js";
+
+let view = null; // {sessionId, loading, footers: Map turnId → the turn's end line}
+let current = null; // the open session's entry
+
+function renderHead() {
+  const s = current;
+  if (!s) return;
+  $("session-title").textContent = sessions.titleOf(s);
+  $("session-meta").textContent = `${s.cwd} · ${s.model}`;
+  const running = sessions.isRunning(s.sessionId);
+  $("stop").hidden = !running;
+  $("send").disabled = running;
+  document.title = `${sessions.titleOf(s)} · zeroclaw`;
+}
+
+/**
+ * Opens (or re-opens, after a reconnect) a session: the transcript is cleared and rebuilt
+ * from `session/load` with replay. The load attaches this connection, so the events that
+ * follow arrive live, each exactly once (the daemon's join rule, protocol §9).
+ */
+async function open(sessionId) {
+  const opening = { sessionId, loading: true, footers: new Map() };
+  view = opening;
+  history.replaceState(null, "", `#session=${sessionId}`);
+  current = sessions.entry(sessionId) || { sessionId, title: null, cwd: "", model: "" };
+  transcript.clear();
+  approvals.reset();
+  $("session").dataset.session = sessionId;
+  $("session").dataset.loaded = "false";
+  $("empty").hidden = true;
+  $("session").hidden = false;
+  document.body.classList.add("in-session");
+  renderHead();
+  emit("opened", { sessionId });
+  let answer;
+  try {
+    answer = await rpc.call("session/load", { sessionId, replay: true });
+  } catch (e) {
+    if (view !== opening) return;
+    transcript.note(e.code === LOST ? "The connection was lost; the history loads again once it is back." : `Could not open the session: ${e.message}`, "error");
+    return;
+  }
+  // Another session was opened meanwhile: this answer is no longer shown.
+  if (view !== opening) return;
+  opening.loading = false;
+  $("session").dataset.loaded = "true";
+  current = answer;
+  emit("loaded", { sessionId, turnId: answer.turnId || null });
+  renderHead();
+  transcript.scrollDown(true);
+}
+
+/** Back to the list: no session open. */
+function close() {
+  current = null;
+  view = null;
+  history.replaceState(null, "", location.pathname);
+  $("session").hidden = true;
+  $("empty").hidden = false;
+  document.body.classList.remove("in-session");
+  emit("closed");
+}
+
+/**
+ * On a (re)connection: the open session is rebuilt from its history (replay), so nothing
+ * that happened while the connection was down is missed and nothing is shown twice. After
+ * a reload the address's fragment names the session that was open.
+ */
+export async function resume() {
+  const linked = /^#session=([\w-]+)$/.exec(location.hash);
+  if (current) await open(current.sessionId);
+  else if (linked) await open(linked[1]);
+}
+
+function turnEnd(p) {
+  const reason = { end_turn: "done", cancelled: "stopped", max_turns: "stopped at the step limit", error: "failed" }[p.stopReason] || p.stopReason;
+  const footer = el("div", { class: `turn-end ${p.stopReason}`, "data-turn": p.turnId }, el("span", { class: "reason" }, reason), p.error ? el("span", { class: "error" }, p.error) : null);
+  view.footers.set(p.turnId, footer);
+  transcript.append(footer);
+  transcript.endBlock();
+  approvals.turnEnded();
+}
+
+function render(p) {
+  switch (p.type) {
+    case "user_message_chunk":
+      transcript.addText("user", p.turnId, p.text);
+      break;
+    case "agent_message_chunk":
+      transcript.addText("assistant", p.turnId, p.text);
+      break;
+    case "agent_thought_chunk":
+      transcript.addText("thought", p.turnId, p.text);
+      break;
+    case "tool_call":
+      approvals.cardOf(p);
+      break;
+    case "approval_request":
+      approvals.ask(p, { focus: !view.loading });
+      break;
+    case "tool_result":
+      approvals.result(p);
+      break;
+    case "turn_complete":
+      turnEnd(p);
+      break;
+    case "context_compacted":
+      transcript.append(el("details", { class: "note compacted" }, el("summary", {}, `Earlier messages summarised (${p.messagesFolded})`), el("div", { class: "body" }, renderMarkdown(p.summary || ""))));
+      transcript.endBlock();
+      break;
+    default:
+      break;
+  }
+}
+
+on("update", (p) => {
+  if (!view || view.sessionId !== p.sessionId) return;
+  render(p);
+  renderHead();
+});
+
+on("open", ({ sessionId }) => open(sessionId));
+
+on("running", ({ sessionId }) => {
+  if (current && current.sessionId === sessionId) renderHead();
+});
+
+// The list has the session's newest title and message count.
+on("listed", () => {
+  const fresh = current && sessions.entry(current.sessionId);
+  if (fresh) {
+    current = fresh;
+    renderHead();
+  }
+});
+
+$("back").addEventListener("click", close);
+
+// The prompt box: Enter sends, Shift-Enter makes a new line.
+$("prompt").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    $("prompt-form").requestSubmit();
+  }
+});
+
+$("prompt-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const prompting = view;
+  const text = $("prompt").value;
+  if (!prompting || !text.trim() || sessions.isRunning(prompting.sessionId)) return;
+  if (!rpc.up) {
+    // Keep what was typed; it can be sent once the connection is back.
+    transcript.note("Not connected to the daemon; the prompt was not sent.", "error");
+    return;
+  }
+  $("prompt").value = "";
+  // The daemon does not echo a prompt live (only a replay has it), so it is shown here.
+  transcript.addText("user", "local", text);
+  sessions.setRunning(prompting.sessionId, true);
+  let result;
+  try {
+    result = await rpc.call("session/prompt", { sessionId: prompting.sessionId, prompt: text });
+  } catch (e) {
+    if (e.code === LOST) return; // the reconnect reloads the session
+    if (view === prompting) transcript.note(e.message, "error");
+    // Busy: a turn runs after all (another window's), so it still shows as running.
+    if (e.code !== SESSION_BUSY) sessions.setRunning(prompting.sessionId, false);
+    renderHead();
+    return;
+  }
+  // Only the prompting connection is told the turn's tokens.
+  const footer = prompting.footers.get(result.turnId);
+  if (footer && result.usage) {
+    footer.append(el("span", { class: "tokens" }, `${result.usage.inputTokens} in · ${result.usage.outputTokens} out tokens`));
+  }
+});
+
+$("stop").addEventListener("click", async () => {
+  if (!view) return;
+  try {
+    await rpc.call("session/cancel", { sessionId: view.sessionId });
+  } catch (e) {
+    transcript.note(e.message, "error");
+  }
+});
+
+const renameDialog = dialog("rename-dialog");
+const deleteDialog = dialog("delete-dialog");
+
+$("rename").addEventListener("click", () => {
+  if (!current) return;
+  $("rename-title").value = current.title || "";
+  showError("rename-error", null);
+  renameDialog.showModal();
+  $("rename-title").select();
+});
+
+$("rename-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  if (!current) return;
+  try {
+    await rpc.call("session/rename", { sessionId: current.sessionId, title: $("rename-title").value });
+  } catch (e) {
+    showError("rename-error", e);
+    return;
+  }
+  renameDialog.close();
+  // The head shows the new title once the list has it.
+  await sessions.refresh();
+});
+
+$("delete").addEventListener("click", () => {
+  if (!current) return;
+  $("delete-name").textContent = sessions.titleOf(current);
+  showError("delete-error", null);
+  deleteDialog.showModal();
+});
+
+$("delete-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  if (!current) return;
+  try {
+    await rpc.call("session/delete", { sessionId: current.sessionId });
+  } catch (e) {
+    showError("delete-error", e);
+    return;
+  }
+  deleteDialog.close();
+  close();
+  await sessions.refresh();
+});
