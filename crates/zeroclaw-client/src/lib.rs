@@ -25,6 +25,7 @@
 //! See `examples/status.rs` for a runnable example.
 
 mod events;
+mod raw;
 mod spawn;
 mod turn;
 mod types;
@@ -33,6 +34,7 @@ mod ws;
 pub use ws::Remote;
 
 pub use events::EVENT_BUFFER;
+pub use raw::RawUpdate;
 pub use spawn::{connect_or_start, daemon_binary, ephemeral_log};
 pub use turn::{Approval, Turn, TurnEvent};
 pub use types::*;
@@ -89,6 +91,13 @@ pub struct ClientOptions {
     /// With a handler, the client declares `capabilities.fs` and the daemon's file tools
     /// read and write through it in the turns this connection prompts.
     pub fs: Option<FsOptions>,
+    /// Deliver every `session/update` here, as the bytes of its params the daemon wrote,
+    /// instead of to [`Client::subscribe`] (for a relay that forwards events unchanged).
+    /// Overflow rule: while this bounded queue is full the connection is not read (answers
+    /// included), so the daemon applies its rule for a client that does not read its events
+    /// (it waits, then closes the connection) and nothing is lost silently. Updates that
+    /// arrive once the receiver is dropped are discarded.
+    pub raw_updates: Option<tokio::sync::mpsc::Sender<RawUpdate>>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -99,6 +108,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("elicitation", &self.elicitation.is_some())
             .field("tap_notifications", &self.tap_notifications)
             .field("fs", &self.fs.is_some())
+            .field("raw_updates", &self.raw_updates.is_some())
             .finish()
     }
 }
@@ -111,6 +121,7 @@ impl Default for ClientOptions {
             elicitation: None,
             tap_notifications: false,
             fs: None,
+            raw_updates: None,
         }
     }
 }
@@ -270,6 +281,22 @@ impl Client {
     /// Completes `initialize` over any transport (one that carries messages rather than
     /// bytes, such as a WebSocket, implements [`RpcTransport`] itself).
     pub async fn over<T: RpcTransport>(
+        transport: T,
+        mut options: ClientOptions,
+    ) -> Result<Self, ClientError> {
+        match options.raw_updates.take() {
+            Some(updates) => {
+                let tapped = raw::Tapped {
+                    inner: transport,
+                    updates,
+                };
+                Self::start(tapped, options).await
+            }
+            None => Self::start(transport, options).await,
+        }
+    }
+
+    async fn start<T: RpcTransport>(
         transport: T,
         options: ClientOptions,
     ) -> Result<Self, ClientError> {

@@ -15,6 +15,7 @@
 
 mod auth;
 pub mod config;
+mod daemon;
 mod dashboard;
 mod errors;
 mod hooks;
@@ -23,10 +24,10 @@ mod limiter;
 mod login;
 mod names;
 pub mod openapi;
-mod raw;
 mod rest;
 mod server;
 mod slots;
+mod sse;
 mod ws;
 
 pub use config::{ConfigError, GatewayConfig, Plan};

@@ -1,52 +1,39 @@
-//! The OpenAPI 3.1 document of `/api/v1`, generated from the handlers' annotations and the
-//! protocol crate's types (never written by hand). Served at `/api/v1/openapi.json`; a
-//! test requests every path it lists from a real gateway, and [`ROUTES`] (the router's own
-//! table) must list the same paths.
+//! The documented routes and their OpenAPI 3.1 document, from one declaration: each
+//! handler's `#[utoipa::path]` is the one place its method and path are written, and
+//! [`routes`] registers it with the router and the document at once (`utoipa-axum`). The
+//! document's schemas come from the protocol crate's types; it is served at
+//! `/api/v1/openapi.json`.
 
-use crate::rest;
+use crate::auth::Shared;
+use crate::{hooks, login, rest, sse};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-/// Every route the router serves besides `/rpc` and the dashboard's files (`/login`, `/`,
-/// `/assets/{name}`), as `(method, path)`.
-pub const ROUTES: &[(&str, &str)] = &[
-    ("get", "/api/v1/health"),
-    ("get", "/api/v1/status"),
-    ("get", "/api/v1/sessions"),
-    ("post", "/api/v1/sessions"),
-    ("get", "/api/v1/sessions/{id}"),
-    ("delete", "/api/v1/sessions/{id}"),
-    ("get", "/api/v1/sessions/{id}/messages"),
-    ("post", "/api/v1/sessions/{id}/prompt"),
-    ("get", "/api/v1/sessions/{id}/events"),
-    ("post", "/api/v1/sessions/{id}/cancel"),
-    ("post", "/api/v1/sessions/{id}/approvals/{requestId}"),
-    ("post", "/auth/exchange"),
-    ("get", "/api/v1/runs"),
-    ("get", "/api/v1/runs/{id}"),
-    ("post", "/hooks/{name}"),
-];
+/// Every route of the REST API, with its document. The router serves a few routes besides
+/// these, which are not REST: `/api/v1/openapi.json` itself, `/rpc` and the dashboard's
+/// pages (`server.rs`).
+pub fn routes() -> OpenApiRouter<Shared> {
+    OpenApiRouter::with_openapi(Api::openapi())
+        .routes(routes!(rest::health))
+        .routes(routes!(rest::status))
+        .routes(routes!(rest::list, rest::create))
+        .routes(routes!(rest::one, rest::delete))
+        .routes(routes!(rest::messages))
+        .routes(routes!(rest::prompt))
+        .routes(routes!(sse::events))
+        .routes(routes!(rest::cancel))
+        .routes(routes!(rest::approve))
+        .routes(routes!(rest::runs))
+        .routes(routes!(rest::run))
+        .routes(routes!(login::exchange))
+        .routes(routes!(hooks::deliver))
+}
 
 #[derive(OpenApi)]
 #[openapi(
     info(title = "zeroclaw gateway", description = "REST over the zeroclaw daemon's sessions. Errors: `{\"error\": {\"code\", \"message\", \"data\"?}}` with the JSON-RPC code. See docs/gateway.md."),
-    paths(
-        rest::health,
-        rest::status,
-        rest::list,
-        rest::create,
-        rest::one,
-        rest::delete,
-        rest::messages,
-        rest::prompt,
-        rest::events,
-        rest::cancel,
-        rest::approve,
-        crate::login::exchange,
-        rest::runs,
-        rest::run,
-        crate::hooks::deliver,
-    ),
     modifiers(&Bearer)
 )]
 struct Api;
@@ -63,36 +50,79 @@ impl Modify for Bearer {
     }
 }
 
+/// The router of [`routes`] and the document, as served.
+pub fn split(routes: OpenApiRouter<Shared>) -> (axum::Router<Shared>, utoipa::openapi::OpenApi) {
+    let (router, mut doc) = routes.split_for_parts();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    (router, doc)
+}
+
 /// The document, as served.
 pub fn document() -> utoipa::openapi::OpenApi {
-    let mut doc = Api::openapi();
-    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    doc
+    split(routes()).1
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::collections::BTreeSet;
 
-    #[test]
-    fn the_document_lists_exactly_the_routes_the_router_serves() {
+    /// `(method, path)` of every operation in the document.
+    pub(crate) fn operations() -> BTreeSet<(String, String)> {
         let doc = serde_json::to_value(document()).unwrap();
         assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
-        let mut listed: Vec<(String, String)> = Vec::new();
+        let mut listed = BTreeSet::new();
         for (path, item) in doc["paths"].as_object().unwrap() {
             for method in item.as_object().unwrap().keys() {
                 if ["get", "post", "delete", "put", "patch"].contains(&method.as_str()) {
-                    listed.push((method.clone(), path.clone()));
+                    listed.insert((method.to_uppercase(), path.clone()));
                 }
             }
         }
-        listed.sort();
-        let mut routes: Vec<(String, String)> = ROUTES
-            .iter()
-            .map(|(m, p)| ((*m).to_owned(), (*p).to_owned()))
-            .collect();
-        routes.sort();
-        assert_eq!(listed, routes);
+        listed
+    }
+
+    /// `(method, path)` of every row of docs/gateway.md's REST table (`| \`GET /path?q=\` …`).
+    fn rest_table() -> BTreeSet<(String, String)> {
+        let doc = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/gateway.md"
+        ))
+        .unwrap();
+        let section = doc.split("## REST: `/api/v1`").nth(1).unwrap();
+        let section = section.split("\n## ").next().unwrap();
+        section
+            .lines()
+            .filter_map(|line| line.strip_prefix("| `"))
+            .filter_map(|row| {
+                let request = row.split('`').next()?;
+                let (method, path) = request.split_once(' ')?;
+                let path = path.split('?').next()?;
+                Some((method.to_owned(), path.to_owned()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_docs_rest_table_lists_every_operation_of_the_document_and_no_other() {
+        let listed = operations();
+        assert!(listed.len() >= 15, "{listed:?}");
+        let mut expected = listed.clone();
+        // The document does not describe itself; the table does.
+        expected.insert(("GET".into(), "/api/v1/openapi.json".into()));
+        assert_eq!(rest_table(), expected);
+    }
+
+    #[test]
+    fn the_document_names_its_version_and_the_bearer_scheme() {
+        let doc = serde_json::to_value(document()).unwrap();
+        assert_eq!(doc["info"]["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(doc["info"]["title"], "zeroclaw gateway");
+        assert_eq!(
+            doc["components"]["securitySchemes"]["bearer"]["scheme"],
+            "bearer"
+        );
+        assert!(doc["components"]["schemas"]["SessionSummary"].is_object());
     }
 }

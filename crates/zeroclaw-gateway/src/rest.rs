@@ -1,24 +1,21 @@
 //! `/api/v1`: REST over the same dispatch. Each request opens an in-process connection
-//! acting for its token and makes the protocol's typed calls, so an answer is exactly the
-//! RPC result and a refusal exactly the RPC error (with its HTTP status). REST acts with
-//! the token's authority: it attaches (`session/load`) to the session it addresses first.
+//! acting for its token ([`Daemon`]) and makes the protocol's typed calls, so an answer is
+//! exactly the RPC result and a refusal exactly the RPC error (with its HTTP status). REST
+//! acts with the token's authority: it attaches (`session/load`) to the session it
+//! addresses first. The streams are in `sse`.
 
 use crate::auth::{App, Authed, Shared};
+use crate::daemon::Daemon;
 use crate::errors::ApiError;
-use crate::raw::{Incoming, RawConn};
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures_util::Stream;
 use http_body_util::BodyExt;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use std::convert::Infallible;
-use zeroclaw_client::{Client, ClientOptions};
 
 use zeroclaw_protocol::{
     CancelResult, Decision, DeleteResult, Empty, MessagePage, NewSessionParams, NoParams,
@@ -58,14 +55,6 @@ pub struct MessagesQuery {
     pub limit: Option<usize>,
     /// Only messages with an id below this one.
     pub before: Option<i64>,
-}
-
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-pub struct EventsQuery {
-    /// Send the stored history first.
-    #[serde(default)]
-    pub replay: bool,
 }
 
 /// A request body read as JSON: 400 (`-32700`) for bad JSON, 400 (`-32602`) for JSON of
@@ -113,52 +102,6 @@ async fn body<T: DeserializeOwned>(app: &App, body: Body) -> Result<T, ApiError>
     decode(&bytes)
 }
 
-/// An in-process connection, closed when dropped (its peer task would otherwise keep it,
-/// and its place among the daemon's connections, open).
-pub struct Conn(Client);
-
-impl std::ops::Deref for Conn {
-    type Target = Client;
-    fn deref(&self) -> &Client {
-        &self.0
-    }
-}
-
-impl Drop for Conn {
-    fn drop(&mut self) {
-        self.0.close();
-    }
-}
-
-/// An in-process connection to the dispatch acting for the caller's token.
-async fn connect(app: &App, authed: &Authed) -> Result<Conn, ApiError> {
-    let label = format!("http:{},token={}", authed.remote, authed.principal.name);
-    let stream = app
-        .backend
-        .connect(&authed.principal, label)
-        .ok_or_else(|| ApiError::unavailable("the daemon is stopping"))?;
-    let options = ClientOptions {
-        name: "zeroclaw-gateway".into(),
-        max_frame_bytes: app.max_frame_bytes,
-        ..ClientOptions::default()
-    };
-    match Client::from_stream(stream, "daemon", options).await {
-        Ok(client) => Ok(Conn(client)),
-        // Refused by the gate itself (the token expired a moment ago): its own error.
-        Err(zeroclaw_client::ClientError::Handshake { source, .. }) => Err((*source).into()),
-        Err(e) => Err(ApiError::unavailable(format!(
-            "the daemon refused the connection: {e}"
-        ))),
-    }
-}
-
-/// A connection attached to `session_id`.
-async fn attached(app: &App, authed: &Authed, session_id: &str) -> Result<Conn, ApiError> {
-    let client = connect(app, authed).await?;
-    client.session_load(session_id, false).await?;
-    Ok(client)
-}
-
 #[utoipa::path(get, path = "/api/v1/health", tag = "gateway",
     responses((status = 200, description = "The gateway serves", body = Value)))]
 pub async fn health() -> Json<Value> {
@@ -168,28 +111,22 @@ pub async fn health() -> Json<Value> {
 #[utoipa::path(get, path = "/api/v1/status", tag = "daemon",
     responses((status = 200, body = StatusResult), (status = 401, body = Value)),
     security(("bearer" = [])))]
-pub async fn status(
-    State(app): State<Shared>,
-    authed: Authed,
-) -> Result<Json<StatusResult>, ApiError> {
-    let client = connect(&app, &authed).await?;
-    Ok(Json(client.request::<m::Status>(&NoParams).await?))
+pub async fn status(daemon: Daemon) -> Result<Json<StatusResult>, ApiError> {
+    Ok(Json(daemon.request::<m::Status>(&NoParams).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions", tag = "sessions", params(ListQuery),
     responses((status = 200, body = SessionListResult)), security(("bearer" = [])))]
 pub async fn list(
-    State(app): State<Shared>,
-    authed: Authed,
+    daemon: Daemon,
     Query(q): Query<ListQuery>,
 ) -> Result<Json<SessionListResult>, ApiError> {
-    let client = connect(&app, &authed).await?;
     let params = m::ListParams {
         limit: q.limit,
         cursor: q.cursor,
         search: q.search,
     };
-    Ok(Json(client.session_list_page(params).await?))
+    Ok(Json(daemon.session_list_page(params).await?))
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions", tag = "sessions", request_body = NewSessionParams,
@@ -197,12 +134,11 @@ pub async fn list(
     security(("bearer" = [])))]
 pub async fn create(
     State(app): State<Shared>,
-    authed: Authed,
+    daemon: Daemon,
     request: Body,
 ) -> Result<(StatusCode, Json<SessionInfo>), ApiError> {
     let params: NewSessionParams = body(&app, request).await?;
-    let client = connect(&app, &authed).await?;
-    let info = client.session_new(params).await?;
+    let info = daemon.session_new(params).await?;
     Ok((StatusCode::CREATED, Json(info)))
 }
 
@@ -210,13 +146,8 @@ pub async fn create(
     params(("id" = String, Path, description = "The session id")),
     responses((status = 200, body = SessionSummary), (status = 404, body = Value)),
     security(("bearer" = [])))]
-pub async fn one(
-    State(app): State<Shared>,
-    authed: Authed,
-    Path(id): Path<String>,
-) -> Result<Json<SessionSummary>, ApiError> {
-    let client = connect(&app, &authed).await?;
-    Ok(Json(client.session_load(&id, false).await?))
+pub async fn one(daemon: Daemon, Path(id): Path<String>) -> Result<Json<SessionSummary>, ApiError> {
+    Ok(Json(daemon.session_load(&id, false).await?))
 }
 
 #[utoipa::path(delete, path = "/api/v1/sessions/{id}", tag = "sessions",
@@ -224,12 +155,10 @@ pub async fn one(
     responses((status = 200, body = DeleteResult), (status = 403, body = Value)),
     security(("bearer" = [])))]
 pub async fn delete(
-    State(app): State<Shared>,
-    authed: Authed,
+    daemon: Daemon,
     Path(id): Path<String>,
 ) -> Result<Json<DeleteResult>, ApiError> {
-    let client = connect(&app, &authed).await?;
-    let deleted = client.session_delete(&id).await?;
+    let deleted = daemon.session_delete(&id).await?;
     Ok(Json(DeleteResult { deleted }))
 }
 
@@ -238,13 +167,11 @@ pub async fn delete(
     responses((status = 200, body = MessagePage), (status = 404, body = Value)),
     security(("bearer" = [])))]
 pub async fn messages(
-    State(app): State<Shared>,
-    authed: Authed,
+    daemon: Daemon,
     Path(id): Path<String>,
     Query(q): Query<MessagesQuery>,
 ) -> Result<Json<MessagePage>, ApiError> {
-    let client = connect(&app, &authed).await?;
-    Ok(Json(client.session_messages(&id, q.limit, q.before).await?))
+    Ok(Json(daemon.session_messages(&id, q.limit, q.before).await?))
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/cancel", tag = "turns",
@@ -252,12 +179,11 @@ pub async fn messages(
     responses((status = 200, body = CancelResult), (status = 404, body = Value)),
     security(("bearer" = [])))]
 pub async fn cancel(
-    State(app): State<Shared>,
-    authed: Authed,
+    daemon: Daemon,
     Path(id): Path<String>,
 ) -> Result<Json<CancelResult>, ApiError> {
-    let client = attached(&app, &authed, &id).await?;
-    let cancelled = client.session_cancel(&id).await?;
+    daemon.attach(&id).await?;
+    let cancelled = daemon.session_cancel(&id).await?;
     Ok(Json(CancelResult { cancelled }))
 }
 
@@ -269,13 +195,13 @@ pub async fn cancel(
     security(("bearer" = [])))]
 pub async fn approve(
     State(app): State<Shared>,
-    authed: Authed,
+    daemon: Daemon,
     Path((id, request_id)): Path<(String, String)>,
     request: Body,
 ) -> Result<Json<Empty>, ApiError> {
     let ApproveBody { decision } = body(&app, request).await?;
-    let client = attached(&app, &authed, &id).await?;
-    client.session_approve(&id, &request_id, decision).await?;
+    daemon.attach(&id).await?;
+    daemon.session_approve(&id, &request_id, decision).await?;
     Ok(Json(Empty {}))
 }
 
@@ -296,33 +222,15 @@ pub async fn prompt(
     request: Body,
 ) -> Result<Response, ApiError> {
     let PromptBody { prompt } = body(&app, request).await?;
-    if !wants_stream(&headers) {
-        // Dropped mid-turn (the client went away), only this connection ends: the turn
-        // goes on, as it does when a socket client disconnects.
-        let client = attached(&app, &authed, &id).await?;
-        let result: PromptResult = client.session_prompt(&id, &prompt).await?;
-        return Ok(Json(result).into_response());
+    if wants_stream(&headers) {
+        return crate::sse::prompt(&app, authed, id, prompt).await;
     }
-    // Streamed: a raw connection read only as fast as the HTTP client takes the events.
-    let mut raw = RawConn::open(&app, &authed).await?;
-    raw.call("session/load", json!({ "sessionId": id, "replay": false }))
-        .await?;
-    let prompt_id = raw
-        .send(
-            "session/prompt",
-            json!({ "sessionId": id, "prompt": prompt }),
-        )
-        .await
-        .map_err(|e| ApiError::unavailable(format!("the daemon's connection failed: {e}")))?;
-    let stream = sse_stream(
-        raw,
-        Some(prompt_id),
-        authed.principal.clone(),
-        app.close.clone(),
-    );
-    Ok(Sse::new(stream)
-        .keep_alive(KeepAlive::new().interval(app.sse_heartbeat))
-        .into_response())
+    // Dropped mid-turn (the client went away), only this connection ends: the turn goes
+    // on, as it does when a socket client disconnects.
+    let daemon = Daemon::connect(&app, authed).await?;
+    daemon.attach(&id).await?;
+    let result: PromptResult = daemon.session_prompt(&id, &prompt).await?;
+    Ok(Json(result).into_response())
 }
 
 fn wants_stream(headers: &HeaderMap) -> bool {
@@ -331,105 +239,6 @@ fn wants_stream(headers: &HeaderMap) -> bool {
         .iter()
         .filter_map(|v| v.to_str().ok())
         .any(|v| v.contains("text/event-stream"))
-}
-
-fn error_event(error: ApiError) -> Event {
-    let mut body = json!({ "code": error.error.code, "message": error.error.message });
-    if let Some(data) = error.error.data {
-        body["data"] = data;
-    }
-    Event::default()
-        .event("error")
-        .data(json!({ "error": body }).to_string())
-}
-
-/// The SSE events of a raw connection: each `session/update` as an `update` event; with
-/// `answer`, the answer to that request as the `result` (or `error`) event, then the end.
-/// Without one (the events route) it runs until the token ends, the daemon stops or closes
-/// the connection (a client too slow for its session is let go: the socket's rule).
-fn sse_stream(
-    raw: RawConn,
-    answer: Option<u64>,
-    principal: crate::Principal,
-    close: tokio_util::sync::CancellationToken,
-) -> impl Stream<Item = Result<Event, Infallible>> {
-    struct State {
-        raw: RawConn,
-        answer: Option<u64>,
-        principal: crate::Principal,
-        close: tokio_util::sync::CancellationToken,
-        done: bool,
-    }
-    let state = State {
-        raw,
-        answer,
-        principal,
-        close,
-        done: false,
-    };
-    futures_util::stream::unfold(state, |mut s| async move {
-        if s.done {
-            return None;
-        }
-        loop {
-            let event = tokio::select! {
-                biased;
-                next = s.raw.next() => match next {
-                    Ok(Some(Incoming::Update(params))) => Event::default().event("update").data(params.get()),
-                    Ok(Some(Incoming::Answer { id, outcome })) if Some(id) == s.answer => {
-                        s.done = true;
-                        match outcome {
-                            Ok(result) => Event::default().event("result").data(result.get()),
-                            Err(e) => error_event(e.into()),
-                        }
-                    }
-                    Ok(Some(_)) => continue,
-                    Ok(None) | Err(_) => {
-                        s.done = true;
-                        error_event(ApiError::unavailable(
-                            "the daemon closed the stream (the token ended, the daemon stopped, or this client fell too far behind its session)",
-                        ))
-                    }
-                },
-                () = s.principal.over() => {
-                    s.done = true;
-                    error_event(ApiError::unauthorized("the token was revoked or expired"))
-                }
-                () = s.close.cancelled() => {
-                    s.done = true;
-                    error_event(ApiError::unavailable("the daemon is stopping"))
-                }
-            };
-            return Some((Ok(event), s));
-        }
-    })
-}
-
-#[utoipa::path(get, path = "/api/v1/sessions/{id}/events", tag = "sessions",
-    params(("id" = String, Path, description = "The session id"), EventsQuery),
-    responses((status = 200, description = "SSE: `update` events (the history first with `replay`), heartbeat comments every `sse_heartbeat_secs` (15 s)", content_type = "text/event-stream", body = String),
-              (status = 404, body = Value)),
-    security(("bearer" = [])))]
-pub async fn events(
-    State(app): State<Shared>,
-    authed: Authed,
-    Path(id): Path<String>,
-    Query(q): Query<EventsQuery>,
-) -> Result<Response, ApiError> {
-    let mut raw = RawConn::open(&app, &authed).await?;
-    // A missing session is a 404 before the stream starts.
-    raw.call("session/messages", json!({ "sessionId": id, "limit": 1 }))
-        .await?;
-    raw.send(
-        "session/load",
-        json!({ "sessionId": id, "replay": q.replay }),
-    )
-    .await
-    .map_err(|e| ApiError::unavailable(format!("the daemon's connection failed: {e}")))?;
-    let stream = sse_stream(raw, None, authed.principal.clone(), app.close.clone());
-    Ok(Sse::new(stream)
-        .keep_alive(KeepAlive::new().interval(app.sse_heartbeat))
-        .into_response())
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -446,31 +255,24 @@ pub struct RunsQuery {
 #[utoipa::path(get, path = "/api/v1/runs", tag = "runs", params(RunsQuery),
     responses((status = 200, body = RunsListResult)), security(("bearer" = [])))]
 pub async fn runs(
-    State(app): State<Shared>,
-    authed: Authed,
+    daemon: Daemon,
     Query(q): Query<RunsQuery>,
 ) -> Result<Json<RunsListResult>, ApiError> {
-    let client = connect(&app, &authed).await?;
     let params = RunsListParams {
         source: q.source,
         name: q.name,
         limit: q.limit,
     };
-    Ok(Json(client.request::<m::RunsList>(&params).await?))
+    Ok(Json(daemon.request::<m::RunsList>(&params).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "runs",
     params(("id" = String, Path, description = "The run id")),
     responses((status = 200, body = Run), (status = 404, body = Value)),
     security(("bearer" = [])))]
-pub async fn run(
-    State(app): State<Shared>,
-    authed: Authed,
-    Path(id): Path<String>,
-) -> Result<Json<Run>, ApiError> {
-    let client = connect(&app, &authed).await?;
+pub async fn run(daemon: Daemon, Path(id): Path<String>) -> Result<Json<Run>, ApiError> {
     Ok(Json(
-        client.request::<m::RunsGet>(&RunsGetParams { id }).await?,
+        daemon.request::<m::RunsGet>(&RunsGetParams { id }).await?,
     ))
 }
 

@@ -6,13 +6,13 @@ use crate::config::GatewayConfig;
 use crate::hosts::{self, Hosts};
 use crate::limiter::Limiter;
 use crate::slots::Slots;
-use crate::{Accepted, Backend, dashboard, hooks, login, rest, ws};
+use crate::{Accepted, Backend, dashboard, rest, ws};
 use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -176,35 +176,34 @@ fn router(app: Shared) -> Router {
             .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT])
             .allow_credentials(true)
     };
-    Router::new()
+    let (api, doc) = crate::openapi::split(crate::openapi::routes());
+    // Written once: the document does not change while the gateway serves.
+    let doc = serde_json::to_vec(&doc)
+        .map(bytes::Bytes::from)
+        .map_err(|e| e.to_string());
+    let openapi = move || {
+        let doc = doc.clone();
+        async move {
+            match doc {
+                Ok(doc) => ([(header::CONTENT_TYPE, "application/json")], doc).into_response(),
+                Err(e) => crate::errors::ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    zeroclaw_protocol::codes::INTERNAL_ERROR,
+                    format!("the OpenAPI document could not be written: {e}"),
+                )
+                .into_response(),
+            }
+        }
+    };
+    // Besides the API's routes, those that are not REST (so not in the document).
+    api.route("/api/v1/openapi.json", get(openapi))
         .route("/rpc", get(ws::rpc))
-        .route("/api/v1/health", get(rest::health))
-        .route("/api/v1/openapi.json", get(openapi))
-        .route("/api/v1/status", get(rest::status))
-        .route("/api/v1/sessions", get(rest::list).post(rest::create))
-        .route("/api/v1/sessions/{id}", get(rest::one).delete(rest::delete))
-        .route("/api/v1/sessions/{id}/messages", get(rest::messages))
-        .route("/api/v1/sessions/{id}/prompt", post(rest::prompt))
-        .route("/api/v1/sessions/{id}/events", get(rest::events))
-        .route("/api/v1/sessions/{id}/cancel", post(rest::cancel))
-        .route(
-            "/api/v1/sessions/{id}/approvals/{requestId}",
-            post(rest::approve),
-        )
-        .route("/api/v1/runs", get(rest::runs))
-        .route("/api/v1/runs/{id}", get(rest::run))
-        .route("/auth/exchange", post(login::exchange))
-        .route("/hooks/{name}", post(hooks::deliver))
         .route("/login", get(dashboard::login))
         .route("/", get(dashboard::index))
         .route("/assets/{name}", get(dashboard::asset))
         .fallback(rest::not_found)
         .layer(cors)
         .with_state(app)
-}
-
-async fn openapi() -> Response {
-    axum::Json(crate::openapi::document()).into_response()
 }
 
 /// One info line per request: method, path, status, token name, remote, duration. Never
@@ -407,5 +406,120 @@ async fn serve_http<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
             connection.as_mut().graceful_shutdown();
             let _ = tokio::time::timeout(Duration::from_secs(5), connection).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::{DashboardLogin, Delivery, HookAnswer, Principal};
+    use axum::body::Body;
+    use http_body_util::BodyExt;
+    use zeroclaw_rpc::BoxFuture;
+
+    /// No daemon behind the gateway: every check fails, every lookup finds nothing. Enough
+    /// for routing, which is all these tests look at (the daemon's side is tested end to
+    /// end in `apps/zeroclaw/tests/gateway`).
+    struct NoDaemon;
+
+    impl Backend for NoDaemon {
+        fn authenticate(&self, _: &str) -> Option<Principal> {
+            None
+        }
+        fn authenticate_dashboard(&self, _: &str, _: &str) -> Option<Principal> {
+            None
+        }
+        fn connect(&self, _: &Principal, _: String) -> Option<tokio::io::DuplexStream> {
+            None
+        }
+        fn exchange_code(&self, _: String, _: Option<String>) -> BoxFuture<Option<DashboardLogin>> {
+            Box::pin(std::future::ready(None))
+        }
+        fn hook_body_limit(&self, _: &str) -> Option<usize> {
+            None
+        }
+        fn deliver(&self, _: Delivery) -> BoxFuture<HookAnswer> {
+            unreachable!("no hook exists, so none is delivered")
+        }
+    }
+
+    fn app() -> Shared {
+        let addr: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        Arc::new(App {
+            backend: Arc::new(NoDaemon),
+            origins: Origins::new(addr, false, &[]),
+            limiter: Limiter::default(),
+            tls: false,
+            cookie: crate::auth::cookie_name(addr.port()),
+            max_body_bytes: 1024,
+            body_timeout: Duration::from_secs(1),
+            sse_heartbeat: Duration::from_secs(1),
+            max_frame_bytes: 1024,
+            ws: WsOptions {
+                max_frame_bytes: 1024,
+                ping_every: None,
+                idle_timeout: None,
+            },
+            accepted: mpsc::channel(1).0,
+            close: CancellationToken::new(),
+        })
+    }
+
+    /// The status and the JSON-RPC error code (if any) of `method path` on the router.
+    async fn answer(router: &Router, method: &Method, path: &str) -> (u16, Option<i64>) {
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .body(Body::empty())
+            .unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let code = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v["error"]["code"].as_i64());
+        (status, code)
+    }
+
+    #[tokio::test]
+    async fn the_router_serves_exactly_the_documents_methods_on_every_documented_path() {
+        let router = router(app());
+        let doc = serde_json::to_value(crate::openapi::document()).unwrap();
+        let paths = doc["paths"].as_object().unwrap();
+        assert!(paths.len() >= 12, "{paths:?}");
+        for (path, item) in paths {
+            let concrete = path
+                .replace("{id}", "x")
+                .replace("{requestId}", "y")
+                .replace("{name}", "z");
+            for method in [
+                Method::GET,
+                Method::POST,
+                Method::DELETE,
+                Method::PUT,
+                Method::PATCH,
+            ] {
+                let documented = item.get(method.as_str().to_lowercase()).is_some();
+                let (status, code) = answer(&router, &method, &concrete).await;
+                if documented {
+                    // A handler answered: not the fallback's "no such route", not 405.
+                    assert_ne!(status, 405, "{method} {path}");
+                    assert_ne!(
+                        code,
+                        Some(zeroclaw_protocol::codes::METHOD_NOT_FOUND),
+                        "{method} {path}"
+                    );
+                } else {
+                    assert_eq!(status, 405, "{method} {path} is served but not documented");
+                }
+            }
+        }
+        // And a path the document does not have is the fallback's.
+        let (status, code) = answer(&router, &Method::GET, "/api/v1/nothing").await;
+        assert_eq!(
+            (status, code),
+            (404, Some(zeroclaw_protocol::codes::METHOD_NOT_FOUND))
+        );
     }
 }
