@@ -293,6 +293,14 @@ impl Notification {
         Self(line.into())
     }
 
+    /// A frame serialised elsewhere and already shared (the agent's session events, each
+    /// written once for every attached connection): taken without copying. Like
+    /// [`Notification::from_serialized`], one complete, compact JSON-RPC notification
+    /// object without its newline.
+    pub fn from_bytes(line: bytes::Bytes) -> Self {
+        Self(line)
+    }
+
     /// The frame, without its newline.
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
