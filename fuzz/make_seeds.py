@@ -77,7 +77,7 @@ STREAMS = [
 ]
 
 # params_decode inputs: byte 0 picks the method (see the target's docs), the rest is the
-# params. Indices follow the table in crates/zeroclaw-runtime/src/methods/mod.rs.
+# params. Indices follow the table in crates/zeroclaw-daemon/src/methods/mod.rs.
 M = {
     "initialize": 0,
     "status": 1,

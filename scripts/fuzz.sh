@@ -110,7 +110,7 @@ case "$cmd" in
         if [[ " $* " == *" params_decode "* ]]; then
             cargo_fuzz build --dev --sanitizer none
         else
-            # Without params_decode the runtime is not needed: a much smaller build.
+            # Without params_decode the daemon is not needed: a much smaller build.
             # The gateway targets need only the gateway crate (feature `gateway`).
             for t in "$@"; do
                 if [[ "$t" == gateway_* ]]; then

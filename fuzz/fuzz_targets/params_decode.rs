@@ -1,5 +1,5 @@
 //! Every method in the daemon's table, with arbitrary params, through the real connection:
-//! an in-memory daemon (`zeroclaw_runtime::testing`: in-memory store, a provider that is
+//! an in-memory daemon (`zeroclaw_daemon::testing`: in-memory store, a provider that is
 //! never reached, the real gate and peer over a `tokio::io::duplex`). Each request must be
 //! answered exactly once, with its own id, within a deadline, and the connection must still
 //! answer `status` afterwards. Nothing may panic.
@@ -21,8 +21,8 @@ use zeroclaw_protocol::{PROTOCOL_VERSION, codes};
 use zeroclaw_rpc::codec::{Frame, FrameReader, FrameWriter};
 use zeroclaw_rpc::envelope::{Envelope, classify};
 use zeroclaw_rpc::message::{Id, encode_request};
-use zeroclaw_runtime::config::{Config, ProviderConfig};
-use zeroclaw_runtime::testing::InMemoryDaemon;
+use zeroclaw_daemon::config::{AgentSettings, Config, ProviderConfig};
+use zeroclaw_daemon::testing::InMemoryDaemon;
 
 /// Wall-clock bound on one input; far above what a healthy answer takes.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -74,12 +74,15 @@ fn daemon() -> Arc<InMemoryDaemon> {
     let config = Config {
         // Port 9 (discard) on loopback, no retries: a turn, should one ever start, fails
         // fast instead of waiting on a model.
-        provider: ProviderConfig {
-            base_url: "http://127.0.0.1:9/v1".into(),
-            max_retries: 0,
-            connect_timeout_secs: 1,
-            ..ProviderConfig::default()
-        },
+        agent: Arc::new(AgentSettings {
+            provider: ProviderConfig {
+                base_url: "http://127.0.0.1:9/v1".into(),
+                max_retries: 0,
+                connect_timeout_secs: 1,
+                ..ProviderConfig::default()
+            },
+            ..AgentSettings::default()
+        }),
         ..Config::default()
     };
     let dir = std::env::temp_dir().join("zeroclaw-fuzz-params");

@@ -1,5 +1,5 @@
 //! Fills a stopped daemon's database straight through SQLite (the schema in
-//! `crates/zeroclaw-runtime/src/store/schema.rs`), so the growth scenarios can start from a
+//! `crates/zeroclaw-agent/src/store/schema.rs`), so the growth scenarios can start from a
 //! store with 100,000 messages or 10,000 sessions in seconds instead of running that many
 //! turns. The daemon must be stopped while this writes; it created the file (and its schema)
 //! when it first started.

@@ -385,9 +385,9 @@ fn main() -> ExitCode {
                 no_gateway,
             } => {
                 let gateway = match (gateway, no_gateway) {
-                    (_, true) => zeroclaw_runtime::GatewayChoice::Off,
-                    (Some(addr), false) => zeroclaw_runtime::GatewayChoice::Listen(addr),
-                    (None, false) => zeroclaw_runtime::GatewayChoice::Config,
+                    (_, true) => zeroclaw_daemon::GatewayChoice::Off,
+                    (Some(addr), false) => zeroclaw_daemon::GatewayChoice::Listen(addr),
+                    (None, false) => zeroclaw_daemon::GatewayChoice::Config,
                 };
                 commands::daemon(paths, ephemeral, gateway)
                     .await

@@ -393,7 +393,7 @@ fn target() -> Target {
     let env = Env::with_env(
         "idle_timeout_secs = 5",
         "",
-        &[("RUST_LOG", "info,zeroclaw_runtime::daemon=debug")],
+        &[("RUST_LOG", "info,zeroclaw_daemon::daemon=debug")],
     );
     env.fake.push(openai::text(&["seeded ", "answer"]));
     let mut client = env.daemon.client();

@@ -6,10 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
 use tokio::sync::mpsc;
 use zeroclaw_client::{Client, ClientOptions, NewSession, RawUpdate, SessionUpdate, Update};
-use zeroclaw_runtime::config::{Config, DaemonConfig, ProviderConfig};
-use zeroclaw_runtime::testing::InMemoryDaemon;
+use zeroclaw_daemon::config::{AgentSettings, Config, DaemonConfig, ProviderConfig};
+use zeroclaw_daemon::testing::InMemoryDaemon;
 use zeroclaw_testkit::{FakeProvider, HANG_GUARD, Reply, openai};
 
 async fn daemon(replies: Vec<Reply>, daemon: DaemonConfig) -> (InMemoryDaemon, FakeProvider) {
@@ -17,11 +18,14 @@ async fn daemon(replies: Vec<Reply>, daemon: DaemonConfig) -> (InMemoryDaemon, F
     fake.push_all(replies);
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
-        provider: ProviderConfig {
-            base_url: fake.base_url(),
-            max_retries: 0,
-            ..ProviderConfig::default()
-        },
+        agent: Arc::new(AgentSettings {
+            provider: ProviderConfig {
+                base_url: fake.base_url(),
+                max_retries: 0,
+                ..ProviderConfig::default()
+            },
+            ..AgentSettings::default()
+        }),
         daemon,
         ..Config::default()
     };

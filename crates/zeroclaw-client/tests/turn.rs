@@ -1,17 +1,18 @@
-//! The turn stream against a real daemon: the runtime's in-memory daemon (its real method
+//! The turn stream against a real daemon: the daemon crate's in-memory daemon (its real method
 //! table, sessions, turns and tools) over an in-memory stream, whose provider is the
 //! testkit's fake LLM, a real HTTP server on 127.0.0.1. Steps are ordered by the events
 //! the daemon sends, never by sleeping.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
 use tempfile::TempDir;
 use tokio::sync::broadcast::error::RecvError;
 use zeroclaw_client::{
     Client, ClientOptions, Decision, EVENT_BUFFER, NewSession, Turn, TurnEvent, Update,
 };
-use zeroclaw_runtime::config::{Config, ProviderConfig};
-use zeroclaw_runtime::testing::InMemoryDaemon;
+use zeroclaw_daemon::config::{AgentSettings, Config, ProviderConfig};
+use zeroclaw_daemon::testing::InMemoryDaemon;
 use zeroclaw_testkit::{FakeProvider, HANG_GUARD, Reply, openai};
 
 struct Setup {
@@ -29,11 +30,14 @@ async fn setup(replies: Vec<Reply>) -> Setup {
     fake.push_all(replies);
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
-        provider: ProviderConfig {
-            base_url: fake.base_url(),
-            max_retries: 0,
-            ..ProviderConfig::default()
-        },
+        agent: Arc::new(AgentSettings {
+            provider: ProviderConfig {
+                base_url: fake.base_url(),
+                max_retries: 0,
+                ..ProviderConfig::default()
+            },
+            ..AgentSettings::default()
+        }),
         ..Config::default()
     };
     let daemon = InMemoryDaemon::start(config, dir.path()).unwrap();

@@ -1,7 +1,7 @@
 //! Local IPC for zeroclaw: where the daemon listens ([`endpoint`]), the data dir's lock
 //! ([`claim_data_dir`]: one daemon per data dir), how it listens safely ([`LocalListener`]:
 //! a Unix socket or a Windows named pipe), and how clients connect ([`connect`]). Policy that is about the protocol lives in `zeroclaw-rpc`; policy that is
-//! about the daemon (what to do with a connection) lives in the runtime.
+//! about the daemon (what to do with a connection) lives in `zeroclaw-daemon`.
 
 mod data_lock;
 pub mod endpoint;

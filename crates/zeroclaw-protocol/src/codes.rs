@@ -1,15 +1,20 @@
-//! zeroclaw's error codes, beside JSON-RPC's own (-32700 … -32603, in `zeroclaw_rpc::codes`).
+//! zeroclaw's error codes, beside JSON-RPC's own (-32700 … -32603). Both are here: the
+//! protocol depends on nothing of ours, and `zeroclaw-rpc` takes JSON-RPC's codes (and
+//! `LIMIT_REACHED`, which its peer answers by itself) from here.
 //! `docs/protocol.md` lists what each means to a client.
 
-pub use zeroclaw_rpc::codes::{
-    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
-};
+/// JSON-RPC 2.0's own codes.
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
 
 /// No such session.
 pub const SESSION_NOT_FOUND: i64 = -32000;
 /// A configured limit (connections, turns, requests in flight) was reached. The peer in
-/// `zeroclaw-rpc` answers it itself for too many requests in flight, so it is that crate's.
-pub const LIMIT_REACHED: i64 = zeroclaw_rpc::codes::OVERLOADED;
+/// `zeroclaw-rpc` answers it itself for too many requests in flight (its `codes::OVERLOADED`).
+pub const LIMIT_REACHED: i64 = -32001;
 /// A turn is already running in the session; `data.turnId` names it.
 pub const SESSION_BUSY: i64 = -32002;
 /// The caller may not do that: it is not attached to that session, its token's scope

@@ -6,7 +6,7 @@
 //!   timeouts, resolve-exactly-once) shared by the daemon and every client.
 //! - [`transport`]: the seam a new transport implements.
 //!
-//! Nothing here opens sockets or decides policy; that is `zeroclaw-ipc` and the runtime.
+//! Nothing here opens sockets or decides policy; that is `zeroclaw-ipc` and the daemon.
 
 pub mod codec;
 pub mod envelope;

@@ -5,16 +5,15 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use std::fmt;
 
-/// JSON-RPC's error codes, and the one this crate's peer answers by itself. An
-/// application's own codes (zeroclaw's are in `zeroclaw-protocol`) go beside them.
+/// JSON-RPC's error codes, and the one this crate's peer answers by itself. They are
+/// written once, in `zeroclaw-protocol` beside zeroclaw's own codes.
 pub mod codes {
-    pub const PARSE_ERROR: i64 = -32700;
-    pub const INVALID_REQUEST: i64 = -32600;
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    pub const INVALID_PARAMS: i64 = -32602;
-    pub const INTERNAL_ERROR: i64 = -32603;
-    /// The peer's answer to a request over its limit of requests in flight.
-    pub const OVERLOADED: i64 = -32001;
+    /// The peer's answer to a request over its limit of requests in flight (zeroclaw's
+    /// `LIMIT_REACHED`).
+    pub use zeroclaw_protocol::codes::LIMIT_REACHED as OVERLOADED;
+    pub use zeroclaw_protocol::codes::{
+        INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+    };
 }
 
 /// A request's id as the other side sent it. JSON-RPC wants it echoed as sent, so a number
@@ -292,6 +291,14 @@ impl Notification {
             "a frame that is not JSON"
         );
         Self(line.into())
+    }
+
+    /// A frame serialised elsewhere and already shared (the agent's session events, each
+    /// written once for every attached connection): taken without copying. Like
+    /// [`Notification::from_serialized`], one complete, compact JSON-RPC notification
+    /// object without its newline.
+    pub fn from_bytes(line: bytes::Bytes) -> Self {
+        Self(line)
     }
 
     /// The frame, without its newline.

@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 use zeroclaw_client::protocol::{GatewayStatus, McpServerStatus, StatusResult};
 use zeroclaw_client::{Client, ClientOptions, Remote};
+use zeroclaw_daemon::{DaemonOptions, GatewayChoice};
 use zeroclaw_ipc::Paths;
-use zeroclaw_runtime::{DaemonOptions, GatewayChoice};
 
 /// `--url`: the client commands talk to this gateway instead of the local socket.
 static REMOTE: OnceLock<Remote> = OnceLock::new();
@@ -35,7 +35,7 @@ type Outcome = Result<(), String>;
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub async fn daemon(paths: Paths, ephemeral: bool, gateway: GatewayChoice) -> Outcome {
-    zeroclaw_runtime::run(DaemonOptions {
+    zeroclaw_daemon::run(DaemonOptions {
         paths,
         ephemeral,
         gateway,

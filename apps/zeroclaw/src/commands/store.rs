@@ -3,8 +3,8 @@
 //! endpoint; `backup` reads a live store and says so).
 
 use std::path::Path;
+use zeroclaw_daemon::maintenance::{self, Recovery};
 use zeroclaw_ipc::{Holder, Paths};
-use zeroclaw_runtime::maintenance::{self, Recovery};
 
 /// `check`'s exit status when it found something wrong (1 is "could not check").
 const DAMAGED: u8 = 2;

@@ -1,0 +1,469 @@
+//! The agent's part of `<config dir>/config.toml`: `[provider]`, `[agent]`, `[approvals]`,
+//! `[tools]` and `[[mcp_servers]]`. The daemon reads the whole file (its `config.rs`) and
+//! hands this part over. Every key has a default; an unknown key is an error (a typo should
+//! not be silently ignored).
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub provider: ProviderConfig,
+    pub agent: AgentConfig,
+    pub approvals: ApprovalsConfig,
+    pub tools: ToolsConfig,
+    /// `[[mcp_servers]]`: MCP servers whose tools the agent gets (`mcp/`).
+    pub mcp_servers: Vec<McpServerConfig>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible Chat Completions server (OpenAI, Ollama, llama.cpp, vLLM, OpenRouter).
+    Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+}
+
+/// `[provider]`. The default is a local Ollama, so a user running one needs no set-up.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key. The key itself is never stored.
+    pub api_key_env: Option<String>,
+    pub connect_timeout_secs: u64,
+    /// Longest silence tolerated inside a streaming answer.
+    pub idle_timeout_secs: u64,
+    /// Retries on 429/5xx or a failed connect before the first token.
+    pub max_retries: u32,
+    /// `max_tokens` per model call (required by Anthropic, optional for OpenAI).
+    pub max_tokens: Option<u32>,
+    /// The model's context window in tokens; unset: known for well-known model names,
+    /// else a conservative 8192 (`provider/window.rs`).
+    pub context_window: Option<u64>,
+}
+
+impl Default for ProviderConfig {
+    fn default() -> Self {
+        Self {
+            kind: ProviderKind::Openai,
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            model: "llama3.2".into(),
+            api_key_env: None,
+            connect_timeout_secs: 10,
+            idle_timeout_secs: 120,
+            max_retries: 3,
+            max_tokens: None,
+            context_window: None,
+        }
+    }
+}
+
+/// `[agent]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Model calls per turn before it stops with `max_turns`.
+    pub max_steps: u32,
+    /// Turns running at once across all sessions; one more prompt is answered `-32001`.
+    pub max_running_turns: usize,
+    /// How long `ask_user` waits for the client's answer.
+    pub ask_user_timeout_secs: u64,
+    pub system_prompt: Option<String>,
+    /// Tool calls run per model call; each further call of that step gets an error result.
+    pub max_tool_calls_per_step: usize,
+    /// A turn compacts the session before a model call whose request would pass this share
+    /// of the context window, in percent (10 to 95).
+    pub compact_at_percent: u8,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            max_steps: 25,
+            max_running_turns: 64,
+            ask_user_timeout_secs: 300,
+            system_prompt: None,
+            max_tool_calls_per_step: 64,
+            compact_at_percent: 80,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    Ask,
+    Allow,
+    Deny,
+}
+
+/// `[approvals]`: `<tool> = "ask" | "allow" | "deny"`, plus the answer timeout.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApprovalsConfig {
+    pub timeout_secs: u64,
+    pub bash: Policy,
+    pub write_file: Policy,
+    pub edit_file: Policy,
+    pub read_file: Policy,
+    pub list_dir: Policy,
+    pub grep: Policy,
+    pub ask_user: Policy,
+}
+
+impl Default for ApprovalsConfig {
+    fn default() -> Self {
+        Self {
+            timeout_secs: 120,
+            bash: Policy::Ask,
+            write_file: Policy::Ask,
+            edit_file: Policy::Ask,
+            read_file: Policy::Allow,
+            list_dir: Policy::Allow,
+            grep: Policy::Allow,
+            ask_user: Policy::Allow,
+        }
+    }
+}
+
+impl ApprovalsConfig {
+    pub fn policy(&self, tool: &str) -> Policy {
+        match tool {
+            "bash" => self.bash,
+            "write_file" => self.write_file,
+            "edit_file" => self.edit_file,
+            "read_file" => self.read_file,
+            "list_dir" => self.list_dir,
+            "grep" => self.grep,
+            "ask_user" => self.ask_user,
+            // A tool this table does not know changes nothing it can vouch for.
+            _ => Policy::Ask,
+        }
+    }
+}
+
+/// `[tools]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolsConfig {
+    pub bash_timeout_secs: u64,
+    pub output_limit_bytes: usize,
+    /// The most of one bash command's output saved to a file when it is longer than
+    /// `output_limit_bytes` (`tools/spill.rs`); 0 saves nothing.
+    pub saved_output_limit_bytes: u64,
+    /// Variables (`*` matches any run of characters, ASCII case ignored) the processes
+    /// tools start do not inherit, besides `provider.api_key_env`.
+    pub scrub_env: Vec<String>,
+    /// Tools that write a path (`write_file`, `edit_file`) refuse a path outside the
+    /// session's cwd without asking.
+    pub confine_to_cwd: bool,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        Self {
+            bash_timeout_secs: 120,
+            output_limit_bytes: 32 * 1024,
+            saved_output_limit_bytes: 256 * 1024 * 1024,
+            scrub_env: vec!["*_API_KEY".into()],
+            confine_to_cwd: true,
+        }
+    }
+}
+
+/// One `[[mcp_servers]]` entry: a stdio server (`command`) or a streamable HTTP one (`url`).
+/// `${VAR}` in `env` and `headers` values is taken from the daemon's environment when the
+/// server starts (`mcp/vars.rs`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// `^[a-zA-Z0-9-]{1,32}$`: its tools are offered as `<name>__<tool>`.
+    pub name: String,
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The child's working directory; default: the daemon's (a session's own servers: the
+    /// session's cwd).
+    pub cwd: Option<PathBuf>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub approve: Approve,
+    /// A call's time limit, and the start's (spawn, `initialize`, `tools/list`).
+    #[serde(default = "default_mcp_timeout")]
+    pub timeout_secs: u64,
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+}
+
+fn default_mcp_timeout() -> u64 {
+    120
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// `approve`: one policy for every tool of a server, or one per tool name (the server's own
+/// name, without the `<server>__` prefix) with `"*"` for the others.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Approve {
+    All(Policy),
+    PerTool(BTreeMap<String, Policy>),
+}
+
+impl Default for Approve {
+    fn default() -> Self {
+        Approve::All(Policy::Ask)
+    }
+}
+
+impl Approve {
+    /// The policy for the server's tool `tool`: its own entry, else `"*"`, else ask.
+    pub fn policy(&self, tool: &str) -> Policy {
+        match self {
+            Approve::All(policy) => *policy,
+            Approve::PerTool(table) => table
+                .get(tool)
+                .or_else(|| table.get("*"))
+                .copied()
+                .unwrap_or(Policy::Ask),
+        }
+    }
+}
+
+impl McpServerConfig {
+    /// A stdio server called `name` running `command` (for sessions' own servers).
+    pub fn stdio(name: &str, command: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            command: Some(command.to_owned()),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            url: None,
+            headers: BTreeMap::new(),
+            approve: Approve::default(),
+            timeout_secs: default_mcp_timeout(),
+            enabled: true,
+        }
+    }
+
+    /// What is wrong with the entry, if anything (its name is added by the caller).
+    pub fn problem(&self) -> Option<String> {
+        let name = &self.name;
+        let name_ok = !name.is_empty()
+            && name.len() <= 32
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !name_ok {
+            return Some(
+                "`name` must be 1 to 32 letters, digits or `-` (no `_`: tools are named <name>__<tool>)"
+                    .into(),
+            );
+        }
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => {
+                return Some("give `command` (stdio) or `url` (HTTP), not both".into());
+            }
+            (None, None) => return Some("give `command` (stdio) or `url` (HTTP)".into()),
+            (Some(command), None) => {
+                if command.trim().is_empty() {
+                    return Some("`command` must not be empty".into());
+                }
+                if !self.headers.is_empty() {
+                    return Some("`headers` is for HTTP servers (`url`), not stdio ones".into());
+                }
+            }
+            (None, Some(url)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Some(format!(
+                        "`url` must start with http:// or https://, got {url:?}"
+                    ));
+                }
+                if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() {
+                    return Some(
+                        "`args`, `env` and `cwd` are for stdio servers (`command`), not HTTP ones"
+                            .into(),
+                    );
+                }
+            }
+        }
+        if self.timeout_secs == 0 {
+            return Some("`timeout_secs` must be at least 1".into());
+        }
+        for (key, value) in self.env.iter().chain(&self.headers) {
+            if let Err(e) = check_vars(value) {
+                return Some(format!("{key:?}: {e}"));
+            }
+        }
+        None
+    }
+}
+
+/// Checks `${VAR}` references in `value`: each `${` closed by `}` around a non-empty name of
+/// letters, digits and `_`.
+pub fn check_vars(value: &str) -> Result<(), String> {
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        let after = &rest[at + 2..];
+        let Some(end) = after.find('}') else {
+            return Err("`${` without a closing `}`".into());
+        };
+        let name = &after[..end];
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!("`${{{name}}}` is not a variable name"));
+        }
+        rest = &after[end + 1..];
+    }
+    Ok(())
+}
+
+impl Config {
+    /// What is wrong with the values, named as in the file; `Ok` if nothing is.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, value) in [
+            ("agent.max_steps", self.agent.max_steps as usize),
+            ("agent.max_running_turns", self.agent.max_running_turns),
+            (
+                "agent.max_tool_calls_per_step",
+                self.agent.max_tool_calls_per_step,
+            ),
+            ("tools.output_limit_bytes", self.tools.output_limit_bytes),
+        ] {
+            if value == 0 {
+                return Err(format!("{name} must be at least 1"));
+            }
+        }
+        let url = &self.provider.base_url;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!(
+                "provider.base_url must start with http:// or https://, got {url:?}"
+            ));
+        }
+        if self.provider.model.trim().is_empty() {
+            return Err("provider.model must not be empty".into());
+        }
+        if !(10..=95).contains(&self.agent.compact_at_percent) {
+            return Err(format!(
+                "agent.compact_at_percent must be between 10 and 95, got {}",
+                self.agent.compact_at_percent
+            ));
+        }
+        if self.provider.context_window.is_some_and(|w| w < 1024) {
+            return Err("provider.context_window must be at least 1024 tokens".into());
+        }
+        let mut names = std::collections::HashSet::new();
+        for (i, server) in self.mcp_servers.iter().enumerate() {
+            let label = format!("mcp_servers[{i}] ({:?})", server.name);
+            if let Some(problem) = server.problem() {
+                return Err(format!("{label}: {problem}"));
+            }
+            if !names.insert(server.name.as_str()) {
+                return Err(format!("{label}: another server has that name"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `text` as the agent's part of a config file, read and checked.
+    fn load(text: &str) -> Result<Config, String> {
+        let config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    #[test]
+    fn the_documented_provider_keys_parse_and_default_to_local_ollama() {
+        let defaults = Config::default().provider;
+        assert_eq!(defaults.kind, ProviderKind::Openai);
+        assert_eq!(defaults.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(defaults.model, "llama3.2");
+        let config = load(
+            "[provider]\nkind = \"anthropic\"\nbase_url = \"https://api.anthropic.com/v1\"\nmodel = \"claude\"\napi_key_env = \"ANTHROPIC_API_KEY\"\n\n[approvals]\nbash = \"allow\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.provider.kind, ProviderKind::Anthropic);
+        assert_eq!(
+            config.provider.api_key_env.as_deref(),
+            Some("ANTHROPIC_API_KEY")
+        );
+        assert_eq!(config.approvals.policy("bash"), Policy::Allow);
+        assert_eq!(config.approvals.policy("write_file"), Policy::Ask);
+        assert_eq!(config.approvals.policy("read_file"), Policy::Allow);
+        assert_eq!(config.approvals.policy("grep"), Policy::Allow);
+        assert!(
+            load("[provider]\nkind = \"gemini\"\n")
+                .unwrap_err()
+                .contains("gemini")
+        );
+    }
+
+    #[test]
+    fn mcp_servers_parse_and_a_malformed_entry_is_named() {
+        let config = load(
+            "[[mcp_servers]]\nname = \"gh\"\ncommand = \"gh-mcp\"\nargs = [\"stdio\"]\nenv = { T = \"${GH_TOKEN}\" }\n\n\
+             [[mcp_servers]]\nname = \"docs\"\nurl = \"https://example.com/mcp\"\nheaders = { A = \"Bearer ${D}\" }\n\
+             approve = { search = \"allow\", \"*\" = \"deny\" }\ntimeout_secs = 5\n",
+        )
+        .unwrap();
+        let [gh, docs] = &config.mcp_servers[..] else {
+            panic!("{:?}", config.mcp_servers)
+        };
+        assert_eq!(gh.approve.policy("anything"), Policy::Ask);
+        assert_eq!(gh.timeout_secs, 120);
+        assert!(gh.enabled);
+        assert_eq!(docs.approve.policy("search"), Policy::Allow);
+        assert_eq!(docs.approve.policy("other"), Policy::Deny);
+        for (entry, want) in [
+            (
+                "name = \"a_b\"\ncommand = \"x\"",
+                "mcp_servers[0] (\"a_b\"): `name`",
+            ),
+            (
+                "name = \"a\"\ncommand = \"x\"\nurl = \"http://h\"",
+                "not both",
+            ),
+            ("name = \"a\"", "give `command`"),
+            ("name = \"a\"\nurl = \"ftp://h\"", "http://"),
+            (
+                "name = \"a\"\nurl = \"http://h\"\nargs = [\"x\"]",
+                "stdio servers",
+            ),
+            (
+                "name = \"a\"\ncommand = \"x\"\nenv = { K = \"${OPEN\" }",
+                "without a closing",
+            ),
+            (
+                "name = \"a\"\ncommand = \"x\"\ntimeout_secs = 0",
+                "at least 1",
+            ),
+            ("name = \"a\"\ncommand = \"x\"\ncolour = 1", "colour"),
+        ] {
+            let err = load(&format!("[[mcp_servers]]\n{entry}\n")).unwrap_err();
+            assert!(err.contains(want), "{entry}: {err}");
+        }
+        let err = load(
+            "[[mcp_servers]]\nname = \"a\"\ncommand = \"x\"\n[[mcp_servers]]\nname = \"a\"\ncommand = \"y\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("mcp_servers[1] (\"a\"): another server"),
+            "{err}"
+        );
+    }
+}

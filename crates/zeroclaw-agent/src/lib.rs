@@ -1,0 +1,19 @@
+//! The zeroclaw agent: sessions, turns, providers, tools, MCP servers and the store. It
+//! knows no door: no socket, no HTTP server, no JSON-RPC peer, no token. The daemon
+//! (`zeroclaw-daemon`) composes the doors around it, and reaches it through these modules.
+//!
+//! Layers, each knowing only the ones below (`tests/layers.rs` checks them): `turn` (the
+//! agent loop) → `state` (what turns share) → `session` (who is attached, which turn
+//! runs) → `history` → `provider` and `mcp` → `tools` and `store` → `config` and `link`
+//! (a client attached to a session, as the agent sees it: the daemon implements it).
+
+pub mod config;
+pub mod history;
+pub mod link;
+pub mod mcp;
+pub mod provider;
+pub mod session;
+pub mod state;
+pub mod store;
+pub mod tools;
+pub mod turn;

@@ -1,0 +1,88 @@
+//! What every turn (and every connection of the daemon around it) shares of the agent.
+
+use crate::config::Config;
+use crate::mcp::{Mcp, Settings};
+use crate::provider::Provider;
+use crate::session::Sessions;
+use crate::tools::{EnvScrub, Tools, orphans};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use tokio_util::task::TaskTracker;
+
+/// The directories the agent works in, given by whoever runs it.
+#[derive(Debug, Clone)]
+pub struct Dirs {
+    /// Where tools keep their records of the processes `bash` started (`tools/orphans.rs`)
+    /// and long outputs (`tools/spill.rs`); a tool reaches it only when approved.
+    pub data_dir: PathBuf,
+    /// The configuration file, which a tool reaches only when approved.
+    pub config_file: PathBuf,
+}
+
+/// Told as turns start and end: the daemon counts them (a running turn keeps an
+/// `--ephemeral` daemon up).
+pub trait TurnCount: Send + Sync + std::fmt::Debug {
+    fn turn_started(&self);
+    fn turn_ended(&self);
+}
+
+#[derive(Debug)]
+pub struct AgentState {
+    pub dirs: Dirs,
+    pub config: Arc<Config>,
+    pub sessions: Sessions,
+    pub provider: Provider,
+    /// The tools turns offer the model; built once, changeable at run time (MCP servers).
+    pub tools: Arc<Tools>,
+    /// The servers of `[[mcp_servers]]`, their tools registered in `tools`.
+    pub mcp: Mcp,
+    /// Running turns, so shutdown can cancel them and wait for their history to be stored.
+    pub turns: TaskTracker,
+    /// One permit per running turn (`agent.max_running_turns`).
+    pub turn_slots: Arc<Semaphore>,
+    /// Told of every turn that starts and ends.
+    pub turn_count: Arc<dyn TurnCount>,
+}
+
+impl AgentState {
+    /// Starts the configured MCP servers (in the background) around the built-in tools.
+    pub fn new(
+        dirs: Dirs,
+        config: Arc<Config>,
+        sessions: Sessions,
+        provider: Provider,
+        turn_count: Arc<dyn TurnCount>,
+    ) -> Self {
+        let turn_slots = Arc::new(Semaphore::new(config.agent.max_running_turns));
+        let tools = Arc::new(Tools::builtin());
+        let mcp = Mcp::start(
+            &config.mcp_servers,
+            tools.clone(),
+            Settings {
+                records: Some(orphans::dir(&dirs.data_dir)),
+                scrub: scrub(&config),
+                cwd: None,
+            },
+        );
+        Self {
+            dirs,
+            config,
+            sessions,
+            provider,
+            tools,
+            mcp,
+            turns: TaskTracker::new(),
+            turn_slots,
+            turn_count,
+        }
+    }
+}
+
+/// The daemon's variables no process it starts inherits (bash's commands, MCP servers).
+pub fn scrub(config: &Config) -> EnvScrub {
+    EnvScrub::new(
+        config.provider.api_key_env.as_deref(),
+        &config.tools.scrub_env,
+    )
+}

@@ -1,0 +1,114 @@
+//! The turn: prompt → model stream → tool calls (with approval) → results → the model
+//! again, until it ends its turn, is cancelled, or reaches `agent.max_steps`.
+//!
+//! [`start`] takes the session's slot and spawns the turn (`spawn.rs`); `step.rs` is the
+//! loop; `approval.rs` asks the user before a tool runs, `tool_call.rs` runs one call and
+//! `ask_user.rs` is how the `ask_user` tool reaches the person (an `elicitation/create`
+//! request to the client that sent the prompt). A turn fails with a
+//! [`TurnError`], which the daemon's `methods/` tells on the wire. The turn sees the agent
+//! only through its [`Env`].
+
+mod approval;
+mod ask_user;
+mod client_files;
+mod compact;
+mod error;
+mod spawn;
+mod step;
+mod target;
+mod tool_call;
+
+pub use compact::{CompactError, Compaction, Mode as CompactMode};
+pub use error::{Failure, TurnError};
+pub use spawn::{StartError, start, start_as};
+
+use crate::config::{Config, Policy};
+use crate::link::Link;
+use crate::mcp::Mcp;
+use crate::provider::Provider;
+use crate::state::{AgentState, Dirs};
+use crate::store::Store;
+use crate::tools::Tools;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What a turn uses of the agent.
+#[derive(Clone, Copy)]
+pub struct Env<'a> {
+    pub store: &'a Store,
+    pub provider: &'a Provider,
+    pub config: &'a Config,
+    pub tools: &'a Tools,
+    /// The daemon's MCP servers: a turn waits for those still starting.
+    pub mcp: &'a Mcp,
+    /// The data dir (where tools keep their records of the processes `bash` started) and
+    /// the config file: the daemon's own files, which tools reach only when approved.
+    pub dirs: &'a Dirs,
+}
+
+impl<'a> Env<'a> {
+    pub fn of(agent: &'a AgentState) -> Self {
+        Self {
+            store: &agent.sessions.store,
+            provider: &agent.provider,
+            config: &agent.config,
+            tools: &agent.tools,
+            mcp: &agent.mcp,
+            dirs: &agent.dirs,
+        }
+    }
+}
+
+/// Who sent the prompt: a connection (`ask_user` asks it), or nobody (an unattended run).
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The connection that sent the prompt; `None` for an unattended run.
+    pub peer: Option<Arc<dyn Link>>,
+    pub elicitation: bool,
+    /// The rules of an unattended run (webhook or schedule): nobody can be asked.
+    pub unattended: Option<Arc<Unattended>>,
+    /// The file operations it does for the tools (`fs/*`); none: the disk.
+    pub fs: zeroclaw_protocol::FsCapabilities,
+}
+
+impl Origin {
+    /// For the log: the connection's label, or `webhook:<name>` / `schedule:<name>`.
+    pub fn label(&self) -> String {
+        match (&self.peer, &self.unattended) {
+            (Some(peer), _) => peer.label().to_owned(),
+            (None, Some(u)) => format!("{}:{}", u.source, u.name),
+            (None, None) => "-".into(),
+        }
+    }
+}
+
+/// An unattended run's approval policy (docs/unattended.md): per tool `allow`, `deny` or
+/// `ask` (an attached client may answer within the approval timeout); a tool the table
+/// does not name follows `[approvals]` (or its MCP server's `approve`) with `ask` turned
+/// into `deny`.
+#[derive(Debug, Clone)]
+pub struct Unattended {
+    /// `webhook` or `schedule`.
+    pub source: &'static str,
+    pub name: String,
+    pub approve: BTreeMap<String, Policy>,
+}
+
+impl Unattended {
+    /// What the model is told when the policy refuses a call.
+    pub fn denied(&self) -> String {
+        format!(
+            "denied by the unattended policy of {} {}: no one can approve this run",
+            self.source, self.name
+        )
+    }
+
+    /// The policy for `tool`, given what it would be for a person (`fallback`).
+    pub fn policy(&self, tool: &str, fallback: Policy) -> Policy {
+        match self.approve.get(tool) {
+            Some(policy) => *policy,
+            None if fallback == Policy::Ask => Policy::Deny,
+            None => fallback,
+        }
+    }
+}

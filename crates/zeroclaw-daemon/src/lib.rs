@@ -1,0 +1,28 @@
+//! The zeroclaw daemon: the agent (`zeroclaw-agent`) composed with its doors.
+//!
+//! Layers, each knowing only the one below: [`daemon`](crate::run) (doors: listen,
+//! accept, stop) → `methods` (the handshake gate, the method table and its typed handlers)
+//! → `unattended` (turns nobody attached started: webhooks, schedules) → `connection`
+//! (one connection's state) → `state` (what connections share: the agent's parts and the
+//! daemon's) → `link` (a connection's peer as the agent's `Link`) → `auth`, `runs` →
+//! `config`, `clients`. Below them all, the agent: sessions, turns, providers, tools, the
+//! store.
+//!
+//! The public API is what a binary needs to run a daemon ([`run`], [`DaemonOptions`],
+//! [`config`]), what `zeroclaw store` needs ([`maintenance`]) and one entry for tests
+//! ([`testing`]).
+
+mod auth;
+mod clients;
+pub mod config;
+mod connection;
+mod daemon;
+mod link;
+pub mod maintenance;
+mod methods;
+mod runs;
+mod state;
+pub mod testing;
+mod unattended;
+
+pub use daemon::{DaemonError, DaemonOptions, GatewayChoice, run};

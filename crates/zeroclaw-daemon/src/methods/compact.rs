@@ -1,0 +1,80 @@
+//! `session/compact`: folds a session's older messages into a summary on demand.
+
+use super::errors::{provider_error, start_error, storage};
+use super::session::attached;
+use super::{Ctx, Handle, Reply};
+use std::sync::Arc;
+use zeroclaw_agent::provider::window::context_window;
+use zeroclaw_agent::session::{ActiveTurn, Session};
+use zeroclaw_agent::turn::{CompactError, CompactMode, Compaction, Env, StartError};
+use zeroclaw_protocol::codes;
+use zeroclaw_protocol::methods::{self as m, CompactResult, SessionIdParams};
+use zeroclaw_rpc::RpcError;
+
+impl Handle for m::SessionCompact {
+    fn handle(ctx: Ctx, p: SessionIdParams) -> Reply<CompactResult> {
+        let session = match attached(&ctx, &p.session_id) {
+            Ok(session) => session,
+            Err(refused) => return refused.reply(),
+        };
+        Reply::later(compact(ctx, session))
+    }
+}
+
+/// Holds the session's turn slot while it compacts, so no prompt starts meanwhile (and
+/// `session/cancel` stops it); released however the compaction ends.
+struct Slot {
+    session: Arc<Session>,
+    turn: Arc<ActiveTurn>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.session.clear_turn(&self.turn.id);
+        self.turn.finished.cancel();
+    }
+}
+
+async fn compact(ctx: Ctx, session: Arc<Session>) -> Result<CompactResult, RpcError> {
+    let daemon = &ctx.0.daemon;
+    let turn = ActiveTurn::new(format!("compact-{}", uuid::Uuid::new_v4()));
+    session.try_start(turn.clone()).map_err(|running| {
+        start_error(StartError::Busy {
+            session_id: session.id.clone(),
+            running,
+        })
+    })?;
+    let slot = Slot {
+        session: session.clone(),
+        turn,
+    };
+    let model = session.model();
+    let compaction = Compaction {
+        env: Env::of(&daemon.agent),
+        session: &session,
+        model: &model,
+        turn_id: None,
+        cancel: &slot.turn.cancel,
+        window: context_window(daemon.config.agent.provider.context_window, &model),
+    };
+    let outcome = compaction.run(CompactMode::Forced).await;
+    drop(slot);
+    match outcome {
+        Ok(None) => Ok(CompactResult {
+            messages_folded: 0,
+            summary: None,
+        }),
+        Ok(Some(done)) => Ok(CompactResult {
+            messages_folded: done.folded,
+            summary: Some(done.summary),
+        }),
+        Err(CompactError::Cancelled) => Err(RpcError::new(
+            codes::SESSION_BUSY,
+            "the compaction was cancelled (session/cancel); nothing was changed",
+        )),
+        Err(CompactError::Provider(e)) => {
+            Err(provider_error(&e, &daemon.agent.provider, &model, None))
+        }
+        Err(CompactError::Storage(e)) => Err(storage(e)),
+    }
+}

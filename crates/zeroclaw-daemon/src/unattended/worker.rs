@@ -1,0 +1,112 @@
+//! One worker per hook or schedule: its queue's runs, one after another, each a turn with
+//! nobody attached. One run at a time per target session follows: a shared session has
+//! one worker, and a turn a person started there is waited for.
+
+use super::{entry, unattended_of};
+use crate::runs::{Job, Target, now_ms};
+use crate::state::DaemonState;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use zeroclaw_agent::store::RunStatus;
+use zeroclaw_agent::turn::{self, Origin, StartError};
+use zeroclaw_protocol::StopReason;
+
+pub async fn work(state: Arc<DaemonState>, target: Arc<Target>, mut rx: mpsc::Receiver<Job>) {
+    loop {
+        let job = tokio::select! {
+            biased;
+            // Runs still queued stay `queued` in the store; the next start runs them.
+            () = state.shutdown.cancelled() => break,
+            job = rx.recv() => job,
+        };
+        let Some(job) = job else { break };
+        let run_id = job.run_id.clone();
+        let (status, error) = run(&state, &target, job).await;
+        let finished = now_ms();
+        if let Err(e) = state
+            .agent
+            .sessions
+            .store
+            .set_run(&run_id, status, None, error.as_deref(), Some(finished))
+            .await
+        {
+            tracing::error!(run = %run_id, error = %e, "could not record the end of a run");
+        }
+        tracing::info!(run = %run_id, source = %target.source.as_str(), name = %target.name, status = %status.as_str(), "run finished");
+    }
+}
+
+/// Runs one job's turn to its end: its final status and error.
+async fn run(state: &Arc<DaemonState>, target: &Target, job: Job) -> (RunStatus, Option<String>) {
+    let failed = |why: String| (RunStatus::Failed, Some(why));
+    let Some(entry) = entry(state, target.source, &target.name) else {
+        return failed("its webhook or schedule is no longer configured".into());
+    };
+    let session = match state.agent.sessions.get(&job.session_id).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return failed(format!("its session {} was deleted", job.session_id)),
+        Err(e) => return failed(e.to_string()),
+    };
+    let turn_id = uuid::Uuid::new_v4().to_string();
+    if let Err(e) = state
+        .agent
+        .sessions
+        .store
+        .set_run(&job.run_id, RunStatus::Running, Some(&turn_id), None, None)
+        .await
+    {
+        state.agent.sessions.evict_if_idle(&session);
+        return failed(e.to_string());
+    }
+    tracing::info!(run = %job.run_id, source = %target.source.as_str(), name = %target.name, session = %session.id, turn = %turn_id, "run started");
+    let origin = Origin {
+        peer: None,
+        elicitation: false,
+        unattended: Some(Arc::new(unattended_of(target, &entry))),
+        fs: Default::default(),
+    };
+    let answer = loop {
+        match turn::start_as(
+            &state.agent,
+            session.clone(),
+            origin.clone(),
+            job.prompt.clone(),
+            turn_id.clone(),
+        ) {
+            Ok(answer) => break answer,
+            // A person's turn runs in the shared session: wait for it to end.
+            Err(StartError::Busy { .. }) => {
+                let running = session.active_turn();
+                tokio::select! {
+                    () = async { if let Some(t) = running { t.finished.cancelled().await } } => {}
+                    () = state.shutdown.cancelled() => {
+                        state.agent.sessions.evict_if_idle(&session);
+                        return failed("daemon stopped".into());
+                    }
+                }
+            }
+            // The daemon runs its limit of turns: wait for one to end.
+            Err(StartError::LimitReached { .. }) => {
+                tokio::select! {
+                    permit = state.agent.turn_slots.acquire() => drop(permit),
+                    () = state.shutdown.cancelled() => {
+                        state.agent.sessions.evict_if_idle(&session);
+                        return failed("daemon stopped".into());
+                    }
+                }
+            }
+        }
+    };
+    match answer.await {
+        Ok(Ok(result)) => match result.stop_reason {
+            StopReason::Cancelled if state.shutdown.is_cancelled() => {
+                failed("daemon stopped".into())
+            }
+            StopReason::Cancelled => (RunStatus::Cancelled, None),
+            StopReason::Error => failed("the turn ended with an error".into()),
+            StopReason::EndTurn | StopReason::MaxTurns => (RunStatus::Done, None),
+        },
+        Ok(Err(e)) => failed(e.to_string()),
+        Err(_) => failed("the turn ended without a result; see the daemon log".into()),
+    }
+}
