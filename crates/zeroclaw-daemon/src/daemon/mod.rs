@@ -229,7 +229,8 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         let _ = state.gateway.set(None);
         None
     };
-    crate::unattended::start(&state, gateway.is_some()).await;
+    crate::unattended::recover(&state).await;
+    crate::unattended::start(&state, gateway.is_some());
     let local = tokio::spawn(serve(
         state.clone(),
         doors.clone(),
