@@ -325,8 +325,20 @@ fn session_list_finds_sessions_by_title_or_cwd_in_any_case_across_pages() {
             None => break,
         }
     }
-    wanted.reverse();
-    assert_eq!(found, wanted);
+    // Newest first, ties (sessions made in the same millisecond) by id: the paged walk
+    // must give exactly the one-page order, each session once.
+    let whole = client.call("session/list", json!({"search": "PARSER", "limit": 100}));
+    let whole: Vec<String> = whole["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(found, whole);
+    let mut sorted = found.clone();
+    sorted.sort();
+    wanted.sort();
+    assert_eq!(sorted, wanted);
 
     // By cwd.
     let page = client.call("session/list", json!({"search": "other-project"}));
