@@ -4,9 +4,10 @@
 //! accept, stop) → `methods` (the handshake gate, the method table and its typed handlers)
 //! → `unattended` (turns nobody attached started: webhooks, schedules) → `connection`
 //! (one connection's state) → `state` (what connections share: the agent's parts and the
-//! daemon's) → `link` (a connection's peer as the agent's `Link`) → `auth`, `runs` →
-//! `config`, `clients`. Below them all, the agent: sessions, turns, providers, tools, the
-//! store.
+//! daemon's) → `link` (a connection's peer as the agent's `Link`), `auth`,
+//! `unattended::rules` (the parts of unattended work that run nothing: queues,
+//! signatures, templates, ticks) → `config`, `clients`. Below them all, the agent:
+//! sessions, turns, providers, tools, the store.
 //!
 //! The public API is what a binary needs to run a daemon ([`run`], [`DaemonOptions`],
 //! [`config`]), what `zeroclaw store` needs ([`maintenance`]) and one entry for tests
@@ -20,7 +21,6 @@ mod daemon;
 mod link;
 pub mod maintenance;
 mod methods;
-mod runs;
 mod state;
 pub mod testing;
 mod unattended;

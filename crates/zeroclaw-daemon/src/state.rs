@@ -3,6 +3,7 @@
 use crate::auth::Tokens;
 use crate::clients::ClientCounter;
 use crate::config::Config;
+use crate::unattended::rules::Queues;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -39,7 +40,7 @@ pub struct DaemonState {
     /// `status.gateway`: set once at start-up, before any connection is served.
     pub gateway: OnceLock<Option<GatewayStatus>>,
     /// Each webhook's and schedule's bounded queue of unattended runs (`unattended/`).
-    pub runs: crate::runs::Queues,
+    pub runs: Queues,
     next_connection: AtomicU64,
 }
 
@@ -64,7 +65,7 @@ impl DaemonState {
             provider,
             clients.clone(),
         );
-        let runs = crate::runs::Queues::new(&config);
+        let runs = Queues::new(&config);
         Self {
             agent: Arc::new(agent),
             runs,

@@ -44,6 +44,7 @@ impl InMemoryDaemon {
             paths, config, false, sessions, provider, tokens,
         ));
         let doors = Doors::new(&state);
+        doors.open();
         Ok(Self { state, doors })
     }
 

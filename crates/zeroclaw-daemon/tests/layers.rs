@@ -6,13 +6,17 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+// Its own rank check reads top-level modules only; this one reads sub-modules too.
 #[path = "../../zeroclaw-agent/tests/common/modules.rs"]
+#[allow(dead_code)]
 mod modules;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Top to bottom. A module may use a module of a higher rank number only.
+/// Top to bottom. A module may use only the modules of the layers below its own. A module
+/// is one of the crate's top-level modules, or one inside it written as a path
+/// (`unattended/rules`): a file belongs to the longest of them its own path starts with.
 const LAYERS: &[&[&str]] = &[
     &["lib", "testing"],
     &["daemon", "maintenance"],
@@ -20,7 +24,8 @@ const LAYERS: &[&[&str]] = &[
     &["unattended"],
     &["connection"],
     &["state"],
-    &["link", "auth", "runs"],
+    // Unattended work's parts that run nothing: the state holds its queues.
+    &["link", "auth", "unattended/rules"],
     &["config", "clients"],
 ];
 
@@ -28,13 +33,108 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
+/// The module of LAYERS that `path` (a file's, or a module's) belongs to, and its rank.
+fn layer_of(path: &[String]) -> Option<(&'static str, usize)> {
+    if path.is_empty() {
+        return Some(("lib", 0));
+    }
+    LAYERS
+        .iter()
+        .enumerate()
+        .flat_map(|(rank, layer)| layer.iter().map(move |module| (*module, rank)))
+        .filter(|(module, _)| {
+            let parts: Vec<&str> = module.split('/').collect();
+            parts.len() <= path.len() && parts.iter().zip(path).all(|(a, b)| a == b)
+        })
+        .max_by_key(|(module, _)| module.split('/').count())
+}
+
+/// Every `crate::a::b…` path a text mentions, as its segments up to the first that is
+/// not a plain lowercase name (`crate::unattended::{…}` gives `["unattended"]`).
+fn crate_paths(text: &str) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        let mut segments = Vec::new();
+        let mut tail = rest;
+        loop {
+            let name: String = tail
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                break;
+            }
+            tail = &tail[name.len()..];
+            segments.push(name);
+            match tail.strip_prefix("::") {
+                Some(after) => tail = after,
+                None => break,
+            }
+        }
+        if !segments.is_empty() {
+            found.push(segments);
+        }
+    }
+    found
+}
+
+/// The longest module path of the crate that `segments` starts with; `None` when its first
+/// segment is no module (`crate::run`, an item at the root).
+fn module_named(
+    files: &BTreeMap<modules::ModPath, String>,
+    segments: &[String],
+) -> Option<Vec<String>> {
+    (1..=segments.len())
+        .rev()
+        .map(|n| segments[..n].to_vec())
+        .find(|path| files.contains_key(path))
+}
+
 #[test]
 fn every_module_uses_only_the_layers_below_it() {
-    let (wrong, graph) = modules::check_ranks(&src(), LAYERS);
+    let files = modules::files(&src());
+    let imports = modules::file_graph(&src());
+    let mut wrong = BTreeSet::new();
+    let mut graph: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (path, text) in &files {
+        let Some((own, rank)) = layer_of(path) else {
+            wrong.insert(format!(
+                "`{}` is in no layer: add it to LAYERS",
+                modules::name(path)
+            ));
+            continue;
+        };
+        // What it names (`crate::…` anywhere in the file, tests and comments included),
+        // and what it imports (`super::…` too).
+        let named = crate_paths(text)
+            .into_iter()
+            .filter_map(|segments| module_named(&files, &segments));
+        let imported = imports.get(path).into_iter().flatten().cloned();
+        for used in named.chain(imported) {
+            let Some((other, other_rank)) = layer_of(&used) else {
+                wrong.insert(format!(
+                    "`{}` (used by `{own}`) is in no layer",
+                    modules::name(&used)
+                ));
+                continue;
+            };
+            if other == own {
+                continue;
+            }
+            graph.entry(own).or_default().insert(other);
+            if other_rank <= rank {
+                wrong.insert(format!(
+                    "`{own}` uses `{other}`, a layer above or beside it"
+                ));
+            }
+        }
+    }
     assert!(
         wrong.is_empty(),
         "{}\n\nthe graph: {graph:#?}",
-        wrong.join("\n")
+        wrong.into_iter().collect::<Vec<_>>().join("\n")
     );
 }
 

@@ -1,7 +1,7 @@
 //! Schedules on a test clock (`ZEROCLAW_TEST_CLOCK`, a file the test writes): a tick, a
 //! tick skipped when the queue is full, the next run, catch-up after downtime, and a clock
 //! that goes back. The scheduler's rules are unit-tested on its pure core
-//! (`runs/ticker.rs`); these drive the real daemon.
+//! (`unattended/rules/ticker.rs`); these drive the real daemon.
 
 use crate::harness::*;
 use serde_json::json;

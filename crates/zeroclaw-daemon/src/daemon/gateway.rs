@@ -3,11 +3,12 @@
 //! acting with their token's scope. The gateway's REST requests come in as in-process
 //! connections through the same doors ([`DaemonBackend::connect`]).
 
-use super::serve::{Doors, Incoming, Listener};
+use super::serve::{Doors, Incoming, Listener, serve};
 use crate::connection::Authority;
 use crate::state::DaemonState;
 use std::sync::Arc;
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use zeroclaw_gateway::{
     Accepted, Backend, DashboardLogin, Delivery, HookAnswer, Principal, WsConnection,
 };
@@ -16,12 +17,78 @@ use zeroclaw_rpc::{BoxFuture, StreamTransport};
 /// Bytes buffered each way on an in-process (REST) connection.
 const IN_PROCESS_BYTES: usize = 64 * 1024;
 
-pub struct GatewayDoor {
+/// A gateway that serves: its own HTTP accept loop, and the door that serves its `/rpc`
+/// connections. Both end once the daemon's `shutdown` is cancelled.
+pub struct Serving {
+    door: JoinHandle<()>,
+    accept_loop: JoinHandle<()>,
+}
+
+impl Serving {
+    /// Waits for both loops to end.
+    pub async fn closed(self) {
+        let _ = self.door.await;
+        let _ = self.accept_loop.await;
+    }
+}
+
+/// Starts the gateway and its door when `wanted`, and sets `status.gateway` (up with its
+/// URL, down with why, or off). A failure to start (the port is taken, say) is logged and
+/// shown by `status`, and the daemon goes on serving its socket. The HTTP accept loop
+/// runs from here, but what it admits waits for the doors to open (`Doors::open`), which
+/// comes after this: no connection is served before the status is set.
+pub async fn open(state: &Arc<DaemonState>, doors: &Doors, wanted: bool) -> Option<Serving> {
+    if !wanted {
+        let _ = state.gateway.set(None);
+        return None;
+    }
+    let backend = Arc::new(DaemonBackend {
+        state: state.clone(),
+        doors: doors.clone(),
+    });
+    let started = zeroclaw_gateway::start(
+        &state.config.gateway,
+        state.config.daemon.max_frame_bytes,
+        backend,
+        state.shutdown.clone(),
+        state.close_connections.clone(),
+    )
+    .await;
+    match started {
+        Ok(started) => {
+            tracing::info!(url = %started.url, tls = started.tls, "gateway listening");
+            let _ = state
+                .gateway
+                .set(Some(zeroclaw_protocol::GatewayStatus::Up {
+                    url: started.url,
+                    tls: started.tls,
+                }));
+            let door = tokio::spawn(serve(
+                state.clone(),
+                doors.clone(),
+                GatewayDoor::new(started.connections),
+            ));
+            Some(Serving {
+                door,
+                accept_loop: started.task,
+            })
+        }
+        Err(error) => {
+            tracing::warn!(error = %error, "the gateway is not serving; the socket is");
+            let _ = state
+                .gateway
+                .set(Some(zeroclaw_protocol::GatewayStatus::Down { error }));
+            None
+        }
+    }
+}
+
+struct GatewayDoor {
     connections: mpsc::Receiver<Accepted>,
 }
 
 impl GatewayDoor {
-    pub fn new(connections: mpsc::Receiver<Accepted>) -> Self {
+    fn new(connections: mpsc::Receiver<Accepted>) -> Self {
         Self { connections }
     }
 }
@@ -48,9 +115,9 @@ impl Listener for GatewayDoor {
 }
 
 /// What the gateway asks of the daemon.
-pub struct DaemonBackend {
-    pub state: Arc<DaemonState>,
-    pub doors: Doors,
+struct DaemonBackend {
+    state: Arc<DaemonState>,
+    doors: Doors,
 }
 
 impl Backend for DaemonBackend {

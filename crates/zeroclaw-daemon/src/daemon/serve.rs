@@ -7,6 +7,7 @@ use crate::methods::Gate;
 use crate::state::DaemonState;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use zeroclaw_protocol::codes;
 use zeroclaw_rpc::transport::{FrameSink, RpcTransport};
@@ -40,20 +41,32 @@ pub struct Incoming<T> {
     pub authority: Authority,
 }
 
-/// What every door of one daemon shares: the connection slots and the tasks to wait for
-/// at shutdown.
+/// What every door of one daemon shares: the connection slots, the tasks to wait for at
+/// shutdown, and whether start-up is done.
 #[derive(Clone)]
 pub struct Doors {
     pub connections: TaskTracker,
     slots: Arc<Admission>,
+    /// Cancelled by [`Doors::open`]. A connection admitted before (a REST request reaching
+    /// the gateway while the daemon still starts) waits for it: no connection is served
+    /// before start-up is done (the gateway's status set, runs recovered).
+    opened: CancellationToken,
 }
 
 impl Doors {
+    /// The doors, closed: connections are admitted (each takes its slot) but none is
+    /// served until [`Doors::open`].
     pub fn new(state: &DaemonState) -> Self {
         Self {
             connections: TaskTracker::new(),
             slots: Admission::new(state.config.daemon.max_connections),
+            opened: CancellationToken::new(),
         }
+    }
+
+    /// Serves the connections admitted so far, and every later one at once.
+    pub fn open(&self) {
+        self.opened.cancel();
     }
 }
 
@@ -104,13 +117,11 @@ impl Doors {
             return;
         };
         tracing::info!(peer = %label, "connection accepted");
-        self.connections.spawn(serve_connection(
-            state.clone(),
-            transport,
-            label,
-            authority,
-            slot,
-        ));
+        let (state, opened) = (state.clone(), self.opened.clone());
+        self.connections.spawn(async move {
+            opened.cancelled().await;
+            serve_connection(state, transport, label, authority, slot).await;
+        });
     }
 }
 

@@ -5,11 +5,9 @@
 //! [`TABLE`] makes it callable. [`dispatch`] decodes the params, runs the handler, and
 //! encodes its result; `initialize` advertises the table's names.
 
-mod compact;
 pub(crate) mod errors;
 mod lifecycle;
 mod mcp;
-mod model;
 mod runs;
 mod session;
 mod token;

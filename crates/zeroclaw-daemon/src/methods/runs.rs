@@ -2,7 +2,7 @@
 
 use super::errors::storage;
 use super::{Ctx, Handle, Reply};
-use crate::runs::Source;
+use crate::unattended::rules::Source;
 use crate::unattended::{self, Accepted, NewRun, Refused};
 use serde_json::json;
 use zeroclaw_agent::history::timestamp;
@@ -127,7 +127,7 @@ impl Handle for m::ScheduleRun {
                 delivery_id: None,
                 dedup: None,
                 tick: None,
-                prompt: crate::runs::render(&entry.template, &p.name, &now, None),
+                prompt: crate::unattended::rules::render(&entry.template, &p.name, &now, None),
             };
             match unattended::accept(daemon, target, new).await {
                 Ok(Accepted::Queued(row) | Accepted::Repeat(row)) => Ok(wire(row)),

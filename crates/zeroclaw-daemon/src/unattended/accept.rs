@@ -3,8 +3,8 @@
 //! before the answer, and a restart queues it again.
 
 use super::entry;
+use super::rules::{Job, Target, now_ms};
 use crate::config::SessionMode;
-use crate::runs::{Job, Target, now_ms};
 use crate::state::DaemonState;
 use std::sync::Arc;
 use tokio::sync::mpsc::error::TrySendError;

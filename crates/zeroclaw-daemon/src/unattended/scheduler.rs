@@ -3,9 +3,9 @@
 //! is full, skipped, logged and recorded `skipped`.
 
 use super::accept::record_skipped;
+use super::rules::{self, Clock, Source, Ticker, ms_of};
 use super::{Accepted, NewRun, Refused, accept, entry};
 use crate::config::parse_cron;
-use crate::runs::{self, Clock, Source, Ticker, ms_of};
 use crate::state::DaemonState;
 use chrono::{DateTime, Local, TimeZone, Utc};
 use std::sync::Arc;
@@ -73,7 +73,7 @@ async fn fire(state: &Arc<DaemonState>, name: &str, tick: DateTime<Local>, now: 
         return;
     };
     let now = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, false);
-    let prompt = runs::render(&entry.template, name, &now, None);
+    let prompt = rules::render(&entry.template, name, &now, None);
     let new = NewRun {
         delivery_id: None,
         dedup: None,

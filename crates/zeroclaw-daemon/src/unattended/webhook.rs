@@ -3,9 +3,9 @@
 //! name the hook, the remote address and the run, never the body, a header's value or the
 //! secret.
 
+use super::rules::{self, Request, Source, standard};
 use super::{Accepted, NewRun, Refused, accept, entry};
 use crate::config::{Signature, WebhookConfig};
-use crate::runs::{self, Request, Source, standard};
 use crate::state::DaemonState;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -77,7 +77,7 @@ pub async fn deliver(state: &Arc<DaemonState>, delivery: Delivery) -> HookAnswer
         }
     };
     let now = chrono::Local::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, false);
-    let prompt = runs::render(&entry.template, name, &now, Some(&request));
+    let prompt = rules::render(&entry.template, name, &now, Some(&request));
     let new = NewRun {
         delivery_id: Some(delivery_id.clone()),
         dedup: Some(dedup),
@@ -145,11 +145,11 @@ fn authenticate(
             .map(|(_, v)| v.as_str())
     };
     let (name, remote) = (&hook.name, delivery.remote);
-    let since = runs::now_ms().saturating_sub(hook.replay_window_ms());
+    let since = rules::now_ms().saturating_sub(hook.replay_window_ms());
     match hook.signature {
         Signature::Github => {
             let signature = header("x-hub-signature-256");
-            if !runs::verify(key, &delivery.body, signature) {
+            if !rules::verify(key, &delivery.body, signature) {
                 let why = if signature.is_some() {
                     "wrong"
                 } else {
@@ -166,10 +166,10 @@ fn authenticate(
             }
             // The delivery id is not signed: the signed body is what a replay cannot change.
             let dedup = Dedup {
-                body: Some(runs::body_sha256(&delivery.body)),
+                body: Some(rules::body_sha256(&delivery.body)),
                 since,
             };
-            Ok((runs::delivery_id(&delivery.headers, &delivery.body), dedup))
+            Ok((rules::delivery_id(&delivery.headers, &delivery.body), dedup))
         }
         Signature::Standard => {
             let now = chrono::Utc::now().timestamp();

@@ -2,8 +2,8 @@
 //! nobody attached. One run at a time per target session follows: a shared session has
 //! one worker, and a turn a person started there is waited for.
 
+use super::rules::{Job, Target, now_ms};
 use super::{entry, unattended_of};
-use crate::runs::{Job, Target, now_ms};
 use crate::state::DaemonState;
 use std::sync::Arc;
 use tokio::sync::mpsc;

@@ -1,46 +1,9 @@
-//! Unattended runs' parts that need no turn: each hook's and schedule's bounded queue and
-//! its webhook key, the signature checks (GitHub's, Standard Webhooks), the delivery id,
-//! the prompt template, the scheduler's pure core and its clock. `unattended/` (above
-//! `turn/`) runs them.
+//! Each hook's and schedule's bounded queue of runs, and its webhook key.
 
-mod clock;
-mod signature;
-pub mod standard;
-mod template;
-mod ticker;
-
-pub use clock::Clock;
-pub use signature::{body_sha256, delivery_id, verify};
-pub use template::{Request, render};
-pub use ticker::Ticker;
-
+use super::{Job, Source, standard};
 use crate::config::{Config, ScheduleConfig, Signature, WebhookConfig};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
-
-/// What started a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Source {
-    Webhook,
-    Schedule,
-}
-
-impl Source {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Webhook => "webhook",
-            Self::Schedule => "schedule",
-        }
-    }
-}
-
-/// A recorded run waiting for its turn.
-#[derive(Debug, Clone)]
-pub struct Job {
-    pub run_id: String,
-    pub session_id: String,
-    pub prompt: String,
-}
 
 /// One hook or schedule: where its runs wait.
 pub struct Target {
@@ -144,13 +107,4 @@ fn key_of(hook: &WebhookConfig) -> Result<Vec<u8>, String> {
         Signature::Standard => standard::decode_secret(&value)
             .map_err(|why| format!("its secret_env's value is not usable: {why}")),
     }
-}
-
-/// Unix milliseconds now.
-pub fn now_ms() -> i64 {
-    ms_of(chrono::Utc::now())
-}
-
-pub fn ms_of<Tz: chrono::TimeZone>(t: chrono::DateTime<Tz>) -> i64 {
-    t.timestamp_millis()
 }

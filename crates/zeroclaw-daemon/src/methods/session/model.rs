@@ -5,9 +5,9 @@
 //! starts, so a running turn (or compaction) ends with the model it began with and the next
 //! one uses the new model.
 
-use super::errors::storage;
-use super::session::{MAX_MODEL_BYTES, attached, bounded, not_found};
-use super::{Ctx, Handle, Reply};
+use super::{MAX_MODEL_BYTES, attached, bounded, not_found};
+use crate::methods::errors::storage;
+use crate::methods::{Ctx, Handle, Reply};
 use zeroclaw_protocol::methods::{self as m, SetModelParams, SetModelResult};
 use zeroclaw_rpc::RpcError;
 

@@ -1,8 +1,8 @@
 //! `session/compact`: folds a session's older messages into a summary on demand.
 
-use super::errors::{provider_error, start_error, storage};
-use super::session::attached;
-use super::{Ctx, Handle, Reply};
+use super::attached;
+use crate::methods::errors::{provider_error, start_error, storage};
+use crate::methods::{Ctx, Handle, Reply};
 use std::sync::Arc;
 use zeroclaw_agent::provider::window::context_window;
 use zeroclaw_agent::session::{ActiveTurn, Session};
