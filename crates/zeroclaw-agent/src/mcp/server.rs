@@ -22,10 +22,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::{Askers, Handler, Watched};
 use super::process::ChildGuard;
-use super::tool::McpTool;
 use super::{Settings, Snapshot, State, output, vars};
-use crate::config::McpServerConfig;
-use crate::tools::{ToolContext, ToolDef, ToolOutput, Tools};
+use crate::config::{McpServerConfig, Policy};
+use crate::tools::{Tool, ToolContext, ToolDef, ToolOutput, Tools};
 
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -270,7 +269,7 @@ impl Server {
             .iter()
             .filter_map(|t| McpTool::new(self.clone(), t))
             .collect();
-        let defs: Vec<ToolDef> = tools.iter().map(crate::tools::Tool::definition).collect();
+        let defs: Vec<ToolDef> = tools.iter().map(Tool::definition).collect();
         let old: Vec<String> = lock(&self.registered)
             .iter()
             .map(|d| d.name.clone())
@@ -397,5 +396,39 @@ impl Server {
             tracing::warn!(server = %server, error = %e, "could not refresh the MCP server's tools");
         }
         output
+    }
+}
+
+/// One tool of the server, run through the [`Tool`] trait like any other, its approval
+/// from the server's `approve`.
+pub struct McpTool {
+    server: Arc<Server>,
+    /// The server's own name for it.
+    tool: String,
+    def: ToolDef,
+}
+
+impl McpTool {
+    /// From a `tools/list` entry; `None` if it has no name.
+    fn new(server: Arc<Server>, listed: &rmcp::model::Tool) -> Option<Self> {
+        let (tool, def) = super::tool::definition(server.name(), listed)?;
+        Some(Self { server, tool, def })
+    }
+}
+
+impl Tool for McpTool {
+    /// Passed through to the server as given, after the schema's basic checks.
+    type Args = Value;
+
+    fn definition(&self) -> ToolDef {
+        self.def.clone()
+    }
+
+    fn policy(&self) -> Option<Policy> {
+        Some(self.server.config.approve.policy(&self.tool))
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput {
+        self.server.call(&self.tool, args, ctx).await
     }
 }

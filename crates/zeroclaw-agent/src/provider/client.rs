@@ -4,7 +4,7 @@
 
 use super::error::{self, ProviderError};
 use super::sse::SseReader;
-use super::wire::{self, Decoder, Flow, Wire};
+use super::wire::{Decoder, Flow, Wire};
 use super::{ChatRequest, Delta, Pace, StepResult};
 use crate::config::ProviderConfig;
 use serde_json::Value;
@@ -95,7 +95,7 @@ impl Provider {
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         let api_key = api_key.filter(|key| !key.trim().is_empty());
         Ok(Self {
-            wire: wire::for_kind(config.kind),
+            wire: super::for_kind(config.kind),
             config,
             http,
             api_key,

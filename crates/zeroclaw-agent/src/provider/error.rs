@@ -182,7 +182,7 @@ pub(super) fn stream(e: SseError) -> ProviderError {
         ),
         SseError::Body(e) => ProviderError::new(
             ErrorKind::Stream,
-            format!("the provider's stream broke off: {e}"),
+            format!("the provider's stream broke off: {}", error_chain(&e)),
         ),
         SseError::TooLarge => ProviderError::new(
             ErrorKind::Stream,

@@ -16,10 +16,19 @@ mod wire;
 pub use client::Provider;
 pub use error::{ErrorKind, ProviderError};
 
+use crate::config::ProviderKind;
 use crate::store::Usage;
 use crate::tools::ToolDef;
 use serde_json::{Value, json};
 use std::pin::Pin;
+
+/// The wire format `kind` selects.
+fn for_kind(kind: ProviderKind) -> &'static dyn wire::Wire {
+    match kind {
+        ProviderKind::Openai => &openai::OpenAi,
+        ProviderKind::Anthropic => &anthropic::Anthropic,
+    }
+}
 
 /// A provider-neutral conversation message.
 #[derive(Debug, Clone, PartialEq)]

@@ -21,8 +21,9 @@ pub struct Event {
 pub enum SseError {
     /// Nothing arrived for the idle timeout.
     Idle(Duration),
-    /// The body failed (connection reset, bad chunking, ...).
-    Body(String),
+    /// The body failed (connection reset, bad chunking, ...); `error.rs` describes it with
+    /// its causes (reqwest's own text is only "error decoding response body").
+    Body(reqwest::Error),
     TooLarge,
 }
 
@@ -100,8 +101,7 @@ impl SseReader {
                         self.buf.extend_from_slice(b"\n");
                     }
                 }
-                // With its causes: reqwest's own text is only "error decoding response body".
-                Ok(Some(Err(e))) => return Err(SseError::Body(super::error::error_chain(&e))),
+                Ok(Some(Err(e))) => return Err(SseError::Body(e)),
                 Ok(Some(Ok(chunk))) => {
                     if self.buf.len() + self.data.len() + chunk.len() > MAX_EVENT_BYTES {
                         return Err(SseError::TooLarge);

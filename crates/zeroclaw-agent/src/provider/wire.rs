@@ -2,22 +2,15 @@
 //! [`Decoder`] for the events that come back. Everything else (HTTP, retries, SSE framing,
 //! pacing, the stall limits) is written once, in `client.rs` and `sse.rs`.
 //!
-//! Adding a provider is one file implementing [`Wire`] and one arm in [`for_kind`].
+//! Adding a provider is one file implementing [`Wire`] and one arm in `for_kind` (in
+//! `mod.rs`, which composes the formats, so no format and this file reach each other).
 
 use super::error::{ProviderError, excerpt};
-use super::{ChatRequest, Delta, StepResult, anthropic, openai, sse};
-use crate::config::{ProviderConfig, ProviderKind};
+use super::{ChatRequest, Delta, StepResult, sse};
+use crate::config::ProviderConfig;
 use reqwest::RequestBuilder;
 use serde::Deserialize;
 use serde_json::Value;
-
-/// The wire format `kind` selects.
-pub(super) fn for_kind(kind: ProviderKind) -> &'static dyn Wire {
-    match kind {
-        ProviderKind::Openai => &openai::OpenAi,
-        ProviderKind::Anthropic => &anthropic::Anthropic,
-    }
-}
 
 /// One provider's wire format. It holds no state: a call's state lives in its [`Decoder`].
 pub trait Wire: Sync {

@@ -1,0 +1,103 @@
+//! The `bash` tool: run a shell command, capture stdout/stderr, enforce a time limit.
+//!
+//! On unix the shell is the leader of its own process group, so a time-out or a
+//! cancellation kills everything it started (`kill(-pgid, SIGKILL)`), not only the
+//! shell; on Linux also its descendants that left the group (`descendants.rs`). Output is
+//! read concurrently from both pipes; beyond the cap it is still read (and dropped) so the
+//! child never blocks on a full pipe. Once the shell has exited, pipes held open by
+//! background grandchildren are given a short grace and then abandoned.
+//!
+//! The parts: `spawn.rs` starts the shell (the one place a command becomes a process),
+//! `group.rs` holds the process group and kills it (the reaper), `capture.rs` keeps and
+//! renders the output, `run.rs` waits for all of it and writes the result.
+
+mod capture;
+mod group;
+mod run;
+mod spawn;
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::preview::PreviewAt;
+use super::{Tool, ToolContext, ToolDef, ToolOutput};
+use zeroclaw_protocol::events::ApprovalPreview;
+
+pub(super) struct Bash;
+
+#[derive(Deserialize)]
+pub(super) struct Args {
+    command: String,
+    /// At least 1: the schema's `minimum` is checked before decoding.
+    timeout_secs: Option<u64>,
+}
+
+impl Tool for Bash {
+    type Args = Args;
+
+    fn definition(&self) -> ToolDef {
+        ToolDef {
+            name: "bash".into(),
+            description:
+                "Run a shell command with `bash -c` in the session's working directory and \
+                return its output. stdin is empty (/dev/null), so interactive programs will not \
+                work; pass flags such as `--yes` or `--no-pager` instead. stdout and stderr are \
+                both captured; the result ends with `[exit code N]`. Long output keeps only its \
+                beginning and end. The command and everything it starts are killed when the time \
+                limit expires. Background processes (`cmd &`) may keep running after the command \
+                exits, but their later output is not captured."
+                    .into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "command": {
+                        "type": "string",
+                        "description": "The command line to run, e.g. `cargo test 2>&1 | tail -50`. \
+                            Runs in the working directory; use `cd dir && ...` to run elsewhere."
+                    },
+                    "timeout_secs": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "Time limit in seconds (default 120, at most 600). The whole \
+                            process group is killed when it expires."
+                    }
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+            read_only: false,
+        }
+    }
+
+    fn check(&self, args: &Args) -> Result<(), String> {
+        if args.command.trim().is_empty() {
+            return Err("`command` must not be empty".into());
+        }
+        Ok(())
+    }
+
+    async fn preview(&self, args: Args, at: &PreviewAt) -> Option<ApprovalPreview> {
+        Some(ApprovalPreview::Command {
+            command: args.command,
+            cwd: at.cwd.display().to_string(),
+        })
+    }
+
+    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+        let timeout = args
+            .timeout_secs
+            .map_or(ctx.limits.bash_default_timeout, Duration::from_secs)
+            .min(ctx.limits.bash_max_timeout);
+        match run::execute(&args.command, timeout, ctx).await {
+            Ok(out) => out,
+            Err(e) => ToolOutput::error(format!("bash: {e}")),
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests;
+#[cfg(all(test, windows))]
+mod windows_tests;
