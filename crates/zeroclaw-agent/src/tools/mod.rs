@@ -307,4 +307,27 @@ mod tests {
         assert_eq!(ro, [false, true, false, false, true, true, true]);
         assert!(set.get("nope").is_none());
     }
+
+    /// What the model is shown of every built-in tool, byte for byte as sent (key order
+    /// included: serde_json keeps it): `definitions.json` holds the definitions as they were
+    /// hand-written before they were derived from the tools' types, so a change of wording,
+    /// type, bound or order shows here.
+    #[test]
+    fn builtin_definitions_are_what_the_model_has_always_been_shown() {
+        let set = Tools::builtin().snapshot();
+        let defs: Vec<Value> = set
+            .definitions()
+            .iter()
+            .map(|d| {
+                json!({
+                    "name": d.name,
+                    "description": d.description,
+                    "read_only": d.read_only,
+                    "input_schema": d.input_schema,
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&defs).unwrap() + "\n";
+        assert_eq!(text, include_str!("definitions.json"));
+    }
 }
