@@ -13,6 +13,7 @@ mod ask_user;
 mod client_files;
 mod compact;
 mod error;
+mod permission;
 mod spawn;
 mod step;
 mod target;
@@ -85,7 +86,7 @@ impl Origin {
 /// An unattended run's approval policy (docs/unattended.md): per tool `allow`, `deny` or
 /// `ask` (an attached client may answer within the approval timeout); a tool the table
 /// does not name follows `[approvals]` (or its MCP server's `approve`) with `ask` turned
-/// into `deny`.
+/// into `deny` (`permission.rs` decides).
 #[derive(Debug, Clone)]
 pub struct Unattended {
     /// `webhook` or `schedule`.
@@ -101,14 +102,5 @@ impl Unattended {
             "denied by the unattended policy of {} {}: no one can approve this run",
             self.source, self.name
         )
-    }
-
-    /// The policy for `tool`, given what it would be for a person (`fallback`).
-    pub fn policy(&self, tool: &str, fallback: Policy) -> Policy {
-        match self.approve.get(tool) {
-            Some(policy) => *policy,
-            None if fallback == Policy::Ask => Policy::Deny,
-            None => fallback,
-        }
     }
 }
