@@ -18,6 +18,7 @@ mod spawn;
 mod step;
 mod target;
 mod tool_call;
+mod tool_context;
 
 pub use compact::{CompactError, Compaction, Mode as CompactMode};
 pub use error::{Failure, TurnError};
