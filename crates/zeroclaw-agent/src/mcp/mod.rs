@@ -3,8 +3,9 @@
 //! [`Mcp`] is a set of servers — the daemon's, from `[[mcp_servers]]`, or one session's own
 //! from `session/new {mcpServers}` — each run by its supervisor (`server.rs`) on the
 //! official SDK `rmcp`: a child process over stdio (`process.rs`) or streamable HTTP
-//! (`http.rs`). Their tools are registered at run time in a [`Tools`] registry through the
-//! `Tool` trait (`tool.rs`), named `<server>__<tool>` (`names.rs`); a call's result becomes
+//! (`http.rs`). Their tools are registered at run time in a [`Tools`] registry as
+//! `DynTool`s whose definitions are the server's (`tool.rs`), named `<server>__<tool>`
+//! (`names.rs`); a call's result becomes
 //! the model's text (`output.rs`); the server's questions go to the client (`client.rs`).
 
 mod client;

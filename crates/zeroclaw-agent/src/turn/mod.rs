@@ -2,17 +2,25 @@
 //! again, until it ends its turn, is cancelled, or reaches `agent.max_steps`.
 //!
 //! [`start`] takes the session's slot and spawns the turn (`spawn.rs`); `step.rs` is the
-//! loop; `approval.rs` asks the user before a tool runs, `tool_call.rs` runs one call and
-//! `ask_user.rs` is how the `ask_user` tool reaches the person (an `elicitation/create`
-//! request to the client that sent the prompt). A turn fails with a
-//! [`TurnError`], which the daemon's `methods/` tells on the wire. The turn sees the agent
-//! only through its [`Env`].
+//! loop, read top to bottom in `Turn::run` and `Turn::steps`, whose seams are named steps
+//! (`before_turn`, `offered_tools`, `compact`, `model_call`, `tool_calls`, `call_tool`):
+//! what a later feature adds to a turn plugs in there. A cancellation is one path: every
+//! step returns `Result<_, Halt>` and a step that waits does so through `or_cancelled`
+//! (`halt.rs`). `tool_call.rs` runs one call against the turn's one [`ToolContext`]
+//! (`tool_context.rs`); `approval.rs` gathers the facts of a call, `permission.rs` decides
+//! (a pure function), and `approval.rs` asks the user when it says so; `ask_user.rs` is how
+//! the `ask_user` tool reaches the person (an `elicitation/create` request to the client
+//! that sent the prompt). A turn fails with a [`TurnError`], which the daemon's `methods/`
+//! tells on the wire. The turn sees the agent only through its [`Env`].
+//!
+//! [`ToolContext`]: crate::tools::ToolContext
 
 mod approval;
 mod ask_user;
 mod client_files;
 mod compact;
 mod error;
+mod halt;
 mod permission;
 mod spawn;
 mod step;

@@ -7,8 +7,10 @@
 //! completes; nothing at all is stored when the very first model call fails.
 
 use super::compact::{CompactError, Compaction, Mode};
+use super::halt::{Halt, or_cancelled};
 use super::{Env, Failure, Origin, TurnError};
 use crate::history;
+use crate::mcp::Mcp;
 use crate::provider::{
     ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, window,
 };
@@ -16,6 +18,7 @@ use crate::session::{ActiveTurn, Session};
 use crate::store::{MessageKind, NewMessage, StoreError, Usage};
 use crate::tools::{ToolContext, ToolOutput, ToolSet};
 use serde_json::Value;
+use std::sync::Arc;
 use zeroclaw_protocol::{PromptResult, StopReason, Update};
 
 fn default_system_prompt(cwd: &str) -> String {
@@ -38,22 +41,22 @@ fn with_summary(system: &str, summary: Option<&str>) -> String {
     }
 }
 
-/// How a model call ended, short of failing.
+/// How a model call ended, short of failing or being cancelled.
 enum Call {
     /// Its text and result.
     Done(String, StepResult),
-    Cancelled,
     /// The provider refused the request as longer than the model's context window.
     TooLong(ProviderError),
 }
 
-/// What a compaction left the turn with.
-enum Compact {
-    /// The conversation to send from now on.
-    Done(history::Context),
-    /// Nothing old enough to fold.
-    Nothing,
-    Cancelled,
+/// What the turn starts from (`Turn::before_turn`).
+struct Start {
+    /// The conversation so far, the prompt last.
+    context: history::Context,
+    /// The system prompt, before any compaction summary.
+    system: String,
+    /// The session's own MCP servers.
+    own: Option<Arc<Mcp>>,
 }
 
 pub(super) struct Turn<'a> {
@@ -105,33 +108,25 @@ impl Turn<'_> {
         self.session.broadcast(self.id(), update);
     }
 
+    /// The turn, top to bottom: its steps, then its end. However the steps stop — the
+    /// model ends the turn, `agent.max_steps`, a cancellation, a failure — this is where.
     async fn run(&mut self) -> Result<PromptResult, TurnError> {
-        let rows = self.env.store.context(&self.session.id).await;
-        let rows = self.stored(rows).await?;
-        let mut context = history::conversation(&rows);
-        context.messages.push(ChatMessage::User {
-            text: self.prompt.to_owned(),
-        });
-        let base_system = self
-            .env
-            .config
-            .agent
-            .system_prompt
-            .clone()
-            .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
-        // MCP servers still starting (the daemon or the session just started) are waited
-        // for, each at most its `timeout_secs`, so the first prompt gets their tools.
-        let own = self.session.mcp();
-        let settled = async {
-            self.env.mcp.settled(false).await;
-            if let Some(own) = &own {
-                own.settled(false).await;
-            }
+        let stop = match self.steps().await {
+            Ok(stop) => stop,
+            Err(Halt::Cancelled) => StopReason::Cancelled,
+            Err(Halt::Failed(error)) => return Err(error),
         };
-        tokio::select! {
-            () = settled => {}
-            () = self.active.cancel.cancelled() => return self.finish(StopReason::Cancelled).await,
-        }
+        self.finish(stop).await
+    }
+
+    /// Model calls and their tool calls until the model ends the turn (`end_turn`) or
+    /// `agent.max_steps` is reached (`max_turns`).
+    async fn steps(&mut self) -> Result<StopReason, Halt> {
+        let Start {
+            mut context,
+            system: base_system,
+            own,
+        } = self.before_turn().await?;
         let window = window::context_window(self.env.config.provider.context_window, &self.model);
         // A copy the requests borrow while the turn itself is borrowed mutably.
         let model = self.model.clone();
@@ -142,13 +137,7 @@ impl Turn<'_> {
         let mut retried = false;
         let mut step = 1;
         while step <= i64::from(self.env.config.agent.max_steps) {
-            // The step's calls run against the tools this model call was offered: the
-            // daemon's, then the session's own MCP servers'.
-            let tools = self.env.tools.snapshot();
-            let tools = match &own {
-                Some(own) => std::sync::Arc::new(tools.merged(&own.tools.snapshot())),
-                None => tools,
-            };
+            let tools = self.offered_tools(own.as_deref());
             let system = with_summary(&base_system, context.summary.as_deref());
             let request = ChatRequest {
                 model: &model,
@@ -159,33 +148,22 @@ impl Turn<'_> {
             let estimate = self.env.provider.estimate(&request);
             if compacted_at < step && self.session.calibration().apply(estimate) > limit {
                 compacted_at = step;
-                match self.compact(Mode::Auto, window).await? {
-                    Compact::Done(compacted) => {
-                        context = compacted;
-                        continue;
-                    }
-                    Compact::Nothing => {}
-                    Compact::Cancelled => return self.finish(StopReason::Cancelled).await,
+                if let Some(compacted) = self.compact(Mode::Auto, window).await? {
+                    context = compacted;
+                    continue;
                 }
             }
             let (text, result) = match self.model_call(step, &request).await? {
                 Call::Done(text, result) => (text, result),
-                Call::Cancelled => return self.finish(StopReason::Cancelled).await,
                 Call::TooLong(error) => {
                     if !retried {
                         retried = true;
-                        match self.compact(Mode::Forced, window).await? {
-                            Compact::Done(compacted) => {
-                                context = compacted;
-                                continue;
-                            }
-                            Compact::Nothing => {}
-                            Compact::Cancelled => {
-                                return self.finish(StopReason::Cancelled).await;
-                            }
+                        if let Some(compacted) = self.compact(Mode::Forced, window).await? {
+                            context = compacted;
+                            continue;
                         }
                     }
-                    return Err(self.provider_failure(error).await);
+                    return Err(self.provider_failure(error).await.into());
                 }
             };
             if let Some(usage) = result.usage {
@@ -194,43 +172,96 @@ impl Turn<'_> {
                 self.session.set_calibration(calibration);
             }
             if result.tool_calls.is_empty() {
-                return self.finish(StopReason::EndTurn).await;
+                return Ok(StopReason::EndTurn);
             }
             context.messages.push(ChatMessage::Assistant {
                 text,
                 tool_calls: result.tool_calls.clone(),
             });
-            let allowed = self.env.config.agent.max_tool_calls_per_step;
-            let called = result.tool_calls.len();
-            for (i, call) in result.tool_calls.iter().enumerate() {
-                // Beyond the bound a call is not run: its result is one short line, so the
-                // next request grows by what the model wrote, not by what tools return.
-                let over = (i >= allowed).then(|| {
-                    ToolOutput::error(format!(
-                        "not run: this step made {called} tool calls and at most {allowed} run per step \
-                         (agent.max_tool_calls_per_step); make fewer calls at once"
-                    ))
-                });
-                let (output, cancelled) = self.call_tool(step, call, &tools, over).await?;
-                context.messages.push(ChatMessage::ToolResult {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    output: output.text,
-                    is_error: output.is_error,
-                });
-                if cancelled {
-                    return self.finish(StopReason::Cancelled).await;
-                }
-            }
+            self.tool_calls(step, &result.tool_calls, &tools, &mut context.messages)
+                .await?;
             step += 1;
         }
-        self.finish(StopReason::MaxTurns).await
+        Ok(StopReason::MaxTurns)
+    }
+
+    /// Before the first step: the conversation so far with the prompt after it, and the
+    /// system prompt; the MCP servers still starting (the daemon or the session just
+    /// started) are waited for, each at most its `timeout_secs`, so the first prompt gets
+    /// their tools.
+    async fn before_turn(&mut self) -> Result<Start, Halt> {
+        let rows = self.env.store.context(&self.session.id).await;
+        let rows = self.stored(rows).await?;
+        let mut context = history::conversation(&rows);
+        context.messages.push(ChatMessage::User {
+            text: self.prompt.to_owned(),
+        });
+        let system = self
+            .env
+            .config
+            .agent
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
+        let own = self.session.mcp();
+        let settled = async {
+            self.env.mcp.settled(false).await;
+            if let Some(own) = &own {
+                own.settled(false).await;
+            }
+        };
+        or_cancelled(&self.active.cancel, settled).await?;
+        Ok(Start {
+            context,
+            system,
+            own,
+        })
+    }
+
+    /// The tools offered to the next model call, which its calls then run against: the
+    /// daemon's, then those of the session's own MCP servers (`own`, as the turn started).
+    fn offered_tools(&self, own: Option<&Mcp>) -> Arc<ToolSet> {
+        let tools = self.env.tools.snapshot();
+        match own {
+            Some(own) => Arc::new(tools.merged(&own.tools.snapshot())),
+            None => tools,
+        }
+    }
+
+    /// A model call's tool calls, one after the other, their results added to `messages`.
+    async fn tool_calls(
+        &self,
+        step: i64,
+        calls: &[ToolCall],
+        tools: &ToolSet,
+        messages: &mut Vec<ChatMessage>,
+    ) -> Result<(), Halt> {
+        let allowed = self.env.config.agent.max_tool_calls_per_step;
+        for (i, call) in calls.iter().enumerate() {
+            // Beyond the bound a call is not run: its result is one short line, so the
+            // next request grows by what the model wrote, not by what tools return.
+            let over = (i >= allowed).then(|| {
+                ToolOutput::error(format!(
+                    "not run: this step made {} tool calls and at most {allowed} run per step \
+                     (agent.max_tool_calls_per_step); make fewer calls at once",
+                    calls.len()
+                ))
+            });
+            let output = self.call_tool(step, call, tools, over).await?;
+            messages.push(ChatMessage::ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                output: output.text,
+                is_error: output.is_error,
+            });
+        }
+        Ok(())
     }
 
     /// Compacts the session (see `compact.rs`); the turn and its prompt are stored first,
     /// so the summary belongs to this turn and the prompt stays verbatim. Returns the
-    /// conversation to send from now on.
-    async fn compact(&mut self, mode: Mode, window: u64) -> Result<Compact, TurnError> {
+    /// conversation to send from now on; `None` if nothing was old enough to fold.
+    async fn compact(&mut self, mode: Mode, window: u64) -> Result<Option<history::Context>, Halt> {
         self.ensure_started().await?;
         let compaction = Compaction {
             env: self.env,
@@ -241,39 +272,29 @@ impl Turn<'_> {
             window,
         };
         match compaction.run(mode).await {
-            Ok(None) => Ok(Compact::Nothing),
+            Ok(None) => Ok(None),
             Ok(Some(_)) => {
                 let rows = self.env.store.context(&self.session.id).await;
                 let rows = self.stored(rows).await?;
-                Ok(Compact::Done(history::conversation(&rows)))
+                Ok(Some(history::conversation(&rows)))
             }
-            Err(CompactError::Cancelled) => Ok(Compact::Cancelled),
+            Err(CompactError::Cancelled) => Err(Halt::Cancelled),
             Err(CompactError::Storage(e)) => {
                 tracing::error!(error = %e, session = %self.session.id, turn = %self.id(), "storage failed while compacting");
-                Err(self.fail(Failure::Storage(e)).await)
+                Err(self.fail(Failure::Storage(e)).await.into())
             }
-            Err(CompactError::Provider(error)) => Err(self.provider_failure(error).await),
+            Err(CompactError::Provider(error)) => Err(self.provider_failure(error).await.into()),
         }
     }
 
     /// One model call: streams its text to the session, stores it whole, and returns it
     /// with the call's result.
-    async fn model_call(
-        &mut self,
-        step: i64,
-        request: &ChatRequest<'_>,
-    ) -> Result<Call, TurnError> {
+    async fn model_call(&mut self, step: i64, request: &ChatRequest<'_>) -> Result<Call, Halt> {
         let cancel = self.active.cancel.clone();
-        let opened = tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            opened = self.env.provider.open(request) => Some(opened),
-        };
-        let open = match opened {
-            None => return Ok(Call::Cancelled),
-            Some(Err(e)) if e.kind == ErrorKind::ContextLength => return Ok(Call::TooLong(e)),
-            Some(Err(e)) => return Err(self.provider_failure(e).await),
-            Some(Ok(open)) => open,
+        let open = match or_cancelled(&cancel, self.env.provider.open(request)).await? {
+            Err(e) if e.kind == ErrorKind::ContextLength => return Ok(Call::TooLong(e)),
+            Err(e) => return Err(self.provider_failure(e).await.into()),
+            Ok(open) => open,
         };
         self.ensure_started().await?;
 
@@ -292,14 +313,10 @@ impl Turn<'_> {
                     thought.push_str(&t);
                 }
             };
-            let read = open.read(&mut on_delta, session);
-            tokio::select! {
-                biased;
-                () = cancel.cancelled() => None,
-                outcome = read => Some(outcome),
-            }
+            or_cancelled(&cancel, open.read(&mut on_delta, session)).await
         };
-        let cancelled = outcome.is_none();
+        // What streamed before a cancellation is kept, marked cancelled.
+        let cancelled = outcome.is_err();
         let stored = self.store_streamed(step, &thought, &text, cancelled).await;
         // Stored (or not) whole: a connection joining from here on reads it in the history,
         // not in the text in progress.
@@ -311,10 +328,9 @@ impl Turn<'_> {
             }
             self.text.push_str(&text);
         }
-        let result = match outcome {
-            None => return Ok(Call::Cancelled),
-            Some(Err(e)) => return Err(self.provider_failure(e).await),
-            Some(Ok(result)) => result,
+        let result = match outcome? {
+            Err(e) => return Err(self.provider_failure(e).await.into()),
+            Ok(result) => result,
         };
         if let Some(u) = result.usage {
             let total = self.usage.get_or_insert(Usage {
@@ -328,15 +344,15 @@ impl Turn<'_> {
     }
 
     /// One tool call: recorded, run (see `tool_call.rs`) unless `refused` already holds its
-    /// result, and its result recorded. Returns
-    /// the output, and whether the turn was cancelled by the time the call ended.
+    /// result, and its result recorded. Returns the output; a turn cancelled by the time the
+    /// call ended halts once its result is recorded.
     async fn call_tool(
         &self,
         step: i64,
         call: &ToolCall,
         tools: &ToolSet,
         refused: Option<ToolOutput>,
-    ) -> Result<(ToolOutput, bool), TurnError> {
+    ) -> Result<ToolOutput, Halt> {
         let raw_input = call.raw_input();
         let message = NewMessage {
             data: Some(raw_input.clone()),
@@ -368,7 +384,10 @@ impl Turn<'_> {
         };
         self.record(MessageKind::ToolResult, message, update)
             .await?;
-        Ok((output, cancelled))
+        if cancelled {
+            return Err(Halt::Cancelled);
+        }
+        Ok(output)
     }
 
     /// Stores an event's message, then sends the event tagged with its row: stored first,
