@@ -15,6 +15,9 @@ use crate::config::Policy;
 
 pub(super) struct EditFile;
 
+/// Its name, as its messages begin.
+const TOOL: &str = EditFile::NAME;
+
 #[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
     /// File path, relative to the working directory unless absolute.
@@ -66,7 +69,7 @@ impl Tool for EditFile {
             let path = super::resolve(&ctx.cwd, &path);
             return through_client(files, &path, &old_text, &new_text).await;
         }
-        on_path("edit_file", &path, ctx, move |path| {
+        on_path(TOOL, &path, ctx, move |path| {
             edit_file(path, &old_text, &new_text)
         })
         .await
@@ -76,7 +79,6 @@ impl Tool for EditFile {
 /// The edit with the client's file system: read through it when it reads (else from the
 /// disk), written through it when it writes (else atomically to the disk).
 async fn through_client(files: &dyn ClientFiles, path: &Path, old: &str, new: &str) -> ToolOutput {
-    const TOOL: &str = "edit_file";
     let text = if files.reads() {
         match client_files::read(TOOL, files, path).await {
             Ok(text) => text,
@@ -120,7 +122,6 @@ fn not_utf8(path: &Path) -> ToolOutput {
 
 /// Replaces the one occurrence of `old` with `new` in the file at `path`.
 fn edit_file(path: &Path, old: &str, new: &str) -> ToolOutput {
-    const TOOL: &str = "edit_file";
     let text = match read_text(path) {
         Ok(text) => text,
         Err(out) => return out,
@@ -138,7 +139,6 @@ fn edit_file(path: &Path, old: &str, new: &str) -> ToolOutput {
 /// The file at `path` as text; the error result if it is a directory, unreadable or not
 /// UTF-8.
 fn read_text(path: &Path) -> Result<String, ToolOutput> {
-    const TOOL: &str = "edit_file";
     let meta = fs::metadata(path).map_err(|e| io_error(TOOL, path, "cannot read", &e))?;
     if meta.is_dir() {
         return Err(ToolOutput::error(format!(

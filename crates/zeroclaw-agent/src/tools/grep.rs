@@ -43,6 +43,9 @@ const CANCELLED: &str = "grep: cancelled before the search finished";
 
 pub(super) struct Grep;
 
+/// Its name, as its messages begin.
+const TOOL: &str = Grep::NAME;
+
 #[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
     /// A regular expression (Rust regex syntax), e.g. `fn \w+_test` or `TODO|FIXME`; escape
@@ -98,7 +101,7 @@ impl Tool for Grep {
         };
         let cancel = ctx.cancel.clone();
         tokio::select! {
-            out = blocking("grep", move || search(&request, &cancel)) => out,
+            out = blocking(TOOL, move || search(&request, &cancel)) => out,
             () = ctx.cancel.cancelled() => ToolOutput::error(CANCELLED),
         }
     }
@@ -198,13 +201,13 @@ fn search(request: &Request, cancel: &CancellationToken) -> ToolOutput {
 fn confine(cwd: &Path, path: Option<&Path>) -> Result<(PathBuf, PathBuf), ToolOutput> {
     let cwd = cwd
         .canonicalize()
-        .map_err(|e| io_error("grep", cwd, "cannot search the working directory", &e))?;
+        .map_err(|e| io_error(TOOL, cwd, "cannot search the working directory", &e))?;
     let Some(path) = path else {
         return Ok((cwd.clone(), cwd));
     };
     let root = path
         .canonicalize()
-        .map_err(|e| io_error("grep", path, "cannot search", &e))?;
+        .map_err(|e| io_error(TOOL, path, "cannot search", &e))?;
     if !root.starts_with(&cwd) {
         return Err(ToolOutput::error(format!(
             "grep: {} is outside the working directory {}; grep only searches inside it \

@@ -12,6 +12,9 @@ use crate::config::Policy;
 
 pub(super) struct ListDir;
 
+/// Its name, as its messages begin.
+const TOOL: &str = ListDir::NAME;
+
 #[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
     /// Directory path, relative to the working directory unless absolute; `.` is the working
@@ -34,15 +37,11 @@ impl Tool for ListDir {
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let limit = ctx.limits.list_limit;
-        on_path("list_dir", &args.path, ctx, move |path| {
-            list_dir(path, limit)
-        })
-        .await
+        on_path(TOOL, &args.path, ctx, move |path| list_dir(path, limit)).await
     }
 }
 
 fn list_dir(path: &Path, limit: usize) -> ToolOutput {
-    const TOOL: &str = "list_dir";
     match fs::metadata(path) {
         Ok(m) if !m.is_dir() => {
             return ToolOutput::error(format!(

@@ -13,6 +13,9 @@ use crate::config::Policy;
 
 pub(super) struct ReadFile;
 
+/// Its name, as its messages begin.
+const TOOL: &str = ReadFile::NAME;
+
 #[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
     /// File path, relative to the working directory unless absolute.
@@ -36,22 +39,19 @@ impl Tool for ReadFile {
         let limit = ctx.limits.read_limit_bytes;
         if let Some(files) = ctx.client_files.as_deref().filter(|f| f.reads()) {
             let path = super::resolve(&ctx.cwd, &args.path);
-            return match client_files::read("read_file", files, &path).await {
+            return match client_files::read(TOOL, files, &path).await {
                 Ok(text) => client_files::read_file_answer(&path, text, limit),
                 Err(out) => out,
             };
         }
-        on_path("read_file", &args.path, ctx, move |path| {
-            read_file(path, limit)
-        })
-        .await
+        on_path(TOOL, &args.path, ctx, move |path| read_file(path, limit)).await
     }
 }
 
 fn read_file(path: &Path, limit: usize) -> ToolOutput {
     let meta = match fs::metadata(path) {
         Ok(m) => m,
-        Err(e) => return io_error("read_file", path, "cannot read", &e),
+        Err(e) => return io_error(TOOL, path, "cannot read", &e),
     };
     if meta.is_dir() {
         return ToolOutput::error(format!(
@@ -67,12 +67,12 @@ fn read_file(path: &Path, limit: usize) -> ToolOutput {
     }
     let mut file = match File::open(path) {
         Ok(f) => f,
-        Err(e) => return io_error("read_file", path, "cannot open", &e),
+        Err(e) => return io_error(TOOL, path, "cannot open", &e),
     };
     let mut bytes = Vec::new();
     let limit64 = u64::try_from(limit).unwrap_or(u64::MAX);
     if let Err(e) = (&mut file).take(limit64).read_to_end(&mut bytes) {
-        return io_error("read_file", path, "cannot read", &e);
+        return io_error(TOOL, path, "cannot read", &e);
     }
     // Bytes beyond the limit: the size says so for ordinary files; pseudo-files that
     // report size 0 (e.g. /proc) are counted by reading on.

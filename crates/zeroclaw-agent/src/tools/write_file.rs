@@ -18,6 +18,9 @@ use zeroclaw_protocol::events::ApprovalPreview;
 
 pub(super) struct WriteFile;
 
+/// Its name, as its messages begin.
+const TOOL: &str = WriteFile::NAME;
+
 #[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
     /// File path, relative to the working directory unless absolute.
@@ -49,7 +52,7 @@ impl Tool for WriteFile {
         let content = args.content;
         if let Some(files) = ctx.client_files.as_deref().filter(|f| f.writes()) {
             let path = super::resolve(&ctx.cwd, &args.path);
-            return match client_files::write("write_file", files, &path, &content).await {
+            return match client_files::write(TOOL, files, &path, &content).await {
                 Ok(()) => ToolOutput::ok(format!(
                     "wrote {} bytes to {} (in the editor)",
                     content.len(),
@@ -58,7 +61,7 @@ impl Tool for WriteFile {
                 Err(out) => out,
             };
         }
-        on_path("write_file", &args.path, ctx, move |path| {
+        on_path(TOOL, &args.path, ctx, move |path| {
             write_file(path, &content)
         })
         .await
@@ -66,7 +69,7 @@ impl Tool for WriteFile {
 }
 
 fn write_file(path: &Path, content: &str) -> ToolOutput {
-    match write_atomic("write_file", path, content.as_bytes()) {
+    match write_atomic(TOOL, path, content.as_bytes()) {
         Ok(()) => ToolOutput::ok(format!(
             "wrote {} bytes to {}",
             content.len(),
@@ -127,7 +130,7 @@ fn preview_write(path: &Path, content: &str) -> ApprovalPreview {
 }
 
 fn unreadable(path: &Path, e: &io::Error) -> ApprovalPreview {
-    let why = io_error("write_file", path, "cannot read the file it replaces,", e).text;
+    let why = io_error(TOOL, path, "cannot read the file it replaces,", e).text;
     preview::unavailable(path, why.trim_start_matches("write_file: ").to_owned())
 }
 
