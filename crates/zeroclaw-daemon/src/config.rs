@@ -204,6 +204,17 @@ mod tests {
 
         std::fs::write(&path, "[daemon\n").unwrap();
         assert!(Config::load(&path).is_err());
+
+        // `[approvals]` names built-in tools only; the refusal lists them.
+        std::fs::write(&path, "[approvals]\nedit_file = \"allow\"\n").unwrap();
+        assert!(Config::load(&path).is_ok());
+        std::fs::write(&path, "[approvals]\nbsah = \"allow\"\n").unwrap();
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("[approvals] bsah")
+                && err.contains(&zeroclaw_agent::tools::BUILTIN_NAMES.join(", ")),
+            "{err}"
+        );
     }
 
     #[test]
