@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::paths;
-use crate::repo::Record;
+use crate::record::Record;
 
 /// Rewrites `<git_dir>/info/exclude` if its content changed; says whether it did (the
 /// ignore rules changed, so tracked files may have become ignored).

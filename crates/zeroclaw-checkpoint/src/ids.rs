@@ -1,9 +1,6 @@
 //! The two names the caller handles: a snapshot's id and the ref that keeps it alive.
 
 use std::fmt;
-use std::str::FromStr;
-
-use crate::error::Error;
 
 /// A snapshot: the id of the git tree object that holds the workspace's content, as
 /// lowercase hex (40 digits for SHA-1, 64 for SHA-256). Equal ids mean equal content, so
@@ -12,20 +9,16 @@ use crate::error::Error;
 pub struct SnapshotId(String);
 
 impl SnapshotId {
-    pub fn parse(value: &str) -> Result<Self, Error> {
-        let invalid = |reason| Error::Invalid {
-            what: "snapshot id",
-            value: value.chars().take(80).collect(),
-            reason,
-        };
+    /// The id `value` is, or why it is none (`parse.rs` makes that the crate's error).
+    pub(crate) fn check(value: &str) -> Result<Self, &'static str> {
         if value.len() != 40 && value.len() != 64 {
-            return Err(invalid("expected 40 or 64 hex digits"));
+            return Err("expected 40 or 64 hex digits");
         }
         if !value
             .bytes()
             .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
         {
-            return Err(invalid("expected lowercase hex digits"));
+            return Err("expected lowercase hex digits");
         }
         Ok(Self(value.to_string()))
     }
@@ -41,13 +34,6 @@ impl fmt::Display for SnapshotId {
     }
 }
 
-impl FromStr for SnapshotId {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Self::parse(s)
-    }
-}
-
 /// The name of the ref that keeps a snapshot alive, below `refs/zeroclaw/` in the shadow
 /// repository: one to eight `/`-separated parts, each of ASCII letters, digits, `.`, `_` and
 /// `-`, starting with a letter or digit, not ending in `.lock`; 200 bytes at most. For
@@ -59,16 +45,12 @@ const REF_NAME_MAX: usize = 200;
 const REF_PARTS_MAX: usize = 8;
 
 impl RefName {
-    pub fn new(value: impl Into<String>) -> Result<Self, Error> {
-        let value = value.into();
-        if let Some(reason) = ref_name_problem(&value) {
-            return Err(Error::Invalid {
-                what: "checkpoint ref name",
-                value: value.chars().take(80).collect(),
-                reason,
-            });
+    /// The name `value` is, or why it is none (`parse.rs` makes that the crate's error).
+    pub(crate) fn check(value: String) -> Result<Self, &'static str> {
+        match ref_name_problem(&value) {
+            Some(reason) => Err(reason),
+            None => Ok(Self(value)),
         }
-        Ok(Self(value))
     }
 
     pub fn as_str(&self) -> &str {
@@ -117,13 +99,6 @@ fn ref_name_problem(value: &str) -> Option<&'static str> {
 impl fmt::Display for RefName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-impl FromStr for RefName {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Self::new(s)
     }
 }
 

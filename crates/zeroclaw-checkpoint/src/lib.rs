@@ -28,6 +28,7 @@
 //! Everything here blocks: call it from a blocking thread.
 
 mod blobs;
+mod checkpoints;
 mod conflict;
 mod diff;
 mod engine;
@@ -38,17 +39,19 @@ mod git;
 mod ids;
 mod layout;
 mod options;
+mod parse;
 mod paths;
 mod prune;
+mod record;
 mod repo;
 mod restore;
 mod scan;
 mod snapshot;
 mod workspace;
 
+pub use checkpoints::{Checkpoints, StoredWorkspace};
 pub use conflict::{Conflict, ConflictReason, Gap};
 pub use diff::{Change, ChangeKind};
-pub use engine::{Checkpoints, StoredWorkspace};
 pub use error::Error;
 pub use ids::{RefName, SnapshotId};
 pub use options::Options;

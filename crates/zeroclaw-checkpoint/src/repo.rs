@@ -1,5 +1,5 @@
-//! One workspace's shadow repository: creating it, checking it is whole, and its record of
-//! what it snapshots.
+//! One workspace's shadow repository: creating it and checking it is whole (its record of
+//! what it snapshots is `record.rs`).
 //!
 //! The git work tree is the workspace itself, or, when the workspace lies inside a git
 //! repository of the user's, that repository's top level with every command limited to the
@@ -13,89 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::git::{Context, Git};
 use crate::paths;
-
-/// The file in the shadow repository that records the workspace it belongs to.
-const RECORD: &str = "zeroclaw-workspace";
-const RECORD_VERSION: &str = "1";
-
-/// What a shadow repository snapshots, as recorded when it was created.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Record {
-    /// The workspace, canonical.
-    pub workspace: PathBuf,
-    /// The git work tree: the workspace or the top level of the user's repository.
-    pub work_tree: PathBuf,
-    /// The workspace relative to the work tree, git's form (`a/b`), empty when equal.
-    pub prefix: Vec<u8>,
-    /// The user repository's `info/exclude`, read on each snapshot, never written.
-    pub user_exclude: Option<PathBuf>,
-    /// The size cap the index was built with; another cap means a rebuilt index.
-    pub max_file_bytes: u64,
-}
-
-impl Record {
-    fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut field = |key: &str, value: &[u8]| {
-            out.extend_from_slice(key.as_bytes());
-            out.push(0);
-            out.extend_from_slice(value);
-            out.push(0);
-        };
-        field("version", RECORD_VERSION.as_bytes());
-        field("workspace", &paths::to_bytes(&self.workspace));
-        field("work_tree", &paths::to_bytes(&self.work_tree));
-        field("prefix", &self.prefix);
-        if let Some(exclude) = &self.user_exclude {
-            field("user_exclude", &paths::to_bytes(exclude));
-        }
-        field("max_file_bytes", self.max_file_bytes.to_string().as_bytes());
-        out
-    }
-
-    fn decode(bytes: &[u8]) -> Option<Self> {
-        let mut fields = bytes.split(|&b| b == 0);
-        let mut record = Record {
-            workspace: PathBuf::new(),
-            work_tree: PathBuf::new(),
-            prefix: Vec::new(),
-            user_exclude: None,
-            max_file_bytes: 0,
-        };
-        let mut version = false;
-        while let Some(key) = fields.next() {
-            if key.is_empty() {
-                break;
-            }
-            let value = fields.next()?;
-            match key {
-                b"version" => version = value == RECORD_VERSION.as_bytes(),
-                b"workspace" => record.workspace = paths::from_bytes(value),
-                b"work_tree" => record.work_tree = paths::from_bytes(value),
-                b"prefix" => record.prefix = value.to_vec(),
-                b"user_exclude" => record.user_exclude = Some(paths::from_bytes(value)),
-                b"max_file_bytes" => {
-                    record.max_file_bytes = std::str::from_utf8(value).ok()?.parse().ok()?
-                }
-                _ => {}
-            }
-        }
-        (version && !record.workspace.as_os_str().is_empty()).then_some(record)
-    }
-
-    /// The workspace-relative form of a work-tree path, or `None` outside the workspace.
-    pub(crate) fn strip<'a>(&self, path: &'a [u8]) -> Option<&'a [u8]> {
-        if self.prefix.is_empty() {
-            return Some(path);
-        }
-        let rest = path.strip_prefix(self.prefix.as_slice())?;
-        match rest.first() {
-            Some(b'/') => Some(&rest[1..]),
-            None => Some(rest),
-            Some(_) => None,
-        }
-    }
-}
+use crate::record::{RECORD, Record};
 
 /// An open shadow repository (its lock is held by the caller).
 #[derive(Debug)]
@@ -111,11 +29,6 @@ impl Repo {
     /// of a session: whoever snapshots next finds the cache warm.
     pub(crate) fn index_path(dir: &Path) -> PathBuf {
         dir.join("index")
-    }
-
-    /// The record of the repository in `dir`, if it can be read.
-    pub(crate) fn read_record(dir: &Path) -> Option<Record> {
-        Record::decode(&std::fs::read(dir.join(RECORD)).ok()?)
     }
 
     /// Opens the repository in `dir`, or creates it. Refuses one that is damaged or belongs
@@ -164,7 +77,7 @@ impl Repo {
             // Files over the new cap may be in the index: start it afresh.
             let _ = std::fs::remove_file(&index);
             record.max_file_bytes = max_file_bytes;
-            write_record(dir, &record)?;
+            record.write(dir)?;
         }
         Ok(Self {
             dir: dir.to_path_buf(),
@@ -235,7 +148,7 @@ impl Repo {
         .map_err(|e| Error::io("write", &attributes, e))?;
 
         let record = decide_work_tree(git, &ctx, workspace, max_file_bytes)?;
-        write_record(&building, &record)?;
+        record.write(&building)?;
         std::fs::rename(&building, dir).map_err(|e| Error::io("create", dir, e))?;
         Ok(Self {
             dir: dir.to_path_buf(),
@@ -247,13 +160,6 @@ impl Repo {
             record,
         })
     }
-}
-
-fn write_record(dir: &Path, record: &Record) -> Result<(), Error> {
-    let path = dir.join(RECORD);
-    let tmp = dir.join(format!("{RECORD}.tmp"));
-    std::fs::write(&tmp, record.encode()).map_err(|e| Error::io("write", &tmp, e))?;
-    std::fs::rename(&tmp, &path).map_err(|e| Error::io("write", &path, e))
 }
 
 /// The work tree and prefix for a workspace (see the module's comment).
@@ -332,25 +238,5 @@ fn user_git_dir(top: &Path, dot_git: &Path) -> Option<PathBuf> {
     match std::fs::read_to_string(git_dir.join("commondir")) {
         Ok(common) => Some(git_dir.join(common.trim())),
         Err(_) => Some(git_dir),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_record_survives_its_encoding() {
-        let record = Record {
-            workspace: PathBuf::from("/w/s p"),
-            work_tree: PathBuf::from("/w"),
-            prefix: b"s p".to_vec(),
-            user_exclude: Some(PathBuf::from("/w/.git/info/exclude")),
-            max_file_bytes: 42,
-        };
-        assert_eq!(Record::decode(&record.encode()), Some(record.clone()));
-        assert_eq!(record.strip(b"s p/a/b"), Some(&b"a/b"[..]));
-        assert_eq!(record.strip(b"s px/a"), None);
-        assert_eq!(Record::decode(b"garbage"), None);
     }
 }

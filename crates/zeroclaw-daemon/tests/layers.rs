@@ -156,3 +156,125 @@ fn no_files_import_each_other() {
         "import circles between files\n\nthe graph: {edges:#?}"
     );
 }
+
+/// The crate roots of a package: `src/lib.rs`, `src/main.rs`, and each `src/bin/` program.
+fn targets(package: &Path) -> Vec<PathBuf> {
+    let src = package.join("src");
+    let mut roots: Vec<PathBuf> = ["lib.rs", "main.rs"]
+        .iter()
+        .map(|f| src.join(f))
+        .filter(|p| p.is_file())
+        .collect();
+    if let Ok(bins) = std::fs::read_dir(src.join("bin")) {
+        let mut bins: Vec<PathBuf> = bins
+            .map(|e| e.expect("dir entry").path())
+            .map(|p| if p.is_dir() { p.join("main.rs") } else { p })
+            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+            .collect();
+        bins.sort();
+        roots.extend(bins);
+    }
+    roots
+}
+
+/// Each circle of the crate rooted at `root`, written `a ↔ b ↔ c`.
+fn circles_of(root: &Path) -> Vec<String> {
+    circles_with_edges(root)
+        .into_iter()
+        .map(|(c, _)| c)
+        .collect()
+}
+
+/// Each circle of the crate rooted at `root`, with the imports that make it (`a → b`).
+fn circles_with_edges(root: &Path) -> Vec<(String, Vec<String>)> {
+    let graph = modules::graph_of(&modules::target_files(root));
+    let circles = modules::circles(&graph);
+    circles
+        .into_iter()
+        .map(|circle| {
+            let edges = graph
+                .iter()
+                .filter(|(file, _)| circle.contains(&modules::name(file)))
+                .flat_map(|(file, used)| {
+                    used.iter()
+                        .filter(|u| circle.contains(&modules::name(u)))
+                        .map(|u| format!("{} → {}", modules::name(file), modules::name(u)))
+                })
+                .collect();
+            (circle.join(" ↔ "), edges)
+        })
+        .collect()
+}
+
+// The daemon's layers are checked above; every crate of the workspace (its library and
+// its programs) is read here, so that a circle cannot start in a crate nobody checks.
+#[test]
+fn every_crate_of_the_workspace_is_free_of_import_circles() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut found = Vec::new();
+    let mut read = 0;
+    for group in ["crates", "apps"] {
+        let mut packages: Vec<PathBuf> = std::fs::read_dir(workspace.join(group))
+            .expect("read the workspace")
+            .map(|e| e.expect("dir entry").path())
+            .filter(|p| p.join("Cargo.toml").is_file())
+            .collect();
+        packages.sort();
+        for package in packages {
+            for root in targets(&package) {
+                read += 1;
+                let at = root
+                    .strip_prefix(&workspace)
+                    .unwrap_or(&root)
+                    .display()
+                    .to_string();
+                found.extend(
+                    circles_with_edges(&root)
+                        .into_iter()
+                        .map(|(c, edges)| format!("{at}: {c}\n    {}", edges.join("\n    "))),
+                );
+            }
+        }
+    }
+    // The agent, the daemon and the apps at least: an empty reading proves nothing.
+    assert!(
+        read >= 13,
+        "only {read} crates read under {}",
+        workspace.display()
+    );
+    assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
+
+// The reading above finds a circle where there is one (and only there).
+#[test]
+fn a_circle_between_two_files_is_found_and_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("peer")).expect("mkdir");
+    let write = |path: &str, text: &str| std::fs::write(src.join(path), text).expect("write");
+    write(
+        "lib.rs",
+        "mod peer;\nmod shared;\n#[cfg(test)]\nmod tests;\n",
+    );
+    write(
+        "peer/mod.rs",
+        "pub(crate) mod inbound;\nmod handle;\npub use handle::Handle;\n",
+    );
+    write(
+        "peer/inbound.rs",
+        "use super::Handle;\npub type Queue = u8;\n",
+    );
+    write(
+        "peer/handle.rs",
+        "use crate::peer::inbound::Queue;\npub struct Handle;\n",
+    );
+    write("shared.rs", "use crate::peer::Handle;\n");
+    // A test file reaching back is a test's business, not the crate's shape.
+    write("tests.rs", "use crate::shared;\n");
+    assert_eq!(
+        circles_of(&src.join("lib.rs")),
+        vec!["peer/handle ↔ peer/inbound".to_owned()]
+    );
+    write("peer/inbound.rs", "pub type Queue = u8;\n");
+    assert_eq!(circles_of(&src.join("lib.rs")), Vec::<String>::new());
+}

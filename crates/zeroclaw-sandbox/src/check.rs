@@ -29,7 +29,7 @@ use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use crate::refusal::DEVICES;
-use crate::{Mode, Policy, Refusal};
+use crate::{Mode, Refusal};
 
 /// How many symlinks one resolution follows before it stops (the kernel's own limit).
 const MAX_LINKS: usize = 40;
@@ -44,21 +44,26 @@ pub struct Checker {
 }
 
 impl Checker {
-    pub(crate) fn new(policy: &Policy) -> Self {
-        let cwd = resolve_from(Path::new("/"), &policy.cwd);
-        let writable = match policy.mode {
+    /// The checks of a policy's parts ([`Policy::checker`](crate::Policy::checker)).
+    pub(crate) fn new(
+        mode: Mode,
+        cwd: &Path,
+        writable_roots: &[PathBuf],
+        hidden: &[PathBuf],
+    ) -> Self {
+        let cwd = resolve_from(Path::new("/"), cwd);
+        let writable = match mode {
             Mode::WorkspaceWrite => std::iter::once(cwd.clone())
-                .chain(policy.writable_roots.iter().map(|r| resolve_from(&cwd, r)))
+                .chain(writable_roots.iter().map(|r| resolve_from(&cwd, r)))
                 .collect(),
             Mode::ReadOnly | Mode::Full => Vec::new(),
         };
-        let hidden = policy
-            .hidden
+        let hidden = hidden
             .iter()
             .flat_map(|h| [resolve_from(&cwd, h), lexical(&cwd, h)])
             .collect();
         Checker {
-            mode: policy.mode,
+            mode,
             cwd,
             writable,
             hidden,

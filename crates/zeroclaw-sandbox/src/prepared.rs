@@ -1,11 +1,12 @@
-//! One command's sandbox, made in the parent and applied in the child.
+//! One command's sandbox, made in the parent ([`Policy::prepare`], here beside what it
+//! makes) and applied in the child.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::check::Checker;
-use crate::policy::Plan;
+use crate::plan::Plan;
 use crate::{Error, Mode, Policy, Refusal, Support};
 
 /// Everything one command's sandbox needs, prepared by [`Policy::prepare`]: install it on
@@ -24,8 +25,19 @@ pub struct Prepared {
     setup: Option<std::sync::Arc<crate::linux::Setup>>,
 }
 
+impl Policy {
+    /// Everything one command needs, made in the calling (parent) process: the private temp
+    /// dir, and on Linux the opened paths, the Landlock ruleset, the seccomp programs and
+    /// the namespace setup. Nothing is applied to the caller. Mode `full` needs no support
+    /// and prepares nothing; any other mode fails with [`Error::Unavailable`] where
+    /// `support` is unavailable.
+    pub fn prepare(&self, support: &Support) -> Result<Prepared, Error> {
+        Prepared::new(self, support)
+    }
+}
+
 impl Prepared {
-    pub(crate) fn new(policy: &Policy, support: &Support) -> Result<Prepared, Error> {
+    fn new(policy: &Policy, support: &Support) -> Result<Prepared, Error> {
         if policy.mode == Mode::Full {
             return Ok(Prepared {
                 mode: Mode::Full,

@@ -1,4 +1,4 @@
-//! What this machine offers the sandbox, found once at start-up.
+//! What this machine offers the sandbox, found once at start-up (by `probe.rs`).
 
 use std::fmt;
 
@@ -28,20 +28,6 @@ enum State {
 pub const NOT_IMPLEMENTED: &str = "the sandbox is not implemented on this platform yet";
 
 impl Support {
-    /// Probes this machine (Linux: Landlock's ABI, seccomp, and a trial child that applies
-    /// a whole sandbox, with a user namespace and then without). A few milliseconds: call
-    /// it once and keep the result.
-    pub fn probe() -> Support {
-        #[cfg(target_os = "linux")]
-        {
-            crate::linux::probe::probe()
-        }
-        #[cfg(not(target_os = "linux"))]
-        {
-            Support::unavailable(NOT_IMPLEMENTED)
-        }
-    }
-
     /// No sandbox, for `reason`: only mode `full` can be prepared. For tests of the
     /// "required but unavailable" path, and for an operator who turns it off.
     pub fn unavailable(reason: impl Into<String>) -> Support {

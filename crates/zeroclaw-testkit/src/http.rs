@@ -10,7 +10,6 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufRead
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use crate::provider::Shared;
 use crate::{Recorded, Reply, Step};
 
 /// Cap on the request line plus headers.
@@ -25,8 +24,19 @@ async fn shutdown_signal(mut rx: watch::Receiver<bool>) {
     let _ = rx.wait_for(|stop| *stop).await;
 }
 
+/// What answers each request the server reads: the provider's handle (`provider.rs`), which
+/// records it and picks its reply. The server knows it only by this, so it stays a server.
+pub(crate) trait Replies: Send + Sync + 'static {
+    /// Records `request` and gives the reply to write.
+    fn reply_to(&self, request: Recorded) -> Reply;
+}
+
 /// The accept loop; returns on shutdown. One task per connection.
-pub(crate) async fn serve(listener: TcpListener, shared: Arc<Shared>, rx: watch::Receiver<bool>) {
+pub(crate) async fn serve(
+    listener: TcpListener,
+    shared: Arc<impl Replies>,
+    rx: watch::Receiver<bool>,
+) {
     let stop = shutdown_signal(rx.clone());
     tokio::pin!(stop);
     loop {
@@ -63,11 +73,11 @@ impl From<io::Error> for BadRequest {
     }
 }
 
-async fn handle(mut stream: TcpStream, shared: Arc<Shared>) -> io::Result<()> {
+async fn handle(mut stream: TcpStream, shared: Arc<impl Replies>) -> io::Result<()> {
     // Each Step::Send must leave as its own segment: no Nagle coalescing.
     let _ = stream.set_nodelay(true);
     let reply = match read_request(&mut stream).await {
-        Ok(request) => shared.record_and_take(request),
+        Ok(request) => shared.reply_to(request),
         Err(BadRequest::Gone) => return Ok(()),
         Err(BadRequest::TooLarge(what)) => Reply::status(
             if what == "head" { 431 } else { 413 },

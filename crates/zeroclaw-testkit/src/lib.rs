@@ -69,6 +69,7 @@
 #![warn(missing_docs)]
 
 pub mod anthropic;
+mod error_replies;
 mod gate;
 mod http;
 pub mod openai;
@@ -79,10 +80,11 @@ pub mod script;
 mod sse;
 pub mod stream;
 
+pub use error_replies::NO_REPLY_LEFT;
 pub use gate::Gate;
 pub use provider::{FakeProvider, HANG_GUARD};
 pub use recorded::Recorded;
-pub use reply::{NO_REPLY_LEFT, Reply, Step};
+pub use reply::{Reply, Step};
 pub use sse::split_evenly;
 
 #[cfg(test)]

@@ -77,6 +77,12 @@ impl Shared {
     }
 }
 
+impl http::Replies for Shared {
+    fn reply_to(&self, request: Recorded) -> Reply {
+        self.record_and_take(request)
+    }
+}
+
 /// A running fake provider. Dropping it stops the server: the listener closes
 /// and every open connection (including stalled ones) is closed.
 pub struct FakeProvider {

@@ -112,9 +112,88 @@ fn crate_names(source: &str) -> Vec<String> {
     found
 }
 
+/// The `.rs` files of the crate whose root file is `root` (`src/lib.rs`, `src/main.rs`,
+/// `src/bin/x.rs`), found as the compiler finds them: by following its `mod x;`
+/// declarations (those under `#[cfg(test)]` left out, being tests), as `files` gives them.
+pub fn target_files(root: &Path) -> BTreeMap<ModPath, String> {
+    let mut out = BTreeMap::new();
+    // A crate root's `mod x;` is looked up beside it, like a `mod.rs`'s.
+    let dir = root.parent().unwrap_or(Path::new("."));
+    declared(root, dir, &mut Vec::new(), &mut out);
+    out
+}
+
+fn declared(file: &Path, dir: &Path, at: &mut Vec<String>, out: &mut BTreeMap<ModPath, String>) {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let code = blank_comments_and_strings(&text);
+    for (offset, name) in mod_declarations(&code) {
+        let is_test = attributes_before(&code[..offset])
+            .iter()
+            .any(|a| *a == "#[cfg(test)]" || a.starts_with("#[cfg(all(test"));
+        if is_test {
+            continue;
+        }
+        let flat = dir.join(format!("{name}.rs"));
+        let child = if flat.is_file() {
+            flat
+        } else {
+            dir.join(&name).join("mod.rs")
+        };
+        at.push(name.clone());
+        declared(&child, &dir.join(&name), at, out);
+        at.pop();
+    }
+    out.insert(at.clone(), text);
+}
+
+/// Each `mod x;` of the code (not `mod x { … }`): where its visibility or `mod` starts,
+/// and the name.
+fn mod_declarations(code: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = code[from..].find("mod ").map(|a| from + a) {
+        from = at + 4;
+        if at > 0 && code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = code[from..].trim_start();
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() || !rest[name.len()..].trim_start().starts_with(';') {
+            continue;
+        }
+        // The visibility before it (`pub`, `pub(crate)`) belongs to the declaration.
+        let head = code[..at].trim_end();
+        let head = match head.strip_suffix(')') {
+            Some(inner) => inner.rfind("pub").map_or(head, |p| &head[..p]),
+            None => head.strip_suffix("pub").unwrap_or(head),
+        };
+        found.push((head.len(), name));
+    }
+    found
+}
+
+/// The attributes (`#[…]`) written right before the end of `code`, last first.
+fn attributes_before(code: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = code.trim_end();
+    while rest.ends_with(']') {
+        let Some(open) = rest.rfind("#[") else { break };
+        found.push(&rest[open..]);
+        rest = rest[..open].trim_end();
+    }
+    found
+}
+
 /// The import graph between files: for each file, the files it uses.
 pub fn file_graph(src: &Path) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
-    let files = files(src);
+    graph_of(&files(src))
+}
+
+/// The import graph between the files of `files` (as `files` or `target_files` give them).
+pub fn graph_of(files: &BTreeMap<ModPath, String>) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
     let code: BTreeMap<ModPath, String> = files
         .iter()
         .map(|(path, text)| {
@@ -124,7 +203,7 @@ pub fn file_graph(src: &Path) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
             )
         })
         .collect();
-    let exports = reexports(&files, &code);
+    let exports = reexports(files, &code);
     let mut graph = BTreeMap::new();
     for (module, text) in &code {
         let is_face = files
@@ -132,7 +211,7 @@ pub fn file_graph(src: &Path) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
             .any(|f| f.len() > module.len() && f.starts_with(module));
         let mut used = BTreeSet::new();
         for (base, segments) in prefixed_paths(text, module) {
-            let target = resolve(&files, &exports, base, &segments);
+            let target = resolve(files, &exports, base, &segments);
             let inside_own_dir =
                 is_face && target.len() > module.len() && target.starts_with(module);
             if &target != module && !inside_own_dir {

@@ -5,7 +5,7 @@
 use super::frame_cap::{answered_id, reply};
 use super::handle::PeerHandle;
 use super::inbound::Reader;
-use super::shared::Shared;
+use super::shared::{Queue, Shared};
 use super::{CallError, PeerConfig, Service};
 use crate::codec::Frame;
 use crate::message::{Id, RpcError};
@@ -216,8 +216,6 @@ enum Event {
     Queued(Option<Bytes>),
     Wrote(std::io::Result<usize>),
 }
-
-pub(super) type Queue = mpsc::Receiver<Bytes>;
 
 /// Moves what is queued now into `out`, as far as it has room.
 fn take_queued(queue: &mut Queue, out: &mut Outbox, shared: &Shared) {

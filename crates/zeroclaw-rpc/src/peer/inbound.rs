@@ -3,9 +3,8 @@
 //! else from a task of their own, at most `max_in_flight` at once), notifications to it,
 //! responses to the pending map.
 
-use super::connection::Queue;
 use super::frame_cap::{reply, write_answer};
-use super::shared::Shared;
+use super::shared::{Queue, Shared};
 use super::{CallError, Service};
 use crate::envelope::{Envelope, classify};
 use crate::message::{Id, RpcError, codes};

@@ -13,6 +13,10 @@ use std::sync::{Mutex, MutexGuard};
 use tokio::sync::{Notify, Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+/// The connection task's end of the outbound queue (`Shared::outbound` is the handles' end);
+/// the inbound side drains it too, so that what a handler queued goes out before its answer.
+pub(super) type Queue = mpsc::Receiver<Bytes>;
+
 pub(super) type Waiter = oneshot::Sender<Result<Value, CallError>>;
 
 struct Pending {

@@ -15,7 +15,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::policy::Plan;
+use crate::plan::Plan;
 use crate::{Error, Support};
 
 /// The newest Landlock ABI this crate is tested with; a newer kernel is used at this level,

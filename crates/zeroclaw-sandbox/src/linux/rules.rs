@@ -35,7 +35,7 @@ use landlock::{
 use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 
 use crate::Error;
-use crate::policy::Plan;
+use crate::plan::Plan;
 use crate::refusal::DEVICES;
 
 /// The ruleset for `plan` at Landlock ABI `abi` (3 to 7), as an fd for the child.
