@@ -305,6 +305,13 @@ impl Screen {
                 self.end_line();
                 self.line(&dim(&compacted(*messages_folded)));
             }
+            // A failed turn's stored error: the session says why that prompt has no answer.
+            Update::TurnComplete {
+                error: Some(error), ..
+            } => {
+                self.end_line();
+                self.line(&term::red(&format!("the turn failed: {}", sanitize(error))));
+            }
             _ => {}
         }
     }
