@@ -49,3 +49,28 @@ fn the_first_prompt_titles_the_session_and_title_renames_it() {
     term.send("/quit\r");
     env.wait_daemon_gone();
 }
+
+/// Issue 37: a first prompt that fails (the provider answers 500) leaves a titled session
+/// that explains itself: loaded again, its history shows the prompt and why it failed.
+#[test]
+fn a_failed_first_prompt_is_titled_and_its_error_is_in_the_history() {
+    let env = Env::new();
+    let mut term = env.ready(&[]);
+    let banner = term.screen();
+    let first = short_id(&banner, "session ");
+    // No scripted reply: the fake provider answers 500.
+    term.send("will this work?\r");
+    term.expect("the turn failed: ");
+    term.expect("> ");
+    assert_eq!(titles(&env), ["will this work?"]);
+    term.send("/new\r");
+    term.expect("> ");
+    term.send(&format!("/load {first}\r"));
+    let replay = term.expect(&format!("now in session {first}"));
+    assert!(replay.contains("> will this work?"), "{replay}");
+    assert!(replay.contains("the turn failed: "), "{replay}");
+    assert!(replay.contains("HTTP 500"), "{replay}");
+    term.expect("> ");
+    term.quit();
+    env.wait_daemon_gone();
+}
