@@ -19,7 +19,7 @@ overrides the data dir and %ZEROCLAW_SOCKET% the endpoint itself, which must be 
 (\\\\.\\pipe\\NAME, at most 256 characters). The provider is set in <config dir>\\config.toml.";
 
 #[cfg(unix)]
-pub const EXAMPLES: &str = "Examples:\n  zeroclaw daemon                       # run the daemon in the foreground\n  zeroclaw prompt \"what is in this directory?\"\n  zeroclaw status\n  socat READLINE UNIX-CONNECT:$(zeroclaw endpoint)\n  zeroclaw stop";
+pub const EXAMPLES: &str = "Examples:\n  zeroclaw daemon                       # run the daemon in the foreground\n  zeroclaw prompt \"what is in this directory?\"\n  zeroclaw status\n  socat - UNIX-CONNECT:$(zeroclaw endpoint)\n  zeroclaw stop";
 
 #[cfg(windows)]
 pub const EXAMPLES: &str = "Examples:\n  zeroclaw daemon                       # run the daemon in the foreground\n  zeroclaw prompt \"what is in this directory?\"\n  zeroclaw status\n  zeroclaw call status                  # one raw JSON-RPC call over the pipe\n  zeroclaw stop";
@@ -31,7 +31,7 @@ pub const DAEMON_EXAMPLES: &str = "Examples:\n  zeroclaw daemon\n  ZEROCLAW_SOCK
 pub const DAEMON_EXAMPLES: &str = "Examples:\n  zeroclaw daemon\n  $env:ZEROCLAW_SOCKET = '\\\\.\\pipe\\my-zeroclaw'; zeroclaw daemon     # PowerShell\n  set ZEROCLAW_SOCKET=\\\\.\\pipe\\my-zeroclaw && zeroclaw daemon          # cmd\n  $env:RUST_LOG = 'debug'; zeroclaw daemon --config-dir .\\dev-config";
 
 #[cfg(unix)]
-pub const ENDPOINT_EXAMPLE: &str = "Example:\n  socat READLINE UNIX-CONNECT:$(zeroclaw endpoint)";
+pub const ENDPOINT_EXAMPLE: &str = "Example:\n  socat - UNIX-CONNECT:$(zeroclaw endpoint)";
 
 #[cfg(windows)]
 pub const ENDPOINT_EXAMPLE: &str = "Examples:\n  zeroclaw endpoint                     # \\\\.\\pipe\\zeroclaw-<hash>\n  \

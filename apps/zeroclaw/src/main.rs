@@ -3,9 +3,11 @@
 mod acp;
 mod commands;
 mod help;
+mod remote_args;
 mod terminal;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use remote_args::RemoteArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -23,23 +25,9 @@ struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     config_dir: Option<PathBuf>,
 
-    /// Talk to a daemon's gateway instead of the local socket (`wss://host:port`);
-    /// for `status`, `prompt`, `sessions` and `call`.
-    #[arg(long, global = true, value_name = "URL")]
-    url: Option<String>,
-
-    /// The environment variable holding the gateway token for `--url`.
-    #[arg(
-        long,
-        global = true,
-        value_name = "VAR",
-        default_value = "ZEROCLAW_TOKEN"
-    )]
-    token_env: String,
-
-    /// A PEM file of extra trusted certificates for `--url` (a self-signed gateway).
-    #[arg(long, global = true, value_name = "FILE")]
-    ca_cert: Option<PathBuf>,
+    /// For the commands that talk to a daemon: its gateway instead of the local socket.
+    #[command(flatten)]
+    remote: RemoteArgs,
 
     #[command(subcommand)]
     command: Command,
@@ -47,7 +35,8 @@ struct Cli {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ApproveMode {
-    /// Ask on the terminal: y (once), n (reject), a (always, for this tool in this session).
+    /// Ask on the terminal, one key: y (once), n (reject), a (always, for this tool in this
+    /// session), ? (show the whole call).
     Ask,
     /// Allow every tool call.
     All,
@@ -85,9 +74,11 @@ enum Command {
 their results go to stderr. Starts an ephemeral daemon if none is running.\n\n\
 Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_steps, \
 130 the turn was cancelled (Ctrl-C).",
-        after_help = "Examples:\n  zeroclaw prompt \"summarise README.md\"\n  git diff | zeroclaw prompt --approve none -\n  zeroclaw prompt --session 3b60b909-... \"and now fix it\""
+        after_help = "Examples:\n  zeroclaw prompt \"summarise README.md\"\n  git diff | zeroclaw prompt --approve none -\n  zeroclaw prompt --session 3b60b909 \"and now fix it\""
     )]
     Prompt {
+        #[command(flatten)]
+        remote: RemoteArgs,
         /// The prompt; `-` reads it from stdin.
         text: String,
         /// Continue this session instead of starting a new one.
@@ -105,6 +96,8 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
         after_help = "Examples:\n  zeroclaw call status\n  zeroclaw call session/list\n  zeroclaw call session/messages '{\"sessionId\":\"...\",\"limit\":5}'\n  zeroclaw call --events session/load '{\"sessionId\":\"...\",\"replay\":true}'"
     )]
     Call {
+        #[command(flatten)]
+        remote: RemoteArgs,
         /// The method, e.g. `status` or `session/list`.
         method: String,
         /// The params, as a JSON object or array (default `{}`).
@@ -118,9 +111,11 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
     },
     /// List sessions, or show one's history.
     #[command(
-        after_help = "Examples:\n  zeroclaw sessions\n  zeroclaw sessions --json\n  zeroclaw sessions show 3b60b909-ca90-453a-8c47-5f479ea0b687"
+        after_help = "Examples:\n  zeroclaw sessions\n  zeroclaw sessions --json\n  zeroclaw sessions show 3b60b909"
     )]
     Sessions {
+        #[command(flatten)]
+        remote: RemoteArgs,
         #[command(subcommand)]
         action: Option<SessionsAction>,
         /// Print JSON instead of a table.
@@ -145,6 +140,8 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
     /// Show whether a daemon is running, and what it is doing.
     #[command(after_help = "Examples:\n  zeroclaw status\n  zeroclaw status --json | jq .uptimeMs")]
     Status {
+        #[command(flatten)]
+        remote: RemoteArgs,
         /// Print the daemon's raw `status` result as JSON.
         #[arg(long)]
         json: bool,
@@ -154,6 +151,8 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
         after_help = "Examples:\n  zeroclaw mcp\n  zeroclaw mcp --wait --json\n  zeroclaw mcp tools github"
     )]
     Mcp {
+        #[command(flatten)]
+        remote: RemoteArgs,
         #[command(subcommand)]
         action: Option<McpAction>,
         /// Answer once no server is starting or restarting.
@@ -168,6 +167,8 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
         after_help = "Examples:\n  zeroclaw runs\n  zeroclaw runs ci-failed\n  zeroclaw runs --json"
     )]
     Runs {
+        #[command(flatten)]
+        remote: RemoteArgs,
         /// Only the runs of this webhook or schedule.
         name: Option<String>,
         /// Print JSON instead of a table.
@@ -179,6 +180,8 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
         after_help = "Examples:\n  zeroclaw schedules\n  zeroclaw schedules run morning-summary --wait"
     )]
     Schedules {
+        #[command(flatten)]
+        remote: RemoteArgs,
         #[command(subcommand)]
         action: Option<SchedulesAction>,
         /// Print JSON instead of a table.
@@ -187,7 +190,10 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
     },
     /// Ask the running daemon to shut down, and wait until it has.
     #[command(after_help = "Example:\n  zeroclaw stop")]
-    Stop,
+    Stop {
+        #[command(flatten)]
+        remote: RemoteArgs,
+    },
     /// Mint, list or revoke the gateway's tokens (over the local socket only).
     #[command(
         after_help = "Examples:\n  zeroclaw token create ci --scope read --expires 30d\n  export ZEROCLAW_TOKEN=$(zeroclaw token create laptop)\n  zeroclaw token list\n  zeroclaw token revoke ci"
@@ -224,23 +230,47 @@ Exit status: 0 the editor closed stdin, 1 the daemon went away or could not be r
     Completions { shell: Shell },
 }
 
+impl Command {
+    /// The command's name, and its `--url` options if it talks to a daemon that may be
+    /// remote (see `remote_args`).
+    fn remote(&self) -> (&'static str, Option<&RemoteArgs>) {
+        match self {
+            Command::Prompt { remote, .. } => ("prompt", Some(remote)),
+            Command::Call { remote, .. } => ("call", Some(remote)),
+            Command::Sessions { remote, .. } => ("sessions", Some(remote)),
+            Command::Status { remote, .. } => ("status", Some(remote)),
+            Command::Mcp { remote, .. } => ("mcp", Some(remote)),
+            Command::Runs { remote, .. } => ("runs", Some(remote)),
+            Command::Schedules { remote, .. } => ("schedules", Some(remote)),
+            Command::Stop { remote } => ("stop", Some(remote)),
+            Command::Daemon { .. } => ("daemon", None),
+            Command::Store { .. } => ("store", None),
+            Command::Token { .. } => ("token", None),
+            Command::Dashboard { .. } => ("dashboard", None),
+            Command::Endpoint => ("endpoint", None),
+            Command::Acp => ("acp", None),
+            Command::Completions { .. } => ("completions", None),
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum SessionsAction {
     /// Print a session's history.
     Show {
-        /// The session id.
+        /// The session id, or a unique prefix of it (at least 4 characters).
         id: String,
     },
     /// Set a session's title (an empty title clears it).
     Rename {
-        /// The session id.
+        /// The session id, or a unique prefix of it (at least 4 characters).
         id: String,
         /// The new title.
         title: String,
     },
     /// Delete a session and its history (cancelling its turn if one runs).
     Delete {
-        /// The session id.
+        /// The session id, or a unique prefix of it (at least 4 characters).
         id: String,
     },
 }
@@ -270,7 +300,8 @@ enum McpAction {
 enum TokenAction {
     /// Mint a token; prints it once, alone on stdout's first line.
     Create {
-        /// A unique name (letters, digits, '-', '_', '.').
+        // The protocol's rule, so help, daemon and docs say one thing.
+        #[arg(help = format!("A unique name: {}", zeroclaw_protocol::TOKEN_NAME_RULE))]
         name: String,
         /// read: status, sessions, messages, events; operate: also prompt, cancel,
         /// approve, delete; admin: also shutdown.
@@ -288,7 +319,7 @@ enum TokenAction {
     },
     /// Revoke a token: refused from now on, its open connections closed.
     Revoke {
-        /// The token's name.
+        /// The token's name (or a dashboard session's, `dashboard-…`).
         name: String,
     },
 }
@@ -351,24 +382,10 @@ fn main() -> ExitCode {
         Ok(paths) => paths,
         Err(e) => return fail(&e),
     };
-    if let Some(url) = cli.url.clone() {
-        let token = match std::env::var(&cli.token_env) {
-            Ok(token) if !token.trim().is_empty() => token.trim().to_owned(),
-            _ => {
-                return fail(&format!(
-                    "--url needs a token in ${} (zeroclaw token create NAME, on the daemon's machine)",
-                    cli.token_env
-                ));
-            }
-        };
-        let ca_pem = match &cli.ca_cert {
-            Some(path) => match std::fs::read(path) {
-                Ok(pem) => Some(pem),
-                Err(e) => return fail(&format!("cannot read --ca-cert {}: {e}", path.display())),
-            },
-            None => None,
-        };
-        commands::use_remote(zeroclaw_client::Remote { url, token, ca_pem });
+    match remote_args::choose(&cli.remote, cli.command.remote()) {
+        Ok(Some(remote)) => commands::use_remote(remote),
+        Ok(None) => {}
+        Err(e) => return fail(&e),
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -398,17 +415,20 @@ fn main() -> ExitCode {
                 session,
                 cwd,
                 approve,
+                ..
             } => commands::prompt::run(&paths, text, session, cwd, approve).await,
             Command::Call {
                 method,
                 params,
                 events,
                 timeout,
+                ..
             } => commands::call::run(&paths, &method, params.as_deref(), events, timeout).await,
             Command::Sessions {
                 action,
                 json,
                 search,
+                ..
             } => match action {
                 None => commands::sessions::list(&paths, json, search).await,
                 Some(SessionsAction::Show { id }) => {
@@ -427,23 +447,25 @@ fn main() -> ExitCode {
                 StoreAction::Backup { file } => commands::store::backup(&paths, &file),
                 StoreAction::Recover => commands::store::recover(&paths),
             },
-            Command::Mcp { action, wait, json } => match action {
+            Command::Mcp {
+                action, wait, json, ..
+            } => match action {
                 None => commands::mcp::list(&paths, wait, json).await.map(|()| 0),
                 Some(McpAction::Tools { name }) => {
                     commands::mcp::tools(&paths, &name, json).await.map(|()| 0)
                 }
             },
-            Command::Runs { name, json } => commands::runs::list(&paths, name.as_deref(), json)
+            Command::Runs { name, json, .. } => commands::runs::list(&paths, name.as_deref(), json)
                 .await
                 .map(|()| 0),
-            Command::Schedules { action, json } => match action {
+            Command::Schedules { action, json, .. } => match action {
                 None => commands::runs::schedules(&paths, json).await.map(|()| 0),
                 Some(SchedulesAction::Run { name, wait }) => {
                     commands::runs::run_now(&paths, &name, wait).await
                 }
             },
-            Command::Status { json } => commands::status(&paths, json).await.map(|()| 0),
-            Command::Stop => commands::stop(&paths).await.map(|()| 0),
+            Command::Status { json, .. } => commands::status(&paths, json).await.map(|()| 0),
+            Command::Stop { .. } => commands::stop(&paths).await.map(|()| 0),
             Command::Token { action } => match action {
                 TokenAction::Create {
                     name,

@@ -1,4 +1,5 @@
-//! The few terminal helpers the CLI needs: is it a terminal, a line from it, dim text.
+//! The few terminal helpers the CLI needs: is it a terminal, a line or a key from it, dim
+//! text.
 
 use std::io::{IsTerminal, Write};
 use tokio::sync::Mutex;
@@ -39,4 +40,14 @@ pub async fn ask(question: &str) -> Option<String> {
     .await
     .ok()
     .flatten()
+}
+
+/// Shows `question` on stderr and reads one key from the terminal on stdin, without Enter
+/// (`zeroclaw_client::keys`, zerocode's reader); `None` when stdin is not a terminal.
+pub async fn ask_key(question: &str) -> Option<zeroclaw_client::keys::Key> {
+    let _turn = ASKING.lock().await;
+    let mut err = std::io::stderr();
+    let _ = write!(err, "{question}");
+    let _ = err.flush();
+    zeroclaw_client::keys::read().await
 }

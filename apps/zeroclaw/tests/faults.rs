@@ -93,9 +93,13 @@ fn a_stalled_provider_fails_the_turn_as_a_timeout_and_the_daemon_keeps_serving()
     // Status works on the same connection, and nothing is running any more.
     let status = client.call("status", json!({}));
     assert_eq!(status["sessions"]["running"], json!(0), "{status}");
-    // What arrived before the stall is kept.
+    // What arrived before the stall is kept, and the failure after it (issue 37).
     let stored = client.messages(&session);
-    assert_eq!(kinds(&stored), ["user", "assistant"], "{stored:#?}");
+    assert_eq!(
+        kinds(&stored),
+        ["user", "assistant", "error"],
+        "{stored:#?}"
+    );
     assert_eq!(stored[1]["text"], "partial ");
 
     // The same session takes the next prompt.
@@ -128,7 +132,11 @@ fn a_provider_that_resets_mid_stream_fails_the_turn_as_a_stream_error_and_the_da
     assert_eq!(error["data"]["kind"], "stream", "{}", turn.answer);
 
     let stored = client.messages(&session);
-    assert_eq!(kinds(&stored), ["user", "assistant"], "{stored:#?}");
+    assert_eq!(
+        kinds(&stored),
+        ["user", "assistant", "error"],
+        "{stored:#?}"
+    );
     assert_recovered(env, client, &session, "whole answer");
 }
 
@@ -273,7 +281,12 @@ fn store_failure_scenario(env: &mut Env) -> String {
         json!(0)
     );
     let stored = client.messages(&session);
-    assert_eq!(kinds(&stored), ["user", "assistant", "user"], "{stored:#?}");
+    // The second turn's prompt, and its failure as an entry (issue 37).
+    assert_eq!(
+        kinds(&stored),
+        ["user", "assistant", "user", "error"],
+        "{stored:#?}"
+    );
     assert_eq!(
         client.prompt(&session, "third", no_questions).result()["text"],
         "third answer"
@@ -294,13 +307,21 @@ fn assert_history_survived(env: &mut Env, session: &str) {
     let stored = client.messages(session);
     assert_eq!(
         kinds(&stored),
-        ["user", "assistant", "user", "user", "assistant"],
+        ["user", "assistant", "user", "error", "user", "assistant"],
         "{stored:#?}"
     );
-    let texts: Vec<&str> = stored.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    let texts: Vec<&str> = stored
+        .iter()
+        .filter(|m| m["kind"] != "error")
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
     assert_eq!(
         texts,
         ["first", "first answer", "second", "third", "third answer"]
+    );
+    assert!(
+        stored[3]["text"].as_str().unwrap().contains("storage"),
+        "{stored:#?}"
     );
 }
 

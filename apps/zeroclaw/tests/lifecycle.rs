@@ -578,10 +578,10 @@ mod cli {
         assert_eq!(json["pid"], json!(daemon.pid()));
         assert_eq!(json["protocolVersion"], json!(1));
         assert_eq!(json["endpoint"], json!(daemon.endpoint.to_str().unwrap()));
-        // The default provider (no config file): a local Ollama's OpenAI API.
+        // The default provider (no config file): a local Ollama's OpenAI API, not called yet.
         assert_eq!(
             json["provider"],
-            json!({"kind": "openai", "model": "llama3.2"})
+            json!({"kind": "openai", "model": "llama3.2", "baseUrl": "http://127.0.0.1:11434/v1"})
         );
     }
 

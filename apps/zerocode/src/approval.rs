@@ -4,11 +4,11 @@
 //! rejects and cancels the turn. When stdin is not a terminal, a line is read instead.
 
 use crate::input::{Input, Read};
-use crate::keys::{self, Key};
 use crate::render::summarize;
 use crate::term::{self, bold, dim, sanitize};
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
+use zeroclaw_client::keys::{self, Key};
 use zeroclaw_client::{ApprovalPreview, Decision};
 
 /// The hint shown when a key that is no answer was pressed.

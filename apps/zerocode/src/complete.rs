@@ -62,6 +62,11 @@ pub const COMMANDS: &[Command] = &[
         about: "resume a session by id (or a unique prefix) or by its /sessions number",
     },
     Command {
+        name: "/title",
+        args: "NAME",
+        about: "rename this session",
+    },
+    Command {
         name: "/cancel",
         args: "",
         about: "cancel a turn running in this session",

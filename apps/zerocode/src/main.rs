@@ -7,7 +7,6 @@ mod complete;
 mod forms;
 mod input;
 mod interrupts;
-mod keys;
 mod markdown;
 mod mentions;
 mod render;

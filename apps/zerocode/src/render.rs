@@ -73,9 +73,17 @@ impl Screen {
         let _ = out.flush();
     }
 
-    /// Appends the status line to `buffer` when it is wanted.
+    /// Appends the live line to `buffer` when it is wanted: what the answer holds, as it
+    /// arrived, while it holds something (a paragraph being received), else the status.
     fn status_into(&mut self, buffer: &mut String) {
         if !self.live || self.status_suspended {
+            return;
+        }
+        let width = term::width().saturating_sub(1).max(1);
+        if let Some(preview) = self.answer.as_ref().and_then(|a| a.pending_tail(width)) {
+            buffer.push_str(ERASE_LINE);
+            buffer.push_str(&preview);
+            self.status_drawn = true;
             return;
         }
         if let Some(status) = &self.status {
@@ -123,7 +131,8 @@ impl Screen {
             .answer
             .get_or_insert_with(|| Markdown::new(term::width(), term::styled()));
         let out = answer.push(text);
-        if !out.is_empty() {
+        // Also with nothing complete to print: the live line shows what arrived.
+        if !out.is_empty() || self.live {
             self.write(&out);
         }
     }
@@ -304,6 +313,13 @@ impl Screen {
             } => {
                 self.end_line();
                 self.line(&dim(&compacted(*messages_folded)));
+            }
+            // A failed turn's stored error: the session says why that prompt has no answer.
+            Update::TurnComplete {
+                error: Some(error), ..
+            } => {
+                self.end_line();
+                self.line(&term::red(&format!("the turn failed: {}", sanitize(error))));
             }
             _ => {}
         }

@@ -47,10 +47,16 @@ pub fn latest_summary(rows: &[MessageRow]) -> Option<(&str, i64)> {
 /// not fold, with the tool outputs of turns before the last cut to [`OLD_OUTPUT_KEEP`].
 pub fn conversation(rows: &[MessageRow]) -> Context {
     let summary = latest_summary(rows);
+    let unanswered = unanswered_turns(rows);
     let rows: Vec<&MessageRow> = rows
         .iter()
         .filter(|row| row.kind != MessageKind::Summary)
         .filter(|row| summary.is_none_or(|(_, up_to)| row.id > up_to))
+        .filter(|row| {
+            row.turn_id
+                .as_deref()
+                .is_none_or(|turn| !unanswered.contains(turn))
+        })
         .collect();
     let last_prompt = rows
         .iter()
@@ -68,7 +74,7 @@ pub fn conversation(rows: &[MessageRow]) -> Context {
                     text: row.text.clone().unwrap_or_default(),
                 });
             }
-            MessageKind::Thought | MessageKind::Summary => {}
+            MessageKind::Thought | MessageKind::Summary | MessageKind::Error => {}
             MessageKind::Assistant | MessageKind::ToolCall => {
                 let at = match current {
                     Some((turn, step, at)) if (turn, step) == key => at,
@@ -179,6 +185,25 @@ fn answer_orphan_calls(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
     out
 }
 
+/// The turns that failed before the model answered anything: a prompt and its `error`
+/// entry, nothing else. The model is never sent them: to it, that prompt was never made
+/// (as before such turns were kept), so a retried prompt does not reach it twice.
+fn unanswered_turns(rows: &[MessageRow]) -> std::collections::HashSet<&str> {
+    let mut failed: std::collections::HashSet<&str> = rows
+        .iter()
+        .filter(|row| row.kind == MessageKind::Error)
+        .filter_map(|row| row.turn_id.as_deref())
+        .collect();
+    for row in rows {
+        if !matches!(row.kind, MessageKind::User | MessageKind::Error)
+            && let Some(turn) = row.turn_id.as_deref()
+        {
+            failed.remove(turn);
+        }
+    }
+    failed
+}
+
 fn settle(out: &mut Vec<ChatMessage>, owed: &mut Vec<(String, String)>) {
     for (call_id, name) in owed.drain(..) {
         out.push(ChatMessage::ToolResult {
@@ -215,6 +240,11 @@ pub fn replay_event(row: &MessageRow) -> Update<'static> {
             summary: text(),
             messages_folded: data.get("folded").and_then(Value::as_u64).unwrap_or(0),
         },
+        // What a client attached at the time saw.
+        MessageKind::Error => Update::TurnComplete {
+            stop_reason: zeroclaw_protocol::StopReason::Error,
+            error: row.text.clone(),
+        },
     }
 }
 
@@ -239,7 +269,8 @@ pub fn message(row: &MessageRow) -> Message {
         MessageKind::User
         | MessageKind::Assistant
         | MessageKind::Thought
-        | MessageKind::Summary => {
+        | MessageKind::Summary
+        | MessageKind::Error => {
             message.text = Some(row.text.clone().unwrap_or_default());
         }
         MessageKind::ToolCall | MessageKind::ToolResult => {

@@ -25,6 +25,7 @@
 //! See `examples/status.rs` for a runnable example.
 
 mod events;
+pub mod keys;
 mod raw;
 mod spawn;
 mod turn;
@@ -32,6 +33,20 @@ mod types;
 mod ws;
 
 pub use ws::Remote;
+
+/// The title a session gets from its first prompt: the prompt's first line, at most 60
+/// characters. The one rule of every client (`zeroclaw prompt`, zerocode), so a session
+/// reads the same in every list whichever started it.
+pub fn title_from_prompt(prompt: &str) -> String {
+    prompt
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default()
+        .chars()
+        .take(60)
+        .collect()
+}
 
 pub use events::EVENT_BUFFER;
 pub use raw::RawUpdate;
@@ -506,6 +521,15 @@ impl Client {
     pub async fn session_compact(&self, session_id: &str) -> CallResult<m::CompactResult> {
         let params = session_id_params(session_id);
         self.request::<m::SessionCompact>(&params).await
+    }
+
+    /// The full id of the one session whose id starts with `prefix` (`session/resolve`): at
+    /// least 4 characters; an ambiguous prefix is `-32602` with `data.candidates`.
+    pub async fn session_resolve(&self, prefix: &str) -> CallResult<String> {
+        let params = m::ResolveParams {
+            prefix: prefix.to_owned(),
+        };
+        Ok(self.request::<m::SessionResolve>(&params).await?.session_id)
     }
 
     pub async fn session_delete(&self, session_id: &str) -> CallResult<bool> {

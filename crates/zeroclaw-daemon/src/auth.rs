@@ -38,7 +38,6 @@ pub const MAX_CODES: usize = 16;
 pub const MAX_DASHBOARD_SESSIONS: usize = 32;
 /// A credential's `last_used_at` is written at most this often.
 const TOUCH_EVERY_MS: i64 = 60_000;
-const NAME_MAX: usize = 64;
 
 /// How long a dashboard session lasts: `gateway.dashboard_idle_timeout_secs` without use,
 /// `gateway.dashboard_max_age_secs` at most.
@@ -296,19 +295,9 @@ pub fn new_secret() -> Result<String, TokenError> {
     Ok(format!("{PREFIX}{}", random_base62(SECRET_CHARS)?))
 }
 
+/// The protocol's one rule for token names ([`zeroclaw_protocol::check_token_name`]).
 fn valid_name(name: &str) -> Result<(), TokenError> {
-    let ok = !name.is_empty()
-        && name.len() <= NAME_MAX
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '+'));
-    if ok {
-        Ok(())
-    } else {
-        Err(TokenError::Invalid(format!(
-            "a token name is 1 to {NAME_MAX} letters, digits, '-', '_', '.', ':' or '+'; got {name:?}"
-        )))
-    }
+    zeroclaw_protocol::check_token_name(name).map_err(TokenError::Invalid)
 }
 
 impl Tokens {
@@ -497,6 +486,8 @@ impl Tokens {
     /// Revokes `name` (a token or a dashboard session): refused from now on, and its
     /// connections end.
     pub async fn revoke(&self, name: &str) -> Result<bool, TokenError> {
+        // The rule `create` holds names to: a name it would refuse names no token.
+        valid_name(name)?;
         let removed = {
             let mut live = lock(&self.live);
             let at = live.iter().position(|t| t.row.name == name);

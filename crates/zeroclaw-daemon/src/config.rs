@@ -126,7 +126,7 @@ impl Config {
         };
         let file: File = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: crate::toml_errors::describe(&text, &e),
         })?;
         let config = Config::from(file);
         config.validate().map_err(|message| ConfigError::Invalid {

@@ -23,6 +23,7 @@ pub mod maintenance;
 mod methods;
 mod state;
 pub mod testing;
+mod toml_errors;
 mod unattended;
 
 pub use daemon::{DaemonError, DaemonOptions, GatewayChoice, run};

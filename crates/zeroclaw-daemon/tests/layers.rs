@@ -27,6 +27,7 @@ const LAYERS: &[&[&str]] = &[
     // Unattended work's parts that run nothing: the state holds its queues.
     &["link", "auth", "unattended/rules"],
     &["config", "clients"],
+    &["toml_errors"],
 ];
 
 fn src() -> PathBuf {

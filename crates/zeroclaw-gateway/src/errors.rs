@@ -120,13 +120,31 @@ impl From<CallError> for ApiError {
     }
 }
 
+/// Every 429, whatever refused (failed authentications, a full webhook queue, the turn
+/// limit), tells the wait the same two ways: `Retry-After: N` and `data.retryAfterSecs: N` in
+/// its `{"error": {code, message, data}}` body. `body` is that body; `secs` the wait.
+pub fn stamp_retry(body: &mut Value, secs: u64) {
+    let error = &mut body["error"];
+    if !error["data"].is_object() {
+        error["data"] = json!({});
+    }
+    error["data"]["retryAfterSecs"] = json!(secs);
+}
+
 impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
+    fn into_response(mut self) -> Response {
+        if self.status == StatusCode::TOO_MANY_REQUESTS {
+            self.retry_after = Some(self.retry_after.unwrap_or(1));
+        }
         let mut body = json!({ "code": self.error.code, "message": self.error.message });
         if let Some(data) = self.error.data {
             body["data"] = data;
         }
-        let mut response = (self.status, axum::Json(json!({ "error": body }))).into_response();
+        let mut body = json!({ "error": body });
+        if let (StatusCode::TOO_MANY_REQUESTS, Some(secs)) = (self.status, self.retry_after) {
+            stamp_retry(&mut body, secs);
+        }
+        let mut response = (self.status, axum::Json(body)).into_response();
         let headers = response.headers_mut();
         if self.status == StatusCode::UNAUTHORIZED {
             headers.insert(
@@ -144,6 +162,38 @@ impl IntoResponse for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 429 from the daemon's turn limit (`-32001` with its own data) reads like the
+    /// others: `Retry-After` and `data.retryAfterSecs`, the data it had kept.
+    #[test]
+    fn every_429_carries_retry_after_in_its_header_and_body() {
+        let limit = RpcError::new(codes::LIMIT_REACHED, "4 turns are running")
+            .with_data(json!({ "limit": 4 }));
+        for error in [ApiError::from(limit), ApiError::too_many(7)] {
+            let response = error.into_response();
+            assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+            let secs: u64 = response.headers()[header::RETRY_AFTER]
+                .to_str()
+                .map(|v| v.parse().unwrap_or(0))
+                .unwrap_or(0);
+            assert!(secs >= 1);
+            let body = body_of(response);
+            assert_eq!(body["error"]["code"], codes::LIMIT_REACHED);
+            assert_eq!(body["error"]["data"]["retryAfterSecs"], secs);
+        }
+    }
+
+    fn body_of(response: Response) -> Value {
+        let bytes = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .ok()
+            .and_then(|rt| {
+                rt.block_on(axum::body::to_bytes(response.into_body(), usize::MAX))
+                    .ok()
+            })
+            .unwrap_or_default();
+        serde_json::from_slice(&bytes).unwrap_or_default()
+    }
 
     #[test]
     fn every_rpc_error_code_has_its_http_status() {

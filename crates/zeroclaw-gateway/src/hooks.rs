@@ -127,8 +127,12 @@ fn too_large(limit: usize, what: &str) -> Response {
     response
 }
 
-fn answer(hook: HookAnswer) -> Response {
+fn answer(mut hook: HookAnswer) -> Response {
     let status = StatusCode::from_u16(hook.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        let secs = *hook.retry_after.get_or_insert(1);
+        crate::errors::stamp_retry(&mut hook.body, secs);
+    }
     let mut response = (status, axum::Json(hook.body)).into_response();
     if let Some(secs) = hook.retry_after {
         response

@@ -32,7 +32,7 @@ mod ws;
 
 pub use config::{ConfigError, GatewayConfig, Plan};
 pub use errors::http_status;
-pub use server::{Started, start};
+pub use server::{ListenFrom, Started, start};
 pub use zeroclaw_protocol::Scope;
 
 use std::sync::Arc;

@@ -114,6 +114,33 @@ mod tests {
         assert_eq!(rest_table(), expected);
     }
 
+    /// Issue 37: docs/gateway.md lists the values a REST approval's `decision` takes, and
+    /// they are the protocol's, every one.
+    #[test]
+    fn the_docs_list_every_approval_decision_with_an_example() {
+        let doc = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/gateway.md"
+        ))
+        .unwrap();
+        let section = doc.split("### Answering an approval").nth(1).unwrap();
+        let section = section.split("\n## ").next().unwrap();
+        let listed: Vec<&str> = section
+            .lines()
+            .filter_map(|line| line.strip_prefix("| `\""))
+            .filter_map(|row| row.split('"').next())
+            .collect();
+        let decisions: Vec<&str> = zeroclaw_protocol::Decision::ALL
+            .iter()
+            .map(|d| d.as_str())
+            .collect();
+        assert_eq!(listed, decisions);
+        assert!(
+            section.contains(r#"-d '{"decision":"allow_once"}'"#),
+            "{section}"
+        );
+    }
+
     #[test]
     fn the_document_names_its_version_and_the_bearer_scheme() {
         let doc = serde_json::to_value(document()).unwrap();

@@ -55,15 +55,26 @@ pub struct Started {
     pub task: tokio::task::JoinHandle<()>,
 }
 
+/// Where the address the gateway listens on came from, so a refusal names what to change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListenFrom {
+    /// `gateway.listen` in config.toml.
+    Config,
+    /// `zeroclaw daemon --gateway ADDR`.
+    Flag,
+}
+
 /// Binds and starts serving. `stop` ends the accept loop; `close` ends open connections
 /// and streams (after running turns have sent their last events). An error (the address
-/// is taken, a TLS file is unreadable) leaves the daemon serving its socket.
+/// is taken, a TLS file is unreadable) leaves the daemon serving its socket; a taken
+/// address names what to change, as `listen_from` says.
 pub async fn start(
     config: &GatewayConfig,
     max_frame_bytes: usize,
     backend: Arc<dyn Backend>,
     stop: CancellationToken,
     close: CancellationToken,
+    listen_from: ListenFrom,
 ) -> Result<Started, String> {
     let plan = config.plan().map_err(|e| e.0)?;
     let acceptor = match &plan.tls {
@@ -71,8 +82,14 @@ pub async fn start(
         None => None,
     };
     let listener = TcpListener::bind(plan.addr).await.map_err(|e| {
+        let change = match listen_from {
+            ListenFrom::Config => "change gateway.listen in config.toml",
+            ListenFrom::Flag => {
+                "the address came from --gateway: give it another one (--gateway 127.0.0.1:0 takes any free port)"
+            }
+        };
         format!(
-            "cannot listen on {} ({e}); change gateway.listen, or run with --no-gateway",
+            "cannot listen on {} ({e}); {change}, or run with --no-gateway",
             plan.addr
         )
     })?;

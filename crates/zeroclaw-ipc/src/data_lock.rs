@@ -126,6 +126,19 @@ pub(crate) fn holder(data_dir: &Path) -> Option<Holder> {
     }
 }
 
+/// Blocks until no daemon or writer holds the lock of `data_dir` (readers may), then
+/// returns holding nothing: what `zeroclaw stop` waits on, since a daemon closes its
+/// connections before it closes the store and lets the lock go. No lock file: nothing held.
+pub(crate) fn wait_free(data_dir: &Path) -> std::io::Result<()> {
+    let file = match platform::open(&data_dir.join(LOCK_FILE), false) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    platform::wait_shared(&file)?;
+    platform::unlock(&file)
+}
+
 /// Who holds the lock that `file` was refused.
 fn holder_of(file: &mut File, refused_exclusive: bool) -> Holder {
     // Readers hold it shared: then a shared lock is granted, and there is no record to read.

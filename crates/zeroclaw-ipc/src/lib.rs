@@ -190,6 +190,13 @@ pub fn data_dir_holder(paths: &Paths) -> Option<Holder> {
     data_lock::holder(&paths.data_dir)
 }
 
+/// Blocks until no daemon (or offline writer) holds the lock of `paths.data_dir`: a daemon
+/// that has stopped serving still closes its store before it lets go, and a daemon or
+/// `zeroclaw store recover` started before then is refused.
+pub fn wait_data_dir_free(paths: &Paths) -> io::Result<()> {
+    data_lock::wait_free(&paths.data_dir)
+}
+
 /// Why a client could not connect.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {

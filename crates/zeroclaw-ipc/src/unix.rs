@@ -211,6 +211,11 @@ pub(crate) fn try_lock(file: &File, exclusive: bool) -> io::Result<bool> {
     }
 }
 
+/// A shared `flock` that waits for an exclusive holder to let go.
+pub(crate) fn wait_shared(file: &File) -> io::Result<()> {
+    Ok(rustix::fs::flock(file, FlockOperation::LockShared)?)
+}
+
 pub(crate) fn unlock(file: &File) -> io::Result<()> {
     Ok(rustix::fs::flock(file, FlockOperation::Unlock)?)
 }

@@ -171,6 +171,19 @@ pub(crate) fn try_lock(file: &File, exclusive: bool) -> io::Result<bool> {
     Err(e)
 }
 
+/// A shared `LockFileEx` that waits for an exclusive holder to let go.
+pub(crate) fn wait_shared(file: &File) -> io::Result<()> {
+    let mut at = lock_byte();
+    // SAFETY: as in `try_lock`; without LOCKFILE_FAIL_IMMEDIATELY the call waits for the
+    // lock on the synchronous handle, and `at` outlives it.
+    let locked = unsafe { LockFileEx(file.as_raw_handle() as HANDLE, 0, 0, 1, 0, &mut at) };
+    if locked != 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 pub(crate) fn unlock(file: &File) -> io::Result<()> {
     let mut at = lock_byte();
     // SAFETY: as in `try_lock`; it releases the byte this handle locked.

@@ -19,6 +19,10 @@ pub enum MessageKind {
     /// What compaction wrote in place of older messages, which stay stored: the model is
     /// sent this text instead of them (`text`; `data.upTo` is the last message it folds).
     Summary,
+    /// A turn that failed (the provider down, say): `text` is its error, as the prompt's
+    /// answer gave it, so the session's history says what became of its last prompt. Never
+    /// sent to the model.
+    Error,
 }
 
 impl MessageKind {
@@ -30,6 +34,7 @@ impl MessageKind {
             MessageKind::ToolCall => "tool_call",
             MessageKind::ToolResult => "tool_result",
             MessageKind::Summary => "summary",
+            MessageKind::Error => "error",
         }
     }
 
@@ -41,6 +46,7 @@ impl MessageKind {
             "tool_call" => MessageKind::ToolCall,
             "tool_result" => MessageKind::ToolResult,
             "summary" => MessageKind::Summary,
+            "error" => MessageKind::Error,
             _ => return None,
         })
     }

@@ -13,7 +13,7 @@ pub async fn list(paths: &Paths, wait: bool, as_json: bool) -> Result<(), String
     let answer = client
         .request::<McpServers>(&params)
         .await
-        .map_err(|e| format!("mcp/servers failed: {}", describe_call_error(&e)))?;
+        .map_err(|e| format!("zeroclaw mcp failed: {}", describe_call_error(&e)))?;
     if as_json {
         return print_json(serde_json::to_value(&answer.servers));
     }

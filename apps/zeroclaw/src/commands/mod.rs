@@ -8,11 +8,14 @@ pub mod runs;
 pub mod sessions;
 pub mod store;
 pub mod token;
+mod words;
+
+pub use words::{describe_call_error, resolve_session};
 
 use serde_json::Value;
 use std::sync::OnceLock;
 use std::time::Duration;
-use zeroclaw_client::protocol::{GatewayStatus, McpServerStatus, StatusResult};
+use zeroclaw_client::protocol::{GatewayStatus, McpServerStatus, ProviderStatus, StatusResult};
 use zeroclaw_client::{Client, ClientOptions, Remote};
 use zeroclaw_daemon::{DaemonOptions, GatewayChoice};
 use zeroclaw_ipc::Paths;
@@ -99,14 +102,6 @@ fn no_daemon_but(paths: &Paths, endpoint: &zeroclaw_ipc::Endpoint) -> Option<Str
     }
 }
 
-/// "error -32000: no session ..." for a failed call.
-pub fn describe_call_error(e: &zeroclaw_rpc::CallError) -> String {
-    match e {
-        zeroclaw_rpc::CallError::Rpc(e) => format!("{} (error {})", e.message, e.code),
-        other => other.to_string(),
-    }
-}
-
 pub async fn status(paths: &Paths, as_json: bool) -> Outcome {
     let client = connect(paths).await?;
     let status = client
@@ -128,8 +123,18 @@ pub async fn stop(paths: &Paths) -> Outcome {
         .shutdown()
         .await
         .map_err(|e| format!("shutdown failed: {}", describe_call_error(&e)))?;
-    // The daemon closes every connection as it stops; ours closing is the sign it is done.
-    tokio::time::timeout(STOP_TIMEOUT, client.closed())
+    // The daemon closes every connection as it stops, then closes its store and lets the
+    // data dir's lock go: only then may a daemon (or `zeroclaw store recover`) start on it,
+    // so `zeroclaw stop && zeroclaw daemon` works. A remote daemon's lock is not ours to see.
+    let local = remote().is_none().then(|| paths.clone());
+    let stopped = async move {
+        client.closed().await;
+        if let Some(paths) = local {
+            let _ =
+                tokio::task::spawn_blocking(move || zeroclaw_ipc::wait_data_dir_free(&paths)).await;
+        }
+    };
+    tokio::time::timeout(STOP_TIMEOUT, stopped)
         .await
         .map_err(|_| format!("the daemon (pid {pid}) accepted shutdown but is still running after {STOP_TIMEOUT:?}"))?;
     println!("daemon (pid {pid}) stopped");
@@ -161,7 +166,8 @@ fn describe_status(s: &StatusResult) -> String {
          clients    {clients}\n\
          sessions   {total} ({running} running)\n\
          mcp        {mcp}\n\
-         gateway    {gateway}\n",
+         gateway    {gateway}\n\
+         provider   {provider}\n",
         version = s.server_version,
         protocol = s.protocol_version,
         pid = s.pid,
@@ -177,7 +183,26 @@ fn describe_status(s: &StatusResult) -> String {
         total = s.sessions.total,
         running = s.sessions.running,
         mcp = describe_mcp(&s.mcp_servers),
+        provider = describe_provider(s.provider.as_ref()),
     )
+}
+
+/// `openai gpt-4o-mini at https://…/v1; last call ok at 2026-…`. Never a key: the daemon
+/// sends none, and its base URL comes without credentials.
+fn describe_provider(provider: Option<&ProviderStatus>) -> String {
+    let Some(p) = provider else {
+        return "unknown (an older daemon)".into();
+    };
+    let last = match &p.last_call {
+        None => "no call yet".to_owned(),
+        Some(call) if call.ok => format!("last call ok at {}", call.at),
+        Some(call) => format!(
+            "last call failed at {}: {}",
+            call.at,
+            call.error.as_deref().unwrap_or("?")
+        ),
+    };
+    format!("{} {} at {}; {last}", p.kind, p.model, p.base_url)
 }
 
 /// `2 servers: github ready (12 tools), docs failed`.

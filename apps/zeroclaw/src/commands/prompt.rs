@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use zeroclaw_client::keys::Key;
 use zeroclaw_client::{
     CallResult, Client, ClientOptions, Decision, ElicitationHandler, ElicitationRequest,
     ElicitationResponse, NewSession, PromptResult, StopReason, TurnEvent, Update,
@@ -64,6 +65,7 @@ pub async fn run(
     };
     let session_id = match session {
         Some(id) => {
+            let id = super::resolve_session(&client, &id).await?;
             client
                 .session_load(&id, false)
                 .await
@@ -84,13 +86,7 @@ pub async fn run(
                     std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
                 ),
             };
-            let title: String = prompt
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .chars()
-                .take(60)
-                .collect();
+            let title = zeroclaw_client::title_from_prompt(&prompt);
             client
                 .session_new(NewSession {
                     cwd: cwd.map(|dir| dir.to_string_lossy().into_owned()),
@@ -267,17 +263,52 @@ async fn decide(mode: ApproveMode, name: &str, input: &Value) -> Decision {
             Decision::Reject
         }
         ApproveMode::Ask => loop {
-            let answer = terminal::ask(&format!(
-                "Allow {what}? [y]es / [n]o / [a]lways for {name}: "
-            ))
-            .await;
-            match answer.as_deref().map(str::trim) {
-                Some("y" | "Y" | "yes") => break Decision::AllowOnce,
-                Some("a" | "A" | "always") => break Decision::AllowAlways,
-                Some("n" | "N" | "no") | None => break Decision::Reject,
-                Some(_) => eprintln!("answer y, n or a"),
-            }
+            let question =
+                format!("Allow {what}? [y]es / [n]o / [a]lways for {name} / [?] the whole call: ");
+            // One key on a terminal, as coding agents ask; a line when there is none.
+            let Some(key) = terminal::ask_key(&question).await else {
+                match line_answer(&question, name, input).await {
+                    Some(decision) => break decision,
+                    None => continue,
+                }
+            };
+            let (decision, said) = match key {
+                Key::Char('y' | 'Y') => (Decision::AllowOnce, "yes"),
+                Key::Char('a' | 'A') => (Decision::AllowAlways, "always"),
+                Key::Char('n' | 'N') | Key::Esc | Key::CtrlC | Key::CtrlD => {
+                    (Decision::Reject, "no")
+                }
+                Key::Char('?') => {
+                    eprintln!("?\n{name} {}", super::pretty(input));
+                    continue;
+                }
+                _ => {
+                    eprintln!();
+                    eprintln!("press y, n, a or ?");
+                    continue;
+                }
+            };
+            eprintln!("{said}");
+            break decision;
         },
+    }
+}
+
+/// The approval answered as a line (`y`, `n`, `a`, `?`); `None` to ask again.
+async fn line_answer(question: &str, name: &str, input: &Value) -> Option<Decision> {
+    let answer = terminal::ask(question).await;
+    match answer.as_deref().map(str::trim) {
+        Some("y" | "Y" | "yes") => Some(Decision::AllowOnce),
+        Some("a" | "A" | "always") => Some(Decision::AllowAlways),
+        Some("n" | "N" | "no") | None => Some(Decision::Reject),
+        Some("?") => {
+            eprintln!("{name} {}", super::pretty(input));
+            None
+        }
+        Some(_) => {
+            eprintln!("answer y, n, a or ?");
+            None
+        }
     }
 }
 

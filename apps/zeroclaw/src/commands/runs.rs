@@ -25,7 +25,7 @@ pub async fn list(paths: &Paths, name: Option<&str>, as_json: bool) -> Result<()
     let answer = client
         .request::<RunsList>(&params)
         .await
-        .map_err(|e| format!("runs/list failed: {}", describe_call_error(&e)))?;
+        .map_err(|e| format!("zeroclaw runs failed: {}", describe_call_error(&e)))?;
     if as_json {
         return print_json(serde_json::to_value(&answer.runs));
     }
@@ -59,7 +59,7 @@ pub async fn schedules(paths: &Paths, as_json: bool) -> Result<(), String> {
     let answer = client
         .request::<SchedulesList>(&NoParams)
         .await
-        .map_err(|e| format!("schedules/list failed: {}", describe_call_error(&e)))?;
+        .map_err(|e| format!("zeroclaw schedules failed: {}", describe_call_error(&e)))?;
     if as_json {
         return print_json(serde_json::to_value(&answer.schedules));
     }

@@ -1,6 +1,6 @@
 //! `zeroclaw sessions [show ID | rename ID TITLE | delete ID]`.
 
-use super::{connect, describe_call_error, print_json};
+use super::{connect, describe_call_error, print_json, resolve_session};
 use crate::terminal::dim;
 use zeroclaw_client::protocol::ListParams;
 use zeroclaw_client::{Message, MessageKind};
@@ -68,6 +68,7 @@ pub async fn list(paths: &Paths, json: bool, search: Option<String>) -> Result<(
 
 pub async fn show(paths: &Paths, id: &str, json: bool) -> Result<(), String> {
     let client = connect(paths).await?;
+    let id = &resolve_session(&client, id).await?;
     let mut messages: Vec<Message> = Vec::new();
     let mut before = None;
     // Pages come newest first; collect them all, then print oldest first.
@@ -111,6 +112,7 @@ fn render(m: &Message) -> String {
                 "── compacted: the model is sent this summary instead of the messages above ──\n{text}"
             ))
         ),
+        MessageKind::Error => format!("{}\n", dim(&format!("✗ the turn failed: {text}"))),
         MessageKind::ToolCall => format!(
             "{}\n",
             dim(&format!(
@@ -156,6 +158,7 @@ pub fn fold(text: &str, lines: usize) -> String {
 
 pub async fn rename(paths: &Paths, id: &str, title: &str) -> Result<(), String> {
     let client = connect(paths).await?;
+    let id = &resolve_session(&client, id).await?;
     let title = Some(title).filter(|t| !t.trim().is_empty());
     client
         .session_rename(id, title)
@@ -170,6 +173,7 @@ pub async fn rename(paths: &Paths, id: &str, title: &str) -> Result<(), String> 
 
 pub async fn delete(paths: &Paths, id: &str) -> Result<(), String> {
     let client = connect(paths).await?;
+    let id = &resolve_session(&client, id).await?;
     let deleted = client
         .session_delete(id)
         .await

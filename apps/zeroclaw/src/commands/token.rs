@@ -82,22 +82,48 @@ pub async fn list(paths: &Paths, json: bool) -> Outcome {
         println!("no tokens (zeroclaw token create NAME mints one)");
         return Ok(());
     }
-    println!(
-        "{:<32} {:<9} {:<8} {:<21} {:<21} EXPIRES",
-        "NAME", "KIND", "SCOPE", "CREATED", "LAST USED"
-    );
-    for t in list.tokens {
-        println!(
-            "{:<32} {:<9} {:<8} {:<21} {:<21} {}",
-            t.name,
-            t.kind.as_str(),
-            t.scope.as_str(),
-            t.created_at,
-            t.last_used_at.as_deref().unwrap_or("never"),
-            t.expires_at.as_deref().unwrap_or("never")
-        );
-    }
+    let rows: Vec<[String; 6]> = list
+        .tokens
+        .iter()
+        .map(|t| {
+            [
+                t.name.clone(),
+                t.kind.as_str().to_owned(),
+                t.scope.as_str().to_owned(),
+                t.created_at.clone(),
+                t.last_used_at.clone().unwrap_or_else(|| "never".into()),
+                t.expires_at.clone().unwrap_or_else(|| "never".into()),
+            ]
+        })
+        .collect();
+    let header = ["NAME", "KIND", "SCOPE", "CREATED", "LAST USED", "EXPIRES"].map(String::from);
+    print!("{}", table(&header, &rows));
     Ok(())
+}
+
+/// Rows under a header, each column as wide as its widest cell (names run to 64
+/// characters), two spaces between columns, the last one not padded.
+fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> String {
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(header).chain(rows) {
+        let mut line = String::new();
+        for (i, (cell, width)) in row.iter().zip(widths).enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  "));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 pub async fn revoke(paths: &Paths, name: &str) -> Outcome {

@@ -25,6 +25,8 @@ mod approvals;
 #[cfg(unix)]
 mod csp;
 #[cfg(unix)]
+mod failed_prompt;
+#[cfg(unix)]
 mod keyboard;
 #[cfg(unix)]
 mod login;
@@ -53,6 +55,7 @@ fn main() {
         login::TESTS,
         csp::TESTS,
         sessions::TESTS,
+        failed_prompt::TESTS,
         streaming::TESTS,
         approvals::TESTS,
         keyboard::TESTS,

@@ -23,9 +23,13 @@ fn a_stream_that_goes_silent_fails_after_the_idle_timeout_and_keeps_the_text_so_
     assert_eq!(turn.events[1]["stopReason"], "error");
     assert_eq!(turn.events[1]["turnId"], json!(turn_id));
     let messages = client.messages(&session);
-    assert_eq!(messages.len(), 2, "{messages:#?}");
-    assert_eq!(messages[1]["kind"], "assistant");
+    assert_eq!(
+        kinds(&messages),
+        ["user", "assistant", "error"],
+        "{messages:#?}"
+    );
     assert_eq!(messages[1]["text"], "so far");
+    assert_eq!(messages[2]["text"], error["message"]);
     // The session is usable again.
     env.fake.push(openai::text(&["again"]));
     let turn = client.prompt(&session, "retry", no_questions);
@@ -33,7 +37,7 @@ fn a_stream_that_goes_silent_fails_after_the_idle_timeout_and_keeps_the_text_so_
 }
 
 #[test]
-fn an_unreachable_provider_is_a_provider_error_and_stores_nothing() {
+fn an_unreachable_provider_is_a_provider_error_and_keeps_the_prompt_with_its_error() {
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
@@ -49,17 +53,20 @@ fn an_unreachable_provider_is_a_provider_error_and_stores_nothing() {
     assert!(message.contains(&url), "{message}");
     assert_eq!(error["data"]["kind"], "unreachable", "{error}");
     assert_eq!(error["data"]["baseUrl"], json!(url));
-    assert_eq!(error["data"]["stored"], false);
+    // Issue 37: the session explains itself, its prompt kept with the error.
+    assert_eq!(error["data"]["stored"], true);
     assert!(error["data"]["turnId"].is_string());
     assert!(turn.events.is_empty(), "{:#?}", turn.events);
-    assert!(client.messages(&session).is_empty());
+    let messages = client.messages(&session);
+    assert_eq!(kinds(&messages), ["user", "error"], "{messages:#?}");
+    assert_eq!(messages[1]["text"], error["message"]);
     let list = client.call("session/list", json!({}));
-    assert_eq!(list["sessions"][0]["messageCount"], 0);
+    assert_eq!(list["sessions"][0]["messageCount"], 2);
     assert_eq!(list["sessions"][0]["running"], false);
 }
 
 #[test]
-fn an_http_500_without_retries_is_a_provider_error_and_stores_nothing() {
+fn an_http_500_without_retries_is_a_provider_error_kept_as_an_entry_the_model_is_never_sent() {
     let env = Env::new("max_retries = 0", "");
     env.fake.push(Reply::server_error());
     let mut client = env.daemon.client();
@@ -70,8 +77,21 @@ fn an_http_500_without_retries_is_a_provider_error_and_stores_nothing() {
     assert_eq!(error["data"]["status"], 500, "{error}");
     assert_eq!(error["data"]["kind"], "http", "{error}");
     assert!(turn.events.is_empty());
-    assert!(client.messages(&session).is_empty());
+    assert_eq!(kinds(&client.messages(&session)), ["user", "error"]);
     assert_eq!(env.fake.request_count(), 1);
+    // The prompt that failed is not sent with the next one: to the model it never was.
+    env.fake.push(openai::text(&["hello"]));
+    let turn = client.prompt(&session, "hi again", no_questions);
+    assert_eq!(turn.result()["text"], "hello");
+    let sent = &env.fake.wait_for_requests(2)[1].body;
+    let users: Vec<&serde_json::Value> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| &m["content"])
+        .collect();
+    assert_eq!(users, [&json!("hi again")], "{sent}");
 }
 
 #[test]

@@ -41,6 +41,8 @@ fn a_full_queue_answers_429_and_loses_nothing_it_accepted() {
     assert_eq!(status, 429, "{third}");
     assert_eq!(third["error"]["code"], -32001);
     assert_eq!(retry.as_deref(), Some("30"));
+    // The same body as every other 429 (issue 37): the wait in it too.
+    assert_eq!(third["error"]["data"]["retryAfterSecs"], 30, "{third}");
     gate.open();
     assert_eq!(hooks.wait_finished(first_id)["status"], "done");
     assert_eq!(

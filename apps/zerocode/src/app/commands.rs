@@ -16,6 +16,7 @@ session's directory (Tab completes it, and /commands). Ctrl-R searches the histo
   /clear            start a new session in this session's directory
   /sessions         list recent sessions, numbered
   /load ID|N        resume a session by id (or a unique prefix) or by its /sessions number
+  /title NAME       rename this session (it is titled after its first prompt until then)
   /cancel           cancel a turn running in this session
   /compact          fold older turns into a summary the model is sent instead (all stay stored)
   /quit             exit (also Ctrl-D, or Ctrl-C twice)
@@ -58,6 +59,20 @@ impl App {
                     self.follow_running().await?;
                 }
             }
+            "/title" if arg.is_empty() => {
+                self.line("usage: /title NAME (the session's new title)");
+            }
+            "/title" => match self
+                .client
+                .session_rename(&self.session.id, Some(arg))
+                .await
+            {
+                Ok(()) => {
+                    self.session.titled = true;
+                    self.line(&dim(&format!("title: {arg}")));
+                }
+                Err(e) => self.failed("cannot rename the session", &e)?,
+            },
             "/compact" => {
                 self.line(&dim(
                     "compacting: the model is summarising the older turns…",

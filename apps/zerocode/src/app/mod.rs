@@ -61,6 +61,9 @@ struct Current {
     id: String,
     cwd: String,
     model: String,
+    /// Whether the session has a title; one without gets its first prompt's, as the CLI
+    /// gives it.
+    titled: bool,
 }
 
 struct App {
@@ -141,6 +144,7 @@ async fn start(paths: Paths, options: Options) -> Result<Stop, String> {
             id: String::new(),
             cwd: String::new(),
             model: String::new(),
+            titled: false,
         },
         cwd: cwd.to_string_lossy().into_owned(),
         listed: Vec::new(),

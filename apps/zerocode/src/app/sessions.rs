@@ -6,7 +6,9 @@ use crate::input::Read;
 use crate::render;
 use crate::term::dim;
 use tokio::sync::broadcast;
+use zeroclaw_client::protocol::{MIN_ID_PREFIX, codes};
 use zeroclaw_client::{NewSession, SessionSummary, Update};
+use zeroclaw_rpc::CallError;
 
 impl App {
     /// Works in `session` from now on (`@` completes under its cwd).
@@ -36,6 +38,7 @@ impl App {
                     id: info.session_id,
                     cwd: info.cwd,
                     model: info.model,
+                    titled: info.title.is_some(),
                 });
                 if announce {
                     self.line(&dim(&format!(
@@ -165,34 +168,43 @@ impl App {
                 }
             });
         }
-        let sessions = match self.client.session_list().await {
-            Ok(sessions) => sessions,
-            Err(e) => {
-                self.failed("cannot list the sessions", &e)?;
-                return Ok(None);
-            }
-        };
-        if sessions.iter().any(|s| s.session_id == arg) {
-            return Ok(Some(arg.to_owned()));
-        }
-        let matching: Vec<&SessionSummary> = sessions
-            .iter()
-            .filter(|s| s.session_id.starts_with(arg))
-            .collect();
-        Ok(match matching.as_slice() {
-            [one] => Some(one.session_id.clone()),
-            [] => {
+        // The daemon resolves the prefix among every stored session, as for the CLI.
+        match self.client.session_resolve(arg).await {
+            Ok(id) => Ok(Some(id)),
+            Err(CallError::Rpc(e)) if e.code == codes::SESSION_NOT_FOUND => {
                 self.line(&format!("no session matches {arg}; /sessions lists them"));
-                None
+                Ok(None)
             }
-            _ => {
-                self.line(&format!(
-                    "{arg} matches {} sessions; type more of the id",
-                    matching.len()
-                ));
-                None
+            Err(CallError::Rpc(e)) if e.code == codes::INVALID_PARAMS => {
+                let candidates: Vec<String> = e
+                    .data
+                    .as_ref()
+                    .and_then(|d| d["candidates"].as_array())
+                    .map(|c| {
+                        c.iter()
+                            .filter_map(|v| v.as_str())
+                            .map(|id| short(id).to_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if candidates.is_empty() {
+                    self.line(&format!(
+                        "{arg} is too short: type at least {MIN_ID_PREFIX} characters of the id"
+                    ));
+                } else {
+                    self.line(&format!(
+                        "{arg} matches {} sessions ({}); type more of the id",
+                        candidates.len(),
+                        candidates.join(", ")
+                    ));
+                }
+                Ok(None)
             }
-        })
+            Err(e) => {
+                self.failed("cannot find the session", &e)?;
+                Ok(None)
+            }
+        }
     }
 
     /// Loads a session with its history replayed (compactly) and works in it from now on.
@@ -224,6 +236,7 @@ impl App {
             id: summary.session_id.clone(),
             cwd: summary.cwd.clone(),
             model: summary.model.clone(),
+            titled: summary.title.is_some(),
         });
         self.running = (summary.running || summary.turn_id.is_some())
             .then(|| self.client.follow(&summary.session_id, events, pending));

@@ -20,8 +20,31 @@ impl App {
         if let Some(summary) = mentions::summary(&expanded.attached) {
             self.line(&dim(&summary));
         }
+        if !self.session.titled {
+            self.title_from(text).await?;
+        }
         let turn = self.client.turn(&self.session.id, &expanded.prompt);
         self.stream(turn, false).await
+    }
+
+    /// Titles an untitled session after its first prompt (as typed, before `@` files are
+    /// attached), the way `zeroclaw prompt` titles the sessions it starts.
+    async fn title_from(&mut self, text: &str) -> Step {
+        let title = zeroclaw_client::title_from_prompt(text);
+        if title.is_empty() {
+            return Ok(());
+        }
+        match self
+            .client
+            .session_rename(&self.session.id, Some(&title))
+            .await
+        {
+            Ok(()) => {
+                self.session.titled = true;
+                Ok(())
+            }
+            Err(e) => self.failed("cannot title the session", &e),
+        }
     }
 
     /// Streams a turn that was already running when the session was loaded.

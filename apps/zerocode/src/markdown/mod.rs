@@ -13,7 +13,9 @@
 //!   rule is complete when its line is.
 //!
 //! So what is printed never changes, and the same text gives the same output however it
-//! was split into chunks. [`Markdown::finish`] prints whatever is held: the screen calls it
+//! was split into chunks. Meanwhile what is held shows as it arrives on the screen's live
+//! line ([`Markdown::pending_tail`]), which is erased and redrawn in one write, as the
+//! status line is, and gives way to the block once it is printed. [`Markdown::finish`] prints whatever is held: the screen calls it
 //! when the answer ends (the turn ends, a tool is called, a thought or a question starts).
 //!
 //! The text is untrusted: control characters (escape sequences above all) are dropped from
@@ -114,6 +116,24 @@ impl Markdown {
             }
         }
         out
+    }
+
+    /// What was received and is not printed yet, as it arrived: the newest source line
+    /// held (the line being received, else the last one of the held block), its last
+    /// `width` characters. Shown live until its block closes and is printed rendered: a
+    /// paragraph is one long source line, held whole.
+    pub fn pending_tail(&self, width: usize) -> Option<String> {
+        let line = if self.partial.is_empty() {
+            self.held.last()?
+        } else {
+            &self.partial
+        };
+        let line = line.trim_end().replace('\t', " ");
+        if line.is_empty() {
+            return None;
+        }
+        let count = line.chars().count();
+        Some(line.chars().skip(count.saturating_sub(width)).collect())
     }
 
     /// The end of the answer: everything held, rendered. The renderer starts afresh.

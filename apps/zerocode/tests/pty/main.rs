@@ -19,3 +19,4 @@ mod approvals;
 mod basics;
 mod input;
 mod rendering;
+mod titles;

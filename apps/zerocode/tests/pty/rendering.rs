@@ -35,11 +35,12 @@ fn answers_are_rendered_markdown_with_highlighted_code() {
     // The code block: its language, then the line in 24-bit colours.
     assert!(text.contains("── rust"), "{text:?}");
     assert!(text.contains("\x1b[38;2;"), "{text:?}");
-    // The markup itself is gone.
-    for markup in ["**", "```", "# Plan", "- first"] {
-        assert!(!text.contains(markup), "{markup:?} in {text:?}");
-    }
+    // The markup itself is gone from what stays on the screen (it shows, raw, on the live
+    // line while its block is being received).
     let screen = screen(&raw);
+    for markup in ["**", "```", "# Plan", "- first"] {
+        assert!(!screen.contains(markup), "{markup:?} in {screen}");
+    }
     assert!(screen.contains("  fn main() {}"), "{screen}");
     term.expect("> ");
     term.quit();
@@ -130,5 +131,37 @@ fn a_failing_bash_command_shows_its_exit_code_in_red() {
     term.expect("It failed.");
     term.expect("[end_turn]");
     term.expect("> ");
+    term.quit();
+}
+
+/// Issue 37: a paragraph shows as it streams (the line being received, raw), not only once
+/// it is complete; when its block closes it is printed rendered in its place, and the live
+/// line leaves nothing behind.
+#[test]
+fn a_paragraph_shows_as_it_arrives_and_settles_when_it_closes() {
+    let env = Env::new();
+    let mut term = env.ready(&[]);
+    let gate = Gate::new();
+    env.fake.push(
+        openai::Builder::new()
+            .text("The first half of a long paragraph, **still open**")
+            .wait_for(&gate)
+            .text(" and its end.\n\nNext one.")
+            .build(),
+    );
+    term.send("go\r");
+    // Held by the fake model mid-line: what arrived is on the screen already.
+    term.expect("The first half of a long paragraph, **still open**");
+    gate.open();
+    term.expect("Next one.");
+    term.expect("> ");
+    let screen = term.screen();
+    assert!(
+        screen.contains(
+            "> go\nThe first half of a long paragraph, still open and its end.\n\nNext one.\n"
+        ),
+        "{screen}"
+    );
+    assert!(!screen.contains("**"), "the raw preview stayed:\n{screen}");
     term.quit();
 }

@@ -8,7 +8,8 @@ use super::wire::{Decoder, Flow, Wire};
 use super::{ChatRequest, Delta, Pace, StepResult};
 use crate::config::ProviderConfig;
 use serde_json::Value;
-use std::time::Duration;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
 
 /// The configured provider: its settings, an HTTP client, and the key read at start-up.
 pub struct Provider {
@@ -16,6 +17,19 @@ pub struct Provider {
     wire: &'static dyn Wire,
     http: reqwest::Client,
     api_key: Option<String>,
+    /// `config.base_url` without credentials: what messages, logs and `status` show.
+    shown_url: String,
+    /// How the last model call went, for `status`.
+    last_call: Mutex<Option<LastCall>>,
+}
+
+/// How a model call went: whether the provider accepted it, when, and its error if not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastCall {
+    pub ok: bool,
+    /// RFC 3339, UTC.
+    pub at: String,
+    pub error: Option<String>,
 }
 
 impl std::fmt::Debug for Provider {
@@ -23,7 +37,7 @@ impl std::fmt::Debug for Provider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Provider")
             .field("kind", &self.config.kind)
-            .field("base_url", &self.config.base_url)
+            .field("base_url", &self.shown_url)
             .field("model", &self.config.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .finish()
@@ -96,9 +110,11 @@ impl Provider {
         let api_key = api_key.filter(|key| !key.trim().is_empty());
         Ok(Self {
             wire: super::for_kind(config.kind),
+            shown_url: super::url::without_credentials(&config.base_url),
             config,
             http,
             api_key,
+            last_call: Mutex::new(None),
         })
     }
 
@@ -118,6 +134,12 @@ impl Provider {
     /// provider has accepted it and its stream is open. Nothing has been shown yet, so a
     /// failure here leaves no trace of the call.
     pub async fn open(&self, request: &ChatRequest<'_>) -> Result<OpenStep, ProviderError> {
+        let opened = self.try_open(request).await;
+        self.record(opened.as_ref().err());
+        opened
+    }
+
+    async fn try_open(&self, request: &ChatRequest<'_>) -> Result<OpenStep, ProviderError> {
         if let (Some(var), None) = (&self.config.api_key_env, &self.api_key) {
             return Err(error::missing_key(var));
         }
@@ -128,6 +150,32 @@ impl Provider {
             events: SseReader::new(Box::pin(response.bytes_stream()), self.idle()),
             decoder: self.wire.decoder(),
         })
+    }
+
+    /// Keeps how the call just made went, for [`Provider::last_call`].
+    fn record(&self, error: Option<&ProviderError>) {
+        let call = LastCall {
+            ok: error.is_none(),
+            at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            error: error.map(|e| e.message.clone()),
+        };
+        *self
+            .last_call
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(call);
+    }
+
+    /// How the last model call went; `None` before the first.
+    pub fn last_call(&self) -> Option<LastCall> {
+        self.last_call
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The base URL as it may be shown: without credentials.
+    pub fn shown_url(&self) -> &str {
+        &self.shown_url
     }
 
     fn base(&self) -> &str {
@@ -146,7 +194,7 @@ impl Provider {
         body: &Value,
         model: &str,
     ) -> Result<reqwest::Response, ProviderError> {
-        let base = &self.config.base_url;
+        let base = &self.shown_url;
         let mut attempt = 0;
         loop {
             let request = self.http.post(url).json(body);

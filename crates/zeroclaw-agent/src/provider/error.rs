@@ -64,15 +64,17 @@ pub(super) fn transport(base: &str, e: &reqwest::Error) -> ProviderError {
     if e.is_timeout() {
         return ProviderError::new(
             ErrorKind::Timeout,
-            format!("the provider at {base} did not answer in time: {e}"),
+            super::url::scrub(&format!(
+                "the provider at {base} did not answer in time: {e}"
+            )),
         );
     }
     ProviderError::new(
         ErrorKind::Unreachable,
-        format!(
+        super::url::scrub(&format!(
             "cannot reach the provider at {base} ({}); is the server running? For Ollama run `ollama serve`, or set provider.base_url in config.toml",
             error_chain(e)
-        ),
+        )),
     )
 }
 

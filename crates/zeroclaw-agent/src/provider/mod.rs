@@ -10,10 +10,11 @@ mod error;
 mod http_tests;
 mod openai;
 pub mod sse;
+pub mod url;
 pub mod window;
 mod wire;
 
-pub use client::Provider;
+pub use client::{LastCall, Provider};
 pub use error::{ErrorKind, ProviderError};
 
 use crate::config::ProviderKind;

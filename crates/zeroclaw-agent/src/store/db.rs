@@ -164,6 +164,27 @@ impl Db {
         read().map_err(StoreError::ctx("list sessions"))
     }
 
+    /// The ids starting with `prefix`, in order, at most `limit`: read along the primary
+    /// key from the prefix on, stopping at the first id past it, so it costs the matches.
+    pub fn session_ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<String>> {
+        let read = || {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT id FROM sessions WHERE id >= ?1 ORDER BY id")?;
+            let mut rows = stmt.query(params![prefix])?;
+            let mut ids = Vec::new();
+            while let Some(row) = rows.next()? {
+                let id: String = row.get(0)?;
+                if !id.starts_with(prefix) || ids.len() == limit {
+                    break;
+                }
+                ids.push(id);
+            }
+            Ok(ids)
+        };
+        read().map_err(StoreError::ctx("find sessions by id prefix"))
+    }
+
     pub fn count_sessions(&self) -> Result<i64> {
         self.conn
             .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
@@ -256,8 +277,11 @@ impl Db {
         Ok(id)
     }
 
+    /// Ends a turn. A failed one (`error`) also leaves an `error` entry in its session's
+    /// history, in the same transaction: a first prompt that failed (the provider down)
+    /// leaves a session that says why it has no answer.
     pub fn finish_turn(
-        &self,
+        &mut self,
         turn_id: &str,
         status: &str,
         usage: Option<Usage>,
@@ -267,13 +291,37 @@ impl Db {
             Some(u) => (Some(u.input_tokens as i64), Some(u.output_tokens as i64)),
             None => (None, None),
         };
-        self.conn
-            .execute(
+        let now = now_ms();
+        let write = |tx: &rusqlite::Transaction<'_>| {
+            tx.execute(
                 "UPDATE turns SET status = ?2, input_tokens = ?3, output_tokens = ?4, error = ?5, ended_at = ?6 WHERE id = ?1",
-                params![turn_id, status, input, output, error, now_ms()],
-            )
-            .map(drop)
-            .map_err(StoreError::ctx("finish the turn"))
+                params![turn_id, status, input, output, error, now],
+            )?;
+            let Some(error) = error else { return Ok(()) };
+            let session: Option<String> = tx
+                .query_row(
+                    "SELECT session_id FROM turns WHERE id = ?1",
+                    params![turn_id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(session) = session {
+                let entry = NewMessage {
+                    turn_id: Some(turn_id.to_owned()),
+                    text: Some(error.to_owned()),
+                    is_error: true,
+                    ..NewMessage::default()
+                };
+                insert_message(tx, &session, MessageKind::Error, &entry, now)?;
+            }
+            Ok(())
+        };
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(StoreError::ctx("finish the turn"))?;
+        write(&tx).map_err(StoreError::ctx("finish the turn"))?;
+        tx.commit().map_err(StoreError::ctx("finish the turn"))
     }
 
     #[cfg(test)]

@@ -303,6 +303,14 @@ impl Store {
             .await
     }
 
+    /// The ids starting with `prefix`: see [`db::Db::session_ids_with_prefix`].
+    pub async fn session_ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<String>> {
+        let prefix = prefix.to_owned();
+        self.reader
+            .run(move |db| db.session_ids_with_prefix(&prefix, limit))
+            .await
+    }
+
     pub async fn delete_session(&self, id: &str) -> Result<bool> {
         let id = id.to_owned();
         self.writer.run(move |db| db.delete_session(&id)).await

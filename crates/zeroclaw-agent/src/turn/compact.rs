@@ -252,7 +252,7 @@ fn transcript(fold: &[&MessageRow]) -> Vec<String> {
                 MessageKind::ToolCall => format!("Agent called {name} with {}", data()),
                 MessageKind::ToolResult if r.is_error => format!("{name} failed: {}", data()),
                 MessageKind::ToolResult => format!("{name} returned: {}", data()),
-                MessageKind::Thought | MessageKind::Summary => return None,
+                MessageKind::Thought | MessageKind::Summary | MessageKind::Error => return None,
             })
         })
         .collect()

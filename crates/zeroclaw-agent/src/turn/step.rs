@@ -4,7 +4,7 @@
 //! Ordering guarantees: every `session/update` of a turn is queued before its
 //! `turn_complete`, and `turn_complete` before the `session/prompt` answer, on each
 //! connection (one queue per connection keeps that order). Each message is stored when it
-//! completes; nothing at all is stored when the very first model call fails.
+//! completes; when the very first model call fails, only the prompt and its error are (see `fail`).
 
 use super::compact::{CompactError, Compaction, Mode};
 use super::halt::{Halt, or_cancelled};
@@ -483,7 +483,34 @@ impl Turn<'_> {
     }
 
     /// Ends a failed turn: marks it failed if it was stored and tells the attached clients.
+    /// One that failed before anything was stored keeps its prompt and its error (the store
+    /// writes an `error` entry), so the session says what became of that prompt; the model
+    /// is never sent that turn (`history::conversation`).
     async fn fail(&self, failure: Failure) -> TurnError {
+        let mut kept = false;
+        if !self.started && !matches!(failure, Failure::Storage(_)) {
+            let begun = self
+                .env
+                .store
+                .begin_turn(&self.session.id, self.id(), self.prompt)
+                .await;
+            let ended = match begun {
+                Ok(()) => {
+                    let message = failure.to_string();
+                    self.env
+                        .store
+                        .finish_turn(self.id(), "failed", None, Some(&message))
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+            match ended {
+                Ok(()) => kept = true,
+                Err(e) => {
+                    tracing::error!(error = %e, turn = %self.id(), "could not keep the failed prompt");
+                }
+            }
+        }
         if self.started {
             let message = failure.to_string();
             let marked = self
@@ -502,7 +529,7 @@ impl Turn<'_> {
         }
         TurnError {
             turn_id: self.id().to_owned(),
-            stored: self.started,
+            stored: self.started || kept,
             failure,
         }
     }

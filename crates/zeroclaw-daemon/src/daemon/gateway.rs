@@ -37,7 +37,12 @@ impl Serving {
 /// shown by `status`, and the daemon goes on serving its socket. The HTTP accept loop
 /// runs from here, but what it admits waits for the doors to open (`Doors::open`), which
 /// comes after this: no connection is served before the status is set.
-pub async fn open(state: &Arc<DaemonState>, doors: &Doors, wanted: bool) -> Option<Serving> {
+pub async fn open(
+    state: &Arc<DaemonState>,
+    doors: &Doors,
+    wanted: bool,
+    listen_from: zeroclaw_gateway::ListenFrom,
+) -> Option<Serving> {
     if !wanted {
         let _ = state.gateway.set(None);
         return None;
@@ -52,6 +57,7 @@ pub async fn open(state: &Arc<DaemonState>, doors: &Doors, wanted: bool) -> Opti
         backend,
         state.shutdown.clone(),
         state.close_connections.clone(),
+        listen_from,
     )
     .await;
     match started {

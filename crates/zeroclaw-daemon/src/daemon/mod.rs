@@ -80,7 +80,7 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     crate::unattended::recover(&state).await;
     let doors = Doors::new(&state);
     // Its HTTP loop accepts from here; what it admits waits for the doors to open.
-    let gateway = gateway::open(&state, &doors, settings.gateway).await;
+    let gateway = gateway::open(&state, &doors, settings.gateway, settings.listen_from).await;
     crate::unattended::start(&state, gateway.is_some());
     let socket = start::serve_socket(&state, &doors, socket);
     // Ready: every connection admitted so far, and each later one, is served.

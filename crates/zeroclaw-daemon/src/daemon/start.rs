@@ -23,6 +23,8 @@ pub struct Settings {
     pub provider: Provider,
     /// Whether the gateway is to serve (on `config.gateway.listen`).
     pub gateway: bool,
+    /// Where that address came from: the config, or `--gateway`.
+    pub listen_from: zeroclaw_gateway::ListenFrom,
 }
 
 /// Reads `config.toml` and applies the command line to it: the connection cap under the
@@ -48,10 +50,15 @@ pub fn read_settings(options: &DaemonOptions) -> Result<Settings, DaemonError> {
             .plan()
             .map_err(|e| DaemonError::Gateway(e.0))?;
     }
+    let listen_from = match options.gateway {
+        GatewayChoice::Listen(_) => zeroclaw_gateway::ListenFrom::Flag,
+        _ => zeroclaw_gateway::ListenFrom::Config,
+    };
     Ok(Settings {
         config,
         provider,
         gateway,
+        listen_from,
     })
 }
 

@@ -64,7 +64,7 @@ pub fn provider_error(
     let mut data = json!({
         "kind": kind_name(e.kind),
         "provider": provider.name(),
-        "baseUrl": provider.config.base_url,
+        "baseUrl": provider.shown_url(),
         "model": model,
     });
     if let Some(status) = e.status {

@@ -100,15 +100,34 @@ fn fixed_status(daemon: &DaemonState) -> String {
             }
             .to_owned(),
             model: daemon.config.agent.provider.model.clone(),
+            base_url: daemon.agent.provider.shown_url().to_owned(),
+            last_call: None,
         },
     };
-    // A struct of strings, numbers and a bool always serialises to `{…}`.
+    // A struct of strings, numbers and a bool always serialises to `{…}`; `provider` is its
+    // last member, so the text ends in `}}`: both are taken off, and each answer closes
+    // `provider` after adding its `lastCall` (see `Status`'s handler).
     let mut text = serde_json::to_string(&fixed).unwrap_or_else(|_| "{}".to_owned());
-    text.pop();
-    if text.len() > 1 {
-        text.push(',');
+    if text.ends_with("}}") {
+        text.truncate(text.len() - 2);
     }
     text
+}
+
+/// `,"lastCall":{…}}` or `}`: the end of `status.provider`, which changes with each call.
+fn provider_tail(daemon: &DaemonState, json: &mut String) {
+    if let Some(call) = daemon.agent.provider.last_call() {
+        let call = zeroclaw_protocol::ProviderCall {
+            ok: call.ok,
+            at: call.at,
+            error: call.error,
+        };
+        if let Ok(text) = serde_json::to_string(&call) {
+            json.push_str(r#","lastCall":"#);
+            json.push_str(&text);
+        }
+    }
+    json.push_str("},");
 }
 
 /// `status` is the call clients poll (and the benchmark's hot path), so its answer is the
@@ -122,6 +141,7 @@ impl Handle for m::Status {
         let mut digits = itoa::Buffer::new();
         let mut json = String::with_capacity(fixed.len() + 96);
         json.push_str(fixed);
+        provider_tail(daemon, &mut json);
         json.push_str(r#""uptimeMs":"#);
         json.push_str(digits.format(uptime));
         json.push_str(r#","clients":"#);

@@ -96,6 +96,7 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::SchedulesList>(READ),
     row::<m::ScheduleRun>(OPERATE),
     row::<m::SessionSetModel>(OPERATE),
+    row::<m::SessionResolve>(READ),
 ];
 
 fn find(method: &str) -> Option<(Handler, Access)> {

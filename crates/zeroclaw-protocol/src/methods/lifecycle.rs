@@ -113,8 +113,8 @@ pub struct StatusResult {
     pub provider: Option<ProviderStatus>,
 }
 
-/// `status.provider`: what answers the sessions that name no model of their own. The
-/// base URL is left out (it may carry credentials).
+/// `status.provider`: what answers the sessions that name no model of their own, and how
+/// its last call went. Never a key; the base URL without any credentials it carries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
@@ -123,6 +123,26 @@ pub struct ProviderStatus {
     pub kind: String,
     /// `provider.model`.
     pub model: String,
+    /// `provider.base_url`, `user:pass@` removed.
+    #[serde(default)]
+    pub base_url: String,
+    /// The last model call since the daemon started; absent before the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_call: Option<ProviderCall>,
+}
+
+/// `status.provider.lastCall`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderCall {
+    /// Whether the provider accepted the call.
+    pub ok: bool,
+    /// When it was made, RFC 3339.
+    pub at: String,
+    /// Why it failed, as a turn's `-32004` says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// `status.gateway` when the gateway is configured.

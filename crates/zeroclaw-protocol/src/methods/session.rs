@@ -38,6 +38,13 @@ method!(
     /// Sets the model of a session's turns (persisted); a running turn keeps its own.
     SessionSetModel, "session/set_model", SetModelParams, SetModelResult
 );
+method!(
+    /// The full id of the one session whose id starts with a prefix, as clients show them.
+    SessionResolve, "session/resolve", ResolveParams, ResolveResult
+);
+
+/// The shortest prefix `session/resolve` takes: shorter ones match too much to be meant.
+pub const MIN_ID_PREFIX: usize = 4;
 
 /// `session/new` params; every member optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -234,6 +241,22 @@ pub struct SetModelResult {
     pub model: String,
     /// The model it had before.
     pub previous: String,
+}
+
+/// `session/resolve` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResolveParams {
+    /// At least [`MIN_ID_PREFIX`] characters of a session id (a whole id resolves to itself).
+    pub prefix: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ResolveResult {
+    pub session_id: String,
 }
 
 #[cfg(test)]

@@ -21,6 +21,27 @@ method!(
     DashboardLink, "dashboard/link", NoParams, DashboardLinkResult
 );
 
+/// The longest token name, in bytes.
+pub const TOKEN_NAME_MAX: usize = 64;
+
+/// The rule for a token's name, in the words help and errors use.
+pub const TOKEN_NAME_RULE: &str = "1 to 64 letters, digits, '-', '_', '.', ':' or '+'";
+
+/// Whether `name` may name a token: the one rule `token/create` and `token/revoke` (and the
+/// CLI's help and docs/gateway.md) follow. Dashboard sessions' names (`dashboard-…`) pass it.
+pub fn check_token_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= TOKEN_NAME_MAX
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '+'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("a token name is {TOKEN_NAME_RULE}; got {name:?}"))
+    }
+}
+
 /// What a gateway token may do. Each scope includes the ones before it.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,

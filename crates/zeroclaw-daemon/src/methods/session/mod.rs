@@ -1,6 +1,7 @@
 //! `session/*`, the session family: its lifecycle (`lifecycle.rs`: new, load, rename,
 //! delete), reading it (`read.rs`: the list, a session's messages), its turns (`turn.rs`:
-//! prompt, cancel, approve), compacting it (`compact.rs`) and its model (`model.rs`).
+//! prompt, cancel, approve), compacting it (`compact.rs`), its model (`model.rs`) and an
+//! id prefix to its session (`resolve.rs`).
 //! Here, what they share: whether the caller is attached, the refusals, the summary, the
 //! bounds on strings.
 
@@ -8,6 +9,7 @@ mod compact;
 mod lifecycle;
 mod model;
 mod read;
+mod resolve;
 mod turn;
 
 use crate::methods::errors::storage;

@@ -2,7 +2,19 @@
 //! fake provider.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[cfg(unix)]
+mod approval_keys;
+#[path = "../common/mod.rs"]
 mod common;
+mod config_errors;
+mod failed_turn;
+mod help;
+mod ids;
+// socat and a Unix socket, as the README has it.
+#[cfg(unix)]
+mod readme;
+mod status;
+mod tokens;
 
 use assert_cmd::Command;
 use common::*;
@@ -374,7 +386,7 @@ fn help_describes_this_platforms_endpoint() {
     } else {
         for unix in [
             "daemon.sock",
-            "socat READLINE UNIX-CONNECT",
+            "socat - UNIX-CONNECT",
             "ZEROCLAW_SOCKET=/tmp/zc.sock",
         ] {
             assert!(all.contains(unix), "{unix:?} missing:\n{all}");

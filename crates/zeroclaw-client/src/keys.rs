@@ -1,4 +1,5 @@
-//! One key from the terminal, without waiting for Enter: the terminal is put in
+//! One key from the terminal, without waiting for Enter (zerocode's approvals and
+//! `zeroclaw prompt`'s, one implementation for both): the terminal is put in
 //! non-canonical mode (no line buffering, no echo, Ctrl-C read as a key) for the read only,
 //! and put back when the read ends or is abandoned (the future dropped: the daemon went
 //! away), on every path.
