@@ -41,7 +41,13 @@ impl InMemoryDaemon {
         );
         let sessions = Sessions::new(opened.store, opened.sessions, frame_cap);
         let state = Arc::new(DaemonState::new(
-            paths, config, false, sessions, provider, tokens,
+            paths,
+            config,
+            false,
+            sessions,
+            provider,
+            tokens,
+            zeroclaw_agent::sandbox::Support::probe(),
         ));
         let doors = Doors::new(&state);
         doors.open();

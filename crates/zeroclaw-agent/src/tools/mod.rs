@@ -195,6 +195,8 @@ pub struct ToolContext {
     /// The client that prompted does file reads and writes for the file tools (an editor's
     /// buffers, `fs/*`); `None`: they use the disk.
     pub client_files: Option<Arc<dyn ClientFiles>>,
+    /// What the session's commands run under (`bash` prepares it per command).
+    pub sandbox: crate::sandbox::ToolSandbox,
 }
 
 /// `path` relative to `cwd` unless it is absolute.

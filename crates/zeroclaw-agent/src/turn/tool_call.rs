@@ -53,7 +53,23 @@ impl Turn<'_> {
             return ToolOutput::error(refusal);
         }
         let config = self.env.config;
+        // An unattended run's sandbox is its entry's (strict by default), whatever the
+        // session or `[sandbox]` say; a person's session has its own or the config's.
+        let (choice, require) = match &self.origin.unattended {
+            Some(unattended) => (unattended.sandbox.choice(), unattended.sandbox.require),
+            None => (
+                self.session.sandbox.unwrap_or(config.sandbox.choice()),
+                config.sandbox.require,
+            ),
+        };
+        let sandbox = self.env.sandbox.for_turn(
+            &config.sandbox,
+            choice,
+            require,
+            PathBuf::from(&self.session.cwd),
+        );
         let context = ToolContext {
+            sandbox,
             cwd: self.session.cwd.clone().into(),
             cancel: self.active.cancel.child_token(),
             process_records: Some(crate::tools::orphans::dir(&self.env.dirs.data_dir)),

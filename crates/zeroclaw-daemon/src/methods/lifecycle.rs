@@ -81,6 +81,7 @@ struct FixedStatus<'a> {
     ephemeral: bool,
     gateway: Option<zeroclaw_protocol::GatewayStatus>,
     provider: zeroclaw_protocol::ProviderStatus,
+    sandbox: zeroclaw_protocol::SandboxStatus,
 }
 
 /// `{"serverVersion":…,"ephemeral":…,` — the fixed members, ready for the changing ones.
@@ -101,6 +102,7 @@ fn fixed_status(daemon: &DaemonState) -> String {
             .to_owned(),
             model: daemon.config.agent.provider.model.clone(),
         },
+        sandbox: super::sandbox::status(daemon),
     };
     // A struct of strings, numbers and a bool always serialises to `{…}`.
     let mut text = serde_json::to_string(&fixed).unwrap_or_else(|_| "{}".to_owned());

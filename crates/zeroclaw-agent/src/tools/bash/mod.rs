@@ -10,6 +10,9 @@
 //! The parts: `spawn.rs` starts the shell (the one place a command becomes a process),
 //! `group.rs` holds the process group and kills it (the reaper), `capture.rs` keeps and
 //! renders the output, `run.rs` waits for all of it and writes the result.
+//!
+//! Every command runs in the session's sandbox (`ctx.sandbox`, docs/sandbox.md), prepared
+//! here per call; a refusal the kernel made is explained at the end of the result.
 
 mod capture;
 mod group;
@@ -47,7 +50,9 @@ impl Tool for Bash {
                 both captured; the result ends with `[exit code N]`. Long output keeps only its \
                 beginning and end. The command and everything it starts are killed when the time \
                 limit expires. Background processes (`cmd &`) may keep running after the command \
-                exits, but their later output is not captured."
+                exits, but their later output is not captured. Commands may run in a sandbox \
+                that limits where they write and whether they reach the network; a refusal ends \
+                the result with `[blocked by the sandbox: ...]`."
                     .into(),
             input_schema: json!({
                 "type": "object",
@@ -90,7 +95,12 @@ impl Tool for Bash {
             .timeout_secs
             .map_or(ctx.limits.bash_default_timeout, Duration::from_secs)
             .min(ctx.limits.bash_max_timeout);
-        match run::execute(&args.command, timeout, ctx).await {
+        // Refused here, before anything starts, when the sandbox is required and missing.
+        let sandbox = match ctx.sandbox.prepare() {
+            Ok(sandbox) => sandbox,
+            Err(why) => return ToolOutput::error(format!("bash: {why}")),
+        };
+        match run::execute(&args.command, timeout, ctx, sandbox.as_ref()).await {
             Ok(out) => out,
             Err(e) => ToolOutput::error(format!("bash: {e}")),
         }
