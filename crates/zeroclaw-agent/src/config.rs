@@ -105,48 +105,44 @@ pub enum Policy {
     Deny,
 }
 
-/// `[approvals]`: `<tool> = "ask" | "allow" | "deny"`, plus the answer timeout.
+/// `[approvals]`: `<tool> = "ask" | "allow" | "deny"`, plus the answer timeout. A built-in
+/// tool the table does not name has its own default (`Tool::APPROVAL`); a name that is no
+/// built-in tool is refused by [`Config::validate`] (MCP servers' tools have `approve`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct ApprovalsConfig {
     pub timeout_secs: u64,
-    pub bash: Policy,
-    pub write_file: Policy,
-    pub edit_file: Policy,
-    pub read_file: Policy,
-    pub list_dir: Policy,
-    pub grep: Policy,
-    pub ask_user: Policy,
+    /// The tools the file names, by name.
+    #[serde(flatten)]
+    pub tools: BTreeMap<String, Policy>,
 }
 
 impl Default for ApprovalsConfig {
     fn default() -> Self {
         Self {
             timeout_secs: 120,
-            bash: Policy::Ask,
-            write_file: Policy::Ask,
-            edit_file: Policy::Ask,
-            read_file: Policy::Allow,
-            list_dir: Policy::Allow,
-            grep: Policy::Allow,
-            ask_user: Policy::Allow,
+            tools: BTreeMap::new(),
         }
     }
 }
 
 impl ApprovalsConfig {
-    pub fn policy(&self, tool: &str) -> Policy {
-        match tool {
-            "bash" => self.bash,
-            "write_file" => self.write_file,
-            "edit_file" => self.edit_file,
-            "read_file" => self.read_file,
-            "list_dir" => self.list_dir,
-            "grep" => self.grep,
-            "ask_user" => self.ask_user,
-            // A tool this table does not know changes nothing it can vouch for.
-            _ => Policy::Ask,
-        }
+    /// The policy for `tool`: the table's, else `default` (the tool's own).
+    pub fn policy(&self, tool: &str, default: Policy) -> Policy {
+        self.tools.get(tool).copied().unwrap_or(default)
+    }
+
+    /// A name in the table that is not one of `known` (the built-in tools), if any.
+    fn problem(&self, known: &[&str]) -> Option<String> {
+        let unknown = self
+            .tools
+            .keys()
+            .find(|name| !known.contains(&name.as_str()))?;
+        Some(format!(
+            "[approvals] {unknown}: there is no built-in tool of that name (the tools: {}; \
+             an MCP server's tools take their policy from its `approve`)",
+            known.join(", ")
+        ))
     }
 }
 
@@ -332,7 +328,11 @@ pub fn check_vars(value: &str) -> Result<(), String> {
 
 impl Config {
     /// What is wrong with the values, named as in the file; `Ok` if nothing is.
-    pub fn validate(&self) -> Result<(), String> {
+    /// `tools`: the built-in tools' names, the only ones `[approvals]` may name.
+    pub fn validate(&self, tools: &[&str]) -> Result<(), String> {
+        if let Some(problem) = self.approvals.problem(tools) {
+            return Err(problem);
+        }
         for (name, value) in [
             ("agent.max_steps", self.agent.max_steps as usize),
             ("agent.max_running_turns", self.agent.max_running_turns),
@@ -383,10 +383,22 @@ impl Config {
 mod tests {
     use super::*;
 
+    /// The built-in tools' names (`tools::BUILTIN_NAMES`, which this lower layer cannot
+    /// name).
+    const TOOLS: &[&str] = &[
+        "bash",
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_dir",
+        "grep",
+        "ask_user",
+    ];
+
     /// `text` as the agent's part of a config file, read and checked.
     fn load(text: &str) -> Result<Config, String> {
         let config: Config = toml::from_str(text).map_err(|e| e.to_string())?;
-        config.validate()?;
+        config.validate(TOOLS)?;
         Ok(config)
     }
 
@@ -405,10 +417,27 @@ mod tests {
             config.provider.api_key_env.as_deref(),
             Some("ANTHROPIC_API_KEY")
         );
-        assert_eq!(config.approvals.policy("bash"), Policy::Allow);
-        assert_eq!(config.approvals.policy("write_file"), Policy::Ask);
-        assert_eq!(config.approvals.policy("read_file"), Policy::Allow);
-        assert_eq!(config.approvals.policy("grep"), Policy::Allow);
+        // Named: the file's; not named: the tool's own default.
+        assert_eq!(config.approvals.policy("bash", Policy::Ask), Policy::Allow);
+        assert_eq!(
+            config.approvals.policy("write_file", Policy::Ask),
+            Policy::Ask
+        );
+        assert_eq!(
+            config.approvals.policy("read_file", Policy::Allow),
+            Policy::Allow
+        );
+        assert_eq!(config.approvals.timeout_secs, 120);
+        let err = load("[approvals]\nbsah = \"allow\"\n").unwrap_err();
+        assert!(
+            err.contains("[approvals] bsah") && err.contains("bash, read_file, write_file"),
+            "{err}"
+        );
+        assert!(
+            load("[approvals]\nbash = \"maybe\"\n")
+                .unwrap_err()
+                .contains("maybe")
+        );
         assert!(
             load("[provider]\nkind = \"gemini\"\n")
                 .unwrap_err()

@@ -162,7 +162,8 @@ impl Config {
                 "daemon.max_frame_bytes must be at least {MIN_FRAME_BYTES}"
             ));
         }
-        self.agent.validate()?;
+        // `[approvals]` may name the built-in tools only.
+        self.agent.validate(zeroclaw_agent::tools::BUILTIN_NAMES)?;
         // Every `[gateway]` value, whether or not the gateway is served this run.
         self.gateway.validate().map_err(|e| e.0)?;
         unattended::validate(&self.webhooks, &self.schedules)

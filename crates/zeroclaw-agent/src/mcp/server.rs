@@ -23,8 +23,13 @@ use tokio_util::sync::CancellationToken;
 use super::client::{Askers, Handler, Watched};
 use super::process::ChildGuard;
 use super::{Settings, Snapshot, State, output, vars};
-use crate::config::{McpServerConfig, Policy};
-use crate::tools::{Tool, ToolContext, ToolDef, ToolOutput, Tools};
+use crate::config::McpServerConfig;
+use crate::tools::preview::PreviewAt;
+use crate::tools::{
+    Checked, DynTool, ToolContext, ToolDef, ToolOutput, ToolPolicy, Tools, check_args, not_started,
+};
+use futures_util::future::BoxFuture;
+use zeroclaw_protocol::events::ApprovalPreview;
 
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -194,7 +199,7 @@ impl Server {
         *lock(&self.live) = None;
         live.end().await;
         let old: Vec<String> = lock(&self.registered).drain(..).map(|d| d.name).collect();
-        self.registry.replace::<McpTool>(&old, Vec::new());
+        self.registry.replace(&old, Vec::new());
         self.status.send_modify(|s| s.tools = 0);
     }
 
@@ -265,11 +270,12 @@ impl Server {
             .list_all_tools()
             .await
             .map_err(|e| format!("tools/list failed: {e}"))?;
-        let tools: Vec<McpTool> = listed
+        let tools: Vec<Arc<dyn DynTool>> = listed
             .iter()
             .filter_map(|t| McpTool::new(self.clone(), t))
+            .map(|t| Arc::new(t) as Arc<dyn DynTool>)
             .collect();
-        let defs: Vec<ToolDef> = tools.iter().map(Tool::definition).collect();
+        let defs: Vec<ToolDef> = tools.iter().map(|t| t.definition().clone()).collect();
         let old: Vec<String> = lock(&self.registered)
             .iter()
             .map(|d| d.name.clone())
@@ -416,19 +422,39 @@ impl McpTool {
     }
 }
 
-impl Tool for McpTool {
-    /// Passed through to the server as given, after the schema's basic checks.
-    type Args = Value;
-
-    fn definition(&self) -> ToolDef {
-        self.def.clone()
+/// Its definition is the server's, so it is registered as a [`DynTool`]: its arguments are
+/// checked against the server's schema and passed on as given.
+impl DynTool for McpTool {
+    fn definition(&self) -> &ToolDef {
+        &self.def
     }
 
-    fn policy(&self) -> Option<Policy> {
-        Some(self.server.config.approve.policy(&self.tool))
+    fn check(&self, args: &Value) -> Result<Checked, ToolOutput> {
+        check_args(&self.def, args)?;
+        Ok(Checked { path: None })
     }
 
-    async fn run(&self, args: Value, ctx: &ToolContext) -> ToolOutput {
-        self.server.call(&self.tool, args, ctx).await
+    fn policy(&self) -> ToolPolicy {
+        ToolPolicy::Own(self.server.config.approve.policy(&self.tool))
+    }
+
+    fn preview<'a>(
+        &'a self,
+        _args: &'a Value,
+        _at: &'a PreviewAt,
+    ) -> BoxFuture<'a, Option<ApprovalPreview>> {
+        Box::pin(async { None })
+    }
+
+    fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            if let Some(out) = not_started(&self.def.name, ctx) {
+                return out;
+            }
+            match check_args(&self.def, args) {
+                Ok(args) => self.server.call(&self.tool, args, ctx).await,
+                Err(out) => out,
+            }
+        })
     }
 }

@@ -9,10 +9,11 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{Tool, ToolContext, ToolDef, ToolOutput};
+use super::{Tool, ToolContext, ToolOutput};
+use crate::config::Policy;
 
 /// A way to put a question to the person at the client.
 pub trait AskUser: Send + Sync + Debug {
@@ -55,42 +56,23 @@ pub enum Answer {
 
 pub(super) struct AskUserTool;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
+    /// The question, phrased so it can be answered without further context.
     question: String,
+    /// Optional answers to offer; the person may still answer freely.
     choices: Option<Vec<String>>,
 }
 
 impl Tool for AskUserTool {
+    const NAME: &'static str = "ask_user";
+    const DESCRIPTION: &'static str = "Ask the person at the client a question and wait for their answer, which is returned \
+        as the result. Use it when a decision is genuinely theirs (ambiguous requirements, \
+        destructive actions, choosing between options), not for things you can find out \
+        yourself.";
+    const READ_ONLY: bool = true;
+    const APPROVAL: Policy = Policy::Allow;
     type Args = Args;
-
-    fn definition(&self) -> ToolDef {
-        ToolDef {
-            name: "ask_user".into(),
-            description: "Ask the person at the client a question and wait for their answer, \
-                which is returned as the result. Use it when a decision is genuinely theirs \
-                (ambiguous requirements, destructive actions, choosing between options), not \
-                for things you can find out yourself."
-                .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "question": {
-                        "type": "string",
-                        "description": "The question, phrased so it can be answered without further context."
-                    },
-                    "choices": {
-                        "type": "array",
-                        "items": { "type": "string" },
-                        "description": "Optional answers to offer; the person may still answer freely."
-                    }
-                },
-                "required": ["question"],
-                "additionalProperties": false
-            }),
-            read_only: true,
-        }
-    }
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let Some(asker) = &ctx.ask_user else {
@@ -133,6 +115,7 @@ impl Tool for AskUserTool {
 mod tests {
     use super::super::testing::{ctx, run};
     use super::*;
+    use serde_json::json;
     use std::sync::{Arc, Mutex};
     use tokio::sync::Notify;
 

@@ -3,57 +3,37 @@
 use std::fs;
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 use zeroclaw_protocol::events::ApprovalPreview;
 
 use super::client_files::{self, ClientFiles};
 use super::preview::{self, PreviewAt};
 use super::write_file::write_atomic;
-use super::{Tool, ToolContext, ToolDef, ToolOutput, io_error, on_path};
+use super::{Tool, ToolContext, ToolOutput, io_error, on_path};
+use crate::config::Policy;
 
 pub(super) struct EditFile;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
+    /// File path, relative to the working directory unless absolute.
     path: String,
+    /// The exact text to replace; must be non-empty and occur exactly once.
     old_text: String,
+    /// The replacement text.
     new_text: String,
 }
 
 impl Tool for EditFile {
+    const NAME: &'static str = "edit_file";
+    const DESCRIPTION: &'static str = "Replace one exact occurrence of `old_text` in a text file with `new_text`. \
+        `old_text` must match the file byte for byte (including whitespace and indentation) \
+        and must occur exactly once; include enough surrounding lines to make it unique. To \
+        delete text, pass an empty `new_text`. The write is atomic.";
+    const READ_ONLY: bool = false;
+    const APPROVAL: Policy = Policy::Ask;
     type Args = Args;
-
-    fn definition(&self) -> ToolDef {
-        ToolDef {
-            name: "edit_file".into(),
-            description: "Replace one exact occurrence of `old_text` in a text file with \
-                `new_text`. `old_text` must match the file byte for byte (including whitespace \
-                and indentation) and must occur exactly once; include enough surrounding lines \
-                to make it unique. To delete text, pass an empty `new_text`. The write is atomic."
-                .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the working directory unless absolute."
-                    },
-                    "old_text": {
-                        "type": "string",
-                        "description": "The exact text to replace; must be non-empty and occur exactly once."
-                    },
-                    "new_text": {
-                        "type": "string",
-                        "description": "The replacement text."
-                    }
-                },
-                "required": ["path", "old_text", "new_text"],
-                "additionalProperties": false
-            }),
-            read_only: false,
-        }
-    }
 
     fn check(&self, args: &Args) -> Result<(), String> {
         if args.old_text.is_empty() {
@@ -265,6 +245,7 @@ fn lines(s: &str) -> String {
 mod tests {
     use super::super::testing::{ctx, names, run};
     use super::*;
+    use serde_json::json;
 
     #[tokio::test]
     async fn edit_file_replaces_and_reports_the_line() {

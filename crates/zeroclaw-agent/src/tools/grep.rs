@@ -22,12 +22,13 @@ use std::path::{Path, PathBuf};
 use ignore::WalkBuilder;
 use ignore::overrides::{Override, OverrideBuilder};
 use regex::bytes::RegexBuilder;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::text::{utf8_head, utf8_tail};
-use super::{Tool, ToolContext, ToolDef, ToolOutput, blocking, io_error, resolve};
+use super::{Tool, ToolContext, ToolOutput, blocking, io_error, resolve};
+use crate::config::Policy;
 
 const DEFAULT_RESULTS: u64 = 100;
 const MAX_RESULTS: u64 = 1000;
@@ -42,64 +43,35 @@ const CANCELLED: &str = "grep: cancelled before the search finished";
 
 pub(super) struct Grep;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
+    /// A regular expression (Rust regex syntax), e.g. `fn \w+_test` or `TODO|FIXME`; escape
+    /// special characters (`\.`, `\(`) to match them literally.
     pattern: String,
+    /// A directory or file to search, relative to the working directory (default: all of it).
+    /// It must be inside the working directory.
     path: Option<String>,
+    /// Only search files whose name matches this glob, e.g. `*.rs` or `*.{ts,tsx}`; a glob
+    /// containing `/` matches the path below `path`, and a leading `!` excludes instead.
     glob: Option<String>,
+    /// Match regardless of case (default false).
     case_insensitive: Option<bool>,
+    /// The most matching lines returned (default 100, at most 1000).
+    #[schemars(range(min = 1))]
     max_results: Option<u64>,
 }
 
 impl Tool for Grep {
+    const NAME: &'static str = "grep";
+    const DESCRIPTION: &'static str = "Search the contents of the files under the working directory for a regular \
+        expression, matched against each line. Returns the matching lines as `path:line: \
+        text`, paths relative to the working directory, files in name order. Files ignored \
+        by .gitignore or .ignore, hidden files and binary files are skipped, and symbolic \
+        links are not followed; use bash to search those. Long lines are shortened around \
+        the match.";
+    const READ_ONLY: bool = true;
+    const APPROVAL: Policy = Policy::Allow;
     type Args = Args;
-
-    fn definition(&self) -> ToolDef {
-        ToolDef {
-            name: "grep".into(),
-            description: "Search the contents of the files under the working directory for a \
-                regular expression, matched against each line. Returns the matching lines as \
-                `path:line: text`, paths relative to the working directory, files in name \
-                order. Files ignored by .gitignore or .ignore, hidden files and binary files \
-                are skipped, and symbolic links are not followed; use bash to search those. \
-                Long lines are shortened around the match."
-                .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {
-                        "type": "string",
-                        "description": "A regular expression (Rust regex syntax), e.g. `fn \\w+_test` \
-                            or `TODO|FIXME`; escape special characters (`\\.`, `\\(`) to match them \
-                            literally."
-                    },
-                    "path": {
-                        "type": "string",
-                        "description": "A directory or file to search, relative to the working \
-                            directory (default: all of it). It must be inside the working directory."
-                    },
-                    "glob": {
-                        "type": "string",
-                        "description": "Only search files whose name matches this glob, e.g. `*.rs` \
-                            or `*.{ts,tsx}`; a glob containing `/` matches the path below `path`, \
-                            and a leading `!` excludes instead."
-                    },
-                    "case_insensitive": {
-                        "type": "boolean",
-                        "description": "Match regardless of case (default false)."
-                    },
-                    "max_results": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "description": "The most matching lines returned (default 100, at most 1000)."
-                    }
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
-            read_only: true,
-        }
-    }
 
     fn check(&self, args: &Args) -> Result<(), String> {
         if args.pattern.is_empty() {
@@ -486,6 +458,7 @@ mod tests {
     use super::super::testing::{ctx, run};
     use super::*;
     use serde_json::Value;
+    use serde_json::json;
     use std::fs;
 
     /// A tree with a few files to search.

@@ -4,43 +4,29 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{Tool, ToolContext, ToolDef, ToolOutput, io_error, on_path};
+use super::{Tool, ToolContext, ToolOutput, io_error, on_path};
+use crate::config::Policy;
 
 pub(super) struct ListDir;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
+    /// Directory path, relative to the working directory unless absolute; `.` is the working
+    /// directory itself.
     path: String,
 }
 
 impl Tool for ListDir {
+    const NAME: &'static str = "list_dir";
+    const DESCRIPTION: &'static str = "List a directory's entries, sorted by name: subdirectories end with `/`, files show \
+        their size in bytes, symbolic links show their target. Not recursive; use bash (e.g. \
+        `find` or `git ls-files`) for trees.";
+    const READ_ONLY: bool = true;
+    const APPROVAL: Policy = Policy::Allow;
     type Args = Args;
-
-    fn definition(&self) -> ToolDef {
-        ToolDef {
-            name: "list_dir".into(),
-            description: "List a directory's entries, sorted by name: subdirectories end with \
-                `/`, files show their size in bytes, symbolic links show their target. Not \
-                recursive; use bash (e.g. `find` or `git ls-files`) for trees."
-                .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "Directory path, relative to the working directory unless \
-                            absolute; `.` is the working directory itself."
-                    }
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-            read_only: true,
-        }
-    }
 
     fn path<'a>(&self, args: &'a Args) -> Option<&'a str> {
         Some(&args.path)
@@ -137,6 +123,7 @@ fn size(n: u64) -> String {
 mod tests {
     use super::super::testing::{ctx, run};
     use super::*;
+    use serde_json::json;
 
     #[tokio::test]
     async fn list_dir_sorted_with_kinds_and_sizes() {

@@ -1,18 +1,18 @@
 //! The tools the model can call.
 //!
-//! A tool is one type implementing [`Tool`], in one file of this folder: its arguments as a
-//! serde type, its definition (name, description, JSON Schema — what the model sees), and
-//! its run. [`builtin`] lists the built-in ones; a [`Tools`] registry is built from it once
-//! per daemon, and tools can be registered and unregistered at run time (MCP servers)
-//! through the same trait.
+//! A tool is one type implementing [`Tool`], in one file of this folder: its name,
+//! description, read-only flag and default approval policy as constants, its arguments as a
+//! serde type whose JSON Schema (what the model sees) is derived from it (`schema.rs`), and
+//! its run. [`builtin!`] lists the built-in ones once; a [`Tools`] registry is built from it
+//! once per daemon, and tools known only at run time (MCP servers) are registered and
+//! unregistered as [`DynTool`]s, the erased form every tool takes in the registry.
 //!
 //! Every failure a model can cause (bad arguments, missing files, non-zero exits,
 //! time-outs) comes back as a [`ToolOutput`] with `is_error = true`, never as a Rust
 //! error: the text is meant to be shown to the model so it can correct itself.
 //!
 //! Adding a built-in tool: a file here with the type implementing [`Tool`], its `mod`
-//! line, its line in [`builtin`], and its default policy in `config.rs`'s `[approvals]`
-//! (a tool the table does not know is asked about).
+//! line and its line in [`builtin!`]. Its `APPROVAL` is its `[approvals]` default.
 
 mod args;
 mod ask_user;
@@ -27,6 +27,7 @@ pub mod orphans;
 pub mod preview;
 mod read_file;
 mod registry;
+mod schema;
 pub mod scrub;
 pub mod spill;
 mod text;
@@ -47,32 +48,53 @@ use tokio_util::sync::CancellationToken;
 
 pub use ask_user::{Answer, AskUser};
 pub use client_files::ClientFiles;
-pub use registry::{DynTool, ToolSet, Tools};
+pub use registry::{Checked, DynTool, ToolPolicy, ToolSet, Tools, not_started};
 pub use scrub::EnvScrub;
 
-/// The built-in tools, in the order the model is shown them.
-fn builtin() -> Vec<Arc<dyn DynTool>> {
-    vec![
-        registry::erase(bash::Bash),
-        registry::erase(read_file::ReadFile),
-        registry::erase(write_file::WriteFile),
-        registry::erase(edit_file::EditFile),
-        registry::erase(list_dir::ListDir),
-        registry::erase(grep::Grep),
-        registry::erase(ask_user::AskUserTool),
-    ]
+use crate::config::Policy;
+
+/// Lists the built-in tools once, in the order the model is shown them: the registry's
+/// tools and their names both come from this list.
+macro_rules! builtin {
+    ($($tool:path),* $(,)?) => {
+        /// The built-in tools' names, in the order the model is shown them.
+        pub const BUILTIN_NAMES: &[&str] = &[$(<$tool as Tool>::NAME),*];
+
+        /// The built-in tools, in the order the model is shown them.
+        fn builtin() -> Vec<Arc<dyn DynTool>> {
+            vec![$(registry::erase($tool)),*]
+        }
+    };
 }
 
-/// One tool, typed. [`Tools::register`] turns it into a [`DynTool`]: the definition is
-/// built once there, and each call's JSON arguments are checked against its schema
-/// (`args.rs`: object, known members, required members, JSON types, integer minimums —
-/// the messages the model reads) and then decoded into [`Tool::Args`].
-pub trait Tool: Send + Sync + 'static {
-    /// The call's arguments. Optional members must be `Option`s: `null` counts as absent.
-    type Args: DeserializeOwned + Send;
+builtin![
+    bash::Bash,
+    read_file::ReadFile,
+    write_file::WriteFile,
+    edit_file::EditFile,
+    list_dir::ListDir,
+    grep::Grep,
+    ask_user::AskUserTool,
+];
 
-    /// What the model is shown. Called once, when the tool is registered.
-    fn definition(&self) -> ToolDef;
+/// One built-in tool, typed. [`Tools::builtin`] turns it into a [`DynTool`]: the definition
+/// is built once there from the constants and [`Tool::Args`]' derived schema (`schema.rs`),
+/// and each call's JSON arguments are checked against that schema (`args.rs`: object, known
+/// members, required members, JSON types, integer minimums — the messages the model reads)
+/// and then decoded into [`Tool::Args`].
+pub trait Tool: Send + Sync + 'static {
+    /// What the model calls it; also its key in `[approvals]`.
+    const NAME: &'static str;
+    /// What the model is told it does.
+    const DESCRIPTION: &'static str;
+    /// True if the tool never changes anything.
+    const READ_ONLY: bool;
+    /// Its policy when `[approvals]` does not name it.
+    const APPROVAL: Policy;
+
+    /// The call's arguments; their doc comments are the members' descriptions the model
+    /// reads. Optional members must be `Option`s: `null` counts as absent.
+    type Args: DeserializeOwned + schemars::JsonSchema + Send;
 
     /// What the schema cannot say about valid arguments (a command that is not blank…):
     /// the problem, for "invalid arguments for <tool>: …". Runs before the approval, so a
@@ -101,12 +123,6 @@ pub trait Tool: Send + Sync + 'static {
         _at: &preview::PreviewAt,
     ) -> impl Future<Output = Option<zeroclaw_protocol::events::ApprovalPreview>> + Send {
         async { None }
-    }
-
-    /// The tool's own approval policy, if it has one (an MCP server's `approve`); `None`:
-    /// `[approvals]` decides.
-    fn policy(&self) -> Option<crate::config::Policy> {
-        None
     }
 }
 
@@ -197,6 +213,12 @@ pub struct ToolContext {
     pub client_files: Option<Arc<dyn ClientFiles>>,
     /// What the session's commands run under (`bash` prepares it per command).
     pub sandbox: crate::sandbox::ToolSandbox,
+}
+
+/// `args` checked against `def`'s schema (as a built-in tool's are), for a tool known only
+/// at run time that passes them on as JSON; otherwise the error result for the model.
+pub fn check_args(def: &ToolDef, args: &Value) -> Result<Value, ToolOutput> {
+    args::decode::<Value>(def, args)
 }
 
 /// `path` relative to `cwd` unless it is absolute.
@@ -307,6 +329,40 @@ mod tests {
         );
         let ro: Vec<bool> = defs.iter().map(|d| d.read_only).collect();
         assert_eq!(ro, [false, true, false, false, true, true, true]);
+        assert_eq!(names, BUILTIN_NAMES);
+        // What `[approvals]` falls back to: asking before a change, not before a look.
+        let defaults: Vec<ToolPolicy> = names
+            .iter()
+            .filter_map(|n| set.get(n).map(|t| t.policy()))
+            .collect();
+        let (ask, allow) = (
+            ToolPolicy::Configurable(Policy::Ask),
+            ToolPolicy::Configurable(Policy::Allow),
+        );
+        assert_eq!(defaults, [ask, allow, ask, ask, allow, allow, allow]);
         assert!(set.get("nope").is_none());
+    }
+
+    /// What the model is shown of every built-in tool, byte for byte as sent (key order
+    /// included: serde_json keeps it): `definitions.json` holds the definitions as they were
+    /// hand-written before they were derived from the tools' types, so a change of wording,
+    /// type, bound or order shows here.
+    #[test]
+    fn builtin_definitions_are_what_the_model_has_always_been_shown() {
+        let set = Tools::builtin().snapshot();
+        let defs: Vec<Value> = set
+            .definitions()
+            .iter()
+            .map(|d| {
+                json!({
+                    "name": d.name,
+                    "description": d.description,
+                    "read_only": d.read_only,
+                    "input_schema": d.input_schema,
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&defs).unwrap() + "\n";
+        assert_eq!(text, include_str!("definitions.json"));
     }
 }

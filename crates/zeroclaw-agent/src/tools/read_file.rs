@@ -4,43 +4,29 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::text::{lossy_utf8, utf8_head};
-use super::{Tool, ToolContext, ToolDef, ToolOutput, client_files, io_error, on_path};
+use super::{Tool, ToolContext, ToolOutput, client_files, io_error, on_path};
+use crate::config::Policy;
 
 pub(super) struct ReadFile;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
+    /// File path, relative to the working directory unless absolute.
     path: String,
 }
 
 impl Tool for ReadFile {
+    const NAME: &'static str = "read_file";
+    const DESCRIPTION: &'static str = "Read a UTF-8 text file and return its contents exactly (no line numbers are added). \
+        Very large files are cut off, with a note saying how much was left out; use bash \
+        (e.g. `sed -n 100,200p FILE`) to read a specific part of them.";
+    const READ_ONLY: bool = true;
+    const APPROVAL: Policy = Policy::Allow;
     type Args = Args;
-
-    fn definition(&self) -> ToolDef {
-        ToolDef {
-            name: "read_file".into(),
-            description: "Read a UTF-8 text file and return its contents exactly (no line numbers \
-                are added). Very large files are cut off, with a note saying how much was left \
-                out; use bash (e.g. `sed -n 100,200p FILE`) to read a specific part of them."
-                .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the working directory unless absolute."
-                    }
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-            read_only: true,
-        }
-    }
 
     fn path<'a>(&self, args: &'a Args) -> Option<&'a str> {
         Some(&args.path)
@@ -135,6 +121,7 @@ fn read_file(path: &Path, limit: usize) -> ToolOutput {
 mod tests {
     use super::super::testing::{ctx, run};
     use super::*;
+    use serde_json::json;
 
     #[tokio::test]
     async fn read_file_happy_paths() {

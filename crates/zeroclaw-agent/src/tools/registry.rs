@@ -20,8 +20,9 @@ use super::{Tool, ToolContext, ToolDef, ToolOutput, args};
 use crate::config::Policy;
 use zeroclaw_protocol::events::ApprovalPreview;
 
-/// A registered tool, type-erased so tools of every kind live in one list. Implemented
-/// for every [`Tool`] by [`Tools::register`]; implement [`Tool`], not this.
+/// A registered tool, type-erased so tools of every kind live in one list: a built-in
+/// [`Tool`] (erased by [`Tools::builtin`]) or a tool known only at run time, whose
+/// definition is data (an MCP server's, `mcp/server.rs`).
 pub trait DynTool: Send + Sync {
     /// What the model is shown, built once at registration.
     fn definition(&self) -> &ToolDef;
@@ -34,8 +35,8 @@ pub trait DynTool: Send + Sync {
     /// checked and decoded, then the tool runs. Never fails; errors are results.
     fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
 
-    /// [`Tool::policy`].
-    fn policy(&self) -> Option<Policy>;
+    /// Who decides whether a call may run without asking.
+    fn policy(&self) -> ToolPolicy;
 
     /// [`Tool::preview`] of a call whose arguments are valid (`None` if they are not).
     fn preview<'a>(
@@ -43,6 +44,15 @@ pub trait DynTool: Send + Sync {
         args: &'a Value,
         at: &'a PreviewAt,
     ) -> BoxFuture<'a, Option<ApprovalPreview>>;
+}
+
+/// Where a tool's approval policy comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolPolicy {
+    /// `[approvals]` names it, or else this default (a built-in tool's [`Tool::APPROVAL`]).
+    Configurable(Policy),
+    /// Its own, which `[approvals]` does not change (an MCP server's `approve`).
+    Own(Policy),
 }
 
 /// What is known of a call whose arguments are valid, before it runs.
@@ -83,8 +93,8 @@ impl<T: Tool> DynTool for Registered<T> {
         })
     }
 
-    fn policy(&self) -> Option<Policy> {
-        self.tool.policy()
+    fn policy(&self) -> ToolPolicy {
+        ToolPolicy::Configurable(T::APPROVAL)
     }
 
     fn preview<'a>(
@@ -102,11 +112,8 @@ impl<T: Tool> DynTool for Registered<T> {
 
     fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            if ctx.cancel.is_cancelled() {
-                return ToolOutput::error(format!(
-                    "{}: cancelled before it started",
-                    self.definition.name
-                ));
+            if let Some(out) = not_started(&self.definition.name, ctx) {
+                return out;
             }
             match self.decode(args) {
                 Ok(args) => self.tool.run(args, ctx).await,
@@ -116,9 +123,17 @@ impl<T: Tool> DynTool for Registered<T> {
     }
 }
 
+/// The refusal of a call whose turn was cancelled before it started.
+pub fn not_started(name: &str, ctx: &ToolContext) -> Option<ToolOutput> {
+    ctx.cancel
+        .is_cancelled()
+        .then(|| ToolOutput::error(format!("{name}: cancelled before it started")))
+}
+
+/// `tool` in the registry's form, its definition built from its type.
 pub(super) fn erase<T: Tool>(tool: T) -> Arc<dyn DynTool> {
     Arc::new(Registered {
-        definition: tool.definition(),
+        definition: super::schema::definition::<T>(),
         tool,
     })
 }
@@ -216,8 +231,7 @@ impl Tools {
     /// Adds `tool` after the others. A name already taken is refused, so a tool from
     /// elsewhere cannot replace a built-in one.
     #[cfg_attr(not(test), allow(dead_code))] // MCP servers use `replace`
-    pub fn register<T: Tool>(&self, tool: T) -> Result<(), NameTaken> {
-        let tool = erase(tool);
+    pub fn register(&self, tool: Arc<dyn DynTool>) -> Result<(), NameTaken> {
         let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
         let name = &tool.definition().name;
         if current.by_name.contains_key(name) {
@@ -232,8 +246,7 @@ impl Tools {
     /// Removes the tools called `remove` and adds `add` after the others, as one change: a
     /// snapshot has either all the old ones or all the new ones (an MCP server's refreshed
     /// list). A name already taken by another tool is refused; the refusals are returned.
-    pub fn replace<T: Tool>(&self, remove: &[String], add: Vec<T>) -> Vec<NameTaken> {
-        let add: Vec<Arc<dyn DynTool>> = add.into_iter().map(erase).collect();
+    pub fn replace(&self, remove: &[String], add: Vec<Arc<dyn DynTool>>) -> Vec<NameTaken> {
         let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
         let mut tools: Vec<Arc<dyn DynTool>> = current
             .tools
@@ -273,41 +286,62 @@ impl Tools {
 mod tests {
     use super::super::testing::ctx;
     use super::*;
-    use serde::Deserialize;
     use serde_json::json;
 
     /// A tool whose name is chosen at run time, as an MCP server's would be.
-    struct Echo(String);
+    struct Echo(ToolDef);
 
-    #[derive(Deserialize)]
-    struct EchoArgs {
-        text: String,
-        times: Option<u64>,
+    fn echo(name: String) -> Arc<dyn DynTool> {
+        Arc::new(Echo(ToolDef {
+            name,
+            description: "Echoes its text.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string"},
+                    "times": {"type": "integer", "minimum": 1}
+                },
+                "required": ["text"],
+                "additionalProperties": false
+            }),
+            read_only: true,
+        }))
     }
 
-    impl Tool for Echo {
-        type Args = EchoArgs;
-
-        fn definition(&self) -> ToolDef {
-            ToolDef {
-                name: self.0.clone(),
-                description: "Echoes its text.".into(),
-                input_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "text": {"type": "string"},
-                        "times": {"type": "integer", "minimum": 1}
-                    },
-                    "required": ["text"],
-                    "additionalProperties": false
-                }),
-                read_only: true,
-            }
+    impl DynTool for Echo {
+        fn definition(&self) -> &ToolDef {
+            &self.0
         }
 
-        async fn run(&self, args: EchoArgs, _ctx: &ToolContext) -> ToolOutput {
-            let times = usize::try_from(args.times.unwrap_or(1)).unwrap_or(1);
-            ToolOutput::ok(args.text.repeat(times))
+        fn check(&self, args: &Value) -> Result<Checked, ToolOutput> {
+            super::super::check_args(&self.0, args)?;
+            Ok(Checked { path: None })
+        }
+
+        fn policy(&self) -> ToolPolicy {
+            ToolPolicy::Own(Policy::Allow)
+        }
+
+        fn preview<'a>(
+            &'a self,
+            _args: &'a Value,
+            _at: &'a PreviewAt,
+        ) -> BoxFuture<'a, Option<ApprovalPreview>> {
+            Box::pin(async { None })
+        }
+
+        fn run<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
+            Box::pin(async move {
+                if let Some(out) = not_started(&self.0.name, ctx) {
+                    return out;
+                }
+                let args = match super::super::check_args(&self.0, args) {
+                    Ok(args) => args,
+                    Err(out) => return out,
+                };
+                let times = usize::try_from(args["times"].as_u64().unwrap_or(1)).unwrap_or(1);
+                ToolOutput::ok(args["text"].as_str().unwrap_or("").repeat(times))
+            })
         }
     }
 
@@ -319,7 +353,7 @@ mod tests {
     async fn a_tool_registered_at_run_time_is_offered_and_runs_with_checked_arguments() {
         let tools = Tools::builtin();
         let before = tools.snapshot();
-        tools.register(Echo("echo".into())).unwrap();
+        tools.register(echo("echo".into())).unwrap();
         let after = tools.snapshot();
         assert_eq!(names(&after).last().map(String::as_str), Some("echo"));
         assert_eq!(after.definitions().len(), before.definitions().len() + 1);
@@ -342,11 +376,11 @@ mod tests {
     fn a_taken_name_is_refused_and_unregistering_removes_only_that_tool() {
         let tools = Tools::builtin();
         assert_eq!(
-            tools.register(Echo("bash".into())),
+            tools.register(echo("bash".into())),
             Err(NameTaken("bash".into()))
         );
-        tools.register(Echo("one".into())).unwrap();
-        tools.register(Echo("two".into())).unwrap();
+        tools.register(echo("one".into())).unwrap();
+        tools.register(echo("two".into())).unwrap();
         let held = tools.snapshot();
         assert!(tools.unregister("one"));
         assert!(!tools.unregister("one"));
@@ -375,7 +409,7 @@ mod tests {
                 s.spawn(move || {
                     start.wait();
                     for name in batch {
-                        tools.register(Echo(name.clone())).unwrap();
+                        tools.register(echo(name.clone())).unwrap();
                         // A reader in between always sees a whole set.
                         let set = tools.snapshot();
                         assert_eq!(set.definitions().len(), set.names().len());
@@ -409,12 +443,12 @@ mod tests {
     #[test]
     fn a_group_is_replaced_in_one_change_and_a_sessions_tools_come_after_the_daemons() {
         let tools = Tools::builtin();
-        let refused = tools.replace(&[], vec![Echo("s__a".into()), Echo("bash".into())]);
+        let refused = tools.replace(&[], vec![echo("s__a".into()), echo("bash".into())]);
         assert_eq!(refused, [NameTaken("bash".into())]);
         let before = tools.snapshot();
         let refused = tools.replace(
             &["s__a".into()],
-            vec![Echo("s__b".into()), Echo("s__c".into())],
+            vec![echo("s__b".into()), echo("s__c".into())],
         );
         assert!(refused.is_empty());
         let after = tools.snapshot();
@@ -423,8 +457,8 @@ mod tests {
         assert_eq!(names(&after)[names(&after).len() - 2..], ["s__b", "s__c"]);
 
         let own = Tools::empty();
-        own.register(Echo("own__x".into())).unwrap();
-        own.register(Echo("bash".into())).unwrap();
+        own.register(echo("own__x".into())).unwrap();
+        own.register(echo("bash".into())).unwrap();
         let merged = after.merged(&own.snapshot());
         assert_eq!(names(&merged).last().map(String::as_str), Some("own__x"));
         assert_eq!(merged.names().iter().filter(|n| **n == "bash").count(), 1);

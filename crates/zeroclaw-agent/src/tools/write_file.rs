@@ -8,50 +8,33 @@ use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::preview::{self, PreviewAt};
-use super::{Tool, ToolContext, ToolDef, ToolOutput, client_files, io_error, on_path};
+use super::{Tool, ToolContext, ToolOutput, client_files, io_error, on_path};
+use crate::config::Policy;
 use zeroclaw_protocol::events::ApprovalPreview;
 
 pub(super) struct WriteFile;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
+    /// File path, relative to the working directory unless absolute.
     path: String,
+    /// The complete new content of the file.
     content: String,
 }
 
 impl Tool for WriteFile {
+    const NAME: &'static str = "write_file";
+    const DESCRIPTION: &'static str = "Create or overwrite a file with the given content. Missing parent directories are \
+        created. The write is atomic (the file is either fully replaced or left untouched) \
+        and an existing file keeps its permissions. Prefer edit_file for small changes to an \
+        existing file.";
+    const READ_ONLY: bool = false;
+    const APPROVAL: Policy = Policy::Ask;
     type Args = Args;
-
-    fn definition(&self) -> ToolDef {
-        ToolDef {
-            name: "write_file".into(),
-            description: "Create or overwrite a file with the given content. Missing parent \
-                directories are created. The write is atomic (the file is either fully replaced \
-                or left untouched) and an existing file keeps its permissions. Prefer edit_file \
-                for small changes to an existing file."
-                .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the working directory unless absolute."
-                    },
-                    "content": {
-                        "type": "string",
-                        "description": "The complete new content of the file."
-                    }
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
-            read_only: false,
-        }
-    }
 
     fn path<'a>(&self, args: &'a Args) -> Option<&'a str> {
         Some(&args.path)
@@ -209,6 +192,7 @@ pub(super) fn write_atomic(tool: &str, path: &Path, content: &[u8]) -> Result<()
 mod tests {
     use super::super::testing::{ctx, names, run};
     use super::*;
+    use serde_json::json;
 
     #[tokio::test]
     async fn write_file_creates_parents_atomically() {

@@ -1,63 +1,66 @@
-//! Approvals: a tool call whose policy is `ask` waits for the user's decision, which any
-//! attached client may give with `session/approve`. So does a call that reaches the
-//! daemon's own files (`target.rs`), whatever its policy short of `deny`.
+//! Approvals: the facts of a call gathered and decided (`permission.rs`); a call whose
+//! decision is to ask waits for the user's answer, which any attached client may give with
+//! `session/approve`.
 
+use super::permission::{Facts, Permission, UnattendedFacts, decide};
 use super::step::Turn;
 use super::target::Target;
 use crate::provider::ToolCall;
+use crate::tools::ToolPolicy;
 use std::time::Duration;
 use zeroclaw_protocol::events::{ApprovalPreview, ApprovalTarget};
 use zeroclaw_protocol::{Decision, Update};
 
 impl Turn<'_> {
-    /// Whether `call` may run: by the session's `allow_always` list, the daemon's policy, or
-    /// the user's answer to an `approval_request`; the refusal the model is told otherwise.
-    /// `target` is the call's path, resolved, if it has one; `preview` what it would do,
-    /// awaited only when the user is asked.
+    /// Whether `call` may run: by the session's `allow_always` list, the policy, the
+    /// unattended run's rules, or the user's answer to an `approval_request`; the refusal
+    /// the model is told otherwise. `target` is the call's path, resolved, if it has one;
+    /// `preview` what it would do, awaited only when the user is asked.
     pub(super) async fn permission(
         &self,
         call: &ToolCall,
         target: Option<&Target>,
-        own: Option<crate::config::Policy>,
+        policy: ToolPolicy,
         preview: impl Future<Output = Option<ApprovalPreview>>,
     ) -> Result<(), String> {
-        use crate::config::Policy;
         let name = call.name.as_str();
-        let fallback = own.unwrap_or_else(|| self.env.config.approvals.policy(name));
-        if let Some(unattended) = &self.origin.unattended {
-            // Nobody can be asked: the run's own table decides, `ask` waits only for a
-            // client that happens to be attached, and a protected target is refused
-            // unless the table says `ask`.
-            let policy = match unattended.policy(name, fallback) {
-                Policy::Ask if self.session.is_always_allowed(name) => Policy::Allow,
-                policy => policy,
-            };
-            let protected = target.is_some_and(|t| t.protected.is_some());
-            if policy == Policy::Deny || (protected && policy == Policy::Allow) {
-                return Err(unattended.denied());
+        let (policy, own_policy) = match policy {
+            ToolPolicy::Configurable(default) => {
+                (self.env.config.approvals.policy(name, default), false)
             }
-            if policy == Policy::Allow {
-                return Ok(());
-            }
-        }
-        let policy = if self.session.is_always_allowed(name) {
-            Policy::Allow
-        } else {
-            fallback
+            ToolPolicy::Own(policy) => (policy, true),
         };
-        if policy == Policy::Deny {
-            let setting = match own {
-                Some(_) => "its MCP server's `approve`".to_owned(),
-                None => format!("[approvals] {name}"),
-            };
-            return Err(format!(
-                "the daemon's policy forbids {name} ({setting} = \"deny\"); do not try it again, find another way or tell the user"
-            ));
+        let denied = self.origin.unattended.as_ref().map(|u| u.denied());
+        let facts = Facts {
+            tool: name,
+            policy,
+            own_policy,
+            always_allowed: self.session.is_always_allowed(name),
+            protected: target.and_then(|t| t.protected.as_deref()),
+            unattended: self.origin.unattended.as_ref().zip(denied.as_deref()).map(
+                |(unattended, denied)| UnattendedFacts {
+                    named: unattended.approve.get(name).copied(),
+                    denied,
+                },
+            ),
+        };
+        match decide(&facts) {
+            Permission::Allow => Ok(()),
+            Permission::Deny(refusal) => Err(refusal),
+            Permission::Ask(reason) => self.ask(call, target, reason, preview).await,
         }
-        let reason = target.and_then(|t| t.protected.clone());
-        if reason.is_none() && policy == Policy::Allow {
-            return Ok(());
-        }
+    }
+
+    /// Sends an `approval_request` for `call` and waits for the answer (the turn's
+    /// cancellation and the approval timeout end the wait: a refusal).
+    async fn ask(
+        &self,
+        call: &ToolCall,
+        target: Option<&Target>,
+        reason: Option<String>,
+        preview: impl Future<Output = Option<ApprovalPreview>>,
+    ) -> Result<(), String> {
+        let name = call.name.as_str();
         let preview = preview.await.map(Box::new);
         let request_id = uuid::Uuid::new_v4().to_string();
         let request = Update::ApprovalRequest {

@@ -13,10 +13,12 @@ mod ask_user;
 mod client_files;
 mod compact;
 mod error;
+mod permission;
 mod spawn;
 mod step;
 mod target;
 mod tool_call;
+mod tool_context;
 
 pub use compact::{CompactError, Compaction, Mode as CompactMode};
 pub use error::{Failure, TurnError};
@@ -88,7 +90,7 @@ impl Origin {
 /// An unattended run's approval policy (docs/unattended.md): per tool `allow`, `deny` or
 /// `ask` (an attached client may answer within the approval timeout); a tool the table
 /// does not name follows `[approvals]` (or its MCP server's `approve`) with `ask` turned
-/// into `deny`.
+/// into `deny` (`permission.rs` decides).
 #[derive(Debug, Clone)]
 pub struct Unattended {
     /// `webhook` or `schedule`.
@@ -106,14 +108,5 @@ impl Unattended {
             "denied by the unattended policy of {} {}: no one can approve this run",
             self.source, self.name
         )
-    }
-
-    /// The policy for `tool`, given what it would be for a person (`fallback`).
-    pub fn policy(&self, tool: &str, fallback: Policy) -> Policy {
-        match self.approve.get(tool) {
-            Some(policy) => *policy,
-            None if fallback == Policy::Ask => Policy::Deny,
-            None => fallback,
-        }
     }
 }

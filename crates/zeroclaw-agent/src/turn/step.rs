@@ -14,7 +14,7 @@ use crate::provider::{
 };
 use crate::session::{ActiveTurn, Session};
 use crate::store::{MessageKind, NewMessage, StoreError, Usage};
-use crate::tools::{ToolOutput, ToolSet};
+use crate::tools::{ToolContext, ToolOutput, ToolSet};
 use serde_json::Value;
 use zeroclaw_protocol::{PromptResult, StopReason, Update};
 
@@ -69,6 +69,8 @@ pub(super) struct Turn<'a> {
     started: bool,
     text: String,
     usage: Option<Usage>,
+    /// What the turn's tool calls run against (`tool_context.rs`).
+    pub(super) tools_context: ToolContext,
 }
 
 /// Runs one turn to its end.
@@ -89,6 +91,7 @@ pub(super) async fn run(
         started: false,
         text: String::new(),
         usage: None,
+        tools_context: super::tool_context::build(env, session, active, origin),
     };
     turn.run().await
 }

@@ -21,60 +21,42 @@ mod spawn;
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::preview::PreviewAt;
-use super::{Tool, ToolContext, ToolDef, ToolOutput};
+use super::{Tool, ToolContext, ToolOutput};
+use crate::config::Policy;
 use zeroclaw_protocol::events::ApprovalPreview;
 
 pub(super) struct Bash;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 pub(super) struct Args {
+    /// The command line to run, e.g. `cargo test 2>&1 | tail -50`. Runs in the working
+    /// directory; use `cd dir && ...` to run elsewhere.
     command: String,
-    /// At least 1: the schema's `minimum` is checked before decoding.
+    // At least 1: the schema's `minimum` is checked before decoding.
+    /// Time limit in seconds (default 120, at most 600). The whole process group is killed when
+    /// it expires.
+    #[schemars(range(min = 1))]
     timeout_secs: Option<u64>,
 }
 
 impl Tool for Bash {
+    const NAME: &'static str = "bash";
+    const DESCRIPTION: &'static str = "Run a shell command with `bash -c` in the session's working directory and return its \
+        output. stdin is empty (/dev/null), so interactive programs will not work; pass \
+        flags such as `--yes` or `--no-pager` instead. stdout and stderr are both captured; \
+        the result ends with `[exit code N]`. Long output keeps only its beginning and end. \
+        The command and everything it starts are killed when the time limit expires. \
+        Background processes (`cmd &`) may keep running after the command exits, but their \
+        later output is not captured. Commands may run in a sandbox that limits where they \
+        write and whether they reach the network; a refusal ends the result with `[blocked by \
+        the sandbox: ...]`.";
+    const READ_ONLY: bool = false;
+    const APPROVAL: Policy = Policy::Ask;
     type Args = Args;
-
-    fn definition(&self) -> ToolDef {
-        ToolDef {
-            name: "bash".into(),
-            description:
-                "Run a shell command with `bash -c` in the session's working directory and \
-                return its output. stdin is empty (/dev/null), so interactive programs will not \
-                work; pass flags such as `--yes` or `--no-pager` instead. stdout and stderr are \
-                both captured; the result ends with `[exit code N]`. Long output keeps only its \
-                beginning and end. The command and everything it starts are killed when the time \
-                limit expires. Background processes (`cmd &`) may keep running after the command \
-                exits, but their later output is not captured. Commands may run in a sandbox \
-                that limits where they write and whether they reach the network; a refusal ends \
-                the result with `[blocked by the sandbox: ...]`."
-                    .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "command": {
-                        "type": "string",
-                        "description": "The command line to run, e.g. `cargo test 2>&1 | tail -50`. \
-                            Runs in the working directory; use `cd dir && ...` to run elsewhere."
-                    },
-                    "timeout_secs": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "description": "Time limit in seconds (default 120, at most 600). The whole \
-                            process group is killed when it expires."
-                    }
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
-            read_only: false,
-        }
-    }
 
     fn check(&self, args: &Args) -> Result<(), String> {
         if args.command.trim().is_empty() {

@@ -2,7 +2,7 @@
 
 use super::super::testing::{ctx, run as run_tool};
 use super::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::Path;
 
 async fn bash(ctx: &ToolContext, args: Value) -> ToolOutput {

@@ -3,7 +3,7 @@
 
 use super::super::testing::{ctx, run as run_tool};
 use super::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 async fn shell(ctx: &ToolContext, args: Value) -> ToolOutput {
     match tokio::time::timeout(Duration::from_secs(20), run_tool("bash", &args, ctx)).await {
