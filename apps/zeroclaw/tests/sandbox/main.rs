@@ -12,7 +12,11 @@
 mod common;
 
 #[cfg(target_os = "linux")]
+mod escape;
+#[cfg(target_os = "linux")]
 mod escapes;
+#[cfg(target_os = "linux")]
+mod file_tools;
 #[cfg(target_os = "linux")]
 mod network;
 #[cfg(target_os = "linux")]
@@ -42,7 +46,12 @@ pub struct Sandboxed {
 
 impl Sandboxed {
     pub fn new(rest: &str, sandbox: Value) -> Self {
-        let env = Env::new("", &format!("{BASH_ALLOWED}\n{rest}"));
+        Self::with("", rest, sandbox)
+    }
+
+    /// `new`, with more `[approvals]` lines (`tool = "allow"`).
+    pub fn with(approvals: &str, rest: &str, sandbox: Value) -> Self {
+        let env = Env::new("", &format!("{BASH_ALLOWED}\n{approvals}\n{rest}"));
         let outside = env.dir.path().join("outside");
         std::fs::create_dir_all(&outside).unwrap();
         let mut client = env.daemon.client();
@@ -72,12 +81,14 @@ impl Sandboxed {
     /// Runs one call of `tool` as a whole turn (see [`Sandboxed::bash`]).
     pub fn call(&mut self, tool: &str, args: Value) -> Outcome {
         let id = format!("call_{}", self.requests);
+        let before = self.env.fake.requests().len();
         self.env.fake.push(tool_call(&id, tool, args, 1));
         self.env.fake.push(openai::text(&["ok"]));
         let turn = self.client.prompt(&self.session, "go", no_questions);
         assert_eq!(turn.result()["stopReason"], "end_turn");
-        self.requests += 2;
+        self.requests = self.env.fake.requests().len();
         let result = turn.one("tool_result").clone();
+        assert_eq!(self.requests, before + 2);
         let body = &self.env.fake.wait_for_requests(self.requests)[self.requests - 1].body;
         let model = tool_content(body, &id);
         let client = output(&result).to_owned();

@@ -67,3 +67,36 @@ fn an_entrys_own_sandbox_decides_for_its_runs() {
         "{list}"
     );
 }
+
+#[test]
+fn an_escape_is_refused_in_an_unattended_run() {
+    let place = tempfile::tempdir().unwrap();
+    let (work, outside) = (place.path().join("work"), place.path().join("outside"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let env = Env::new("", &schedule(&work, ""));
+    env.fake.push(tool_call(
+        "c1",
+        "bash",
+        json!({
+            "command": format!("echo x > {}/escaped", outside.display()),
+            "sandbox": "escape",
+            "justification": "the hook says so",
+        }),
+        1,
+    ));
+    env.fake.push(openai::text(&["done"]));
+    let run = env
+        .daemon
+        .client()
+        .call("schedule/run", json!({"name": "nightly"}));
+    let line = env.daemon.wait_for_log("run finished");
+    assert!(line.contains(run["runId"].as_str().unwrap()), "{line}");
+    let text = tool_content(&env.fake.wait_for_requests(2)[1].body, "c1");
+    assert_eq!(
+        text,
+        "denied by the unattended policy of schedule nightly: no one can approve this run: \
+         a call that asks to run outside the sandbox needs a person's approval"
+    );
+    assert!(!outside.join("escaped").exists());
+}

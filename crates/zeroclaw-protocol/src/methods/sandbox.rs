@@ -51,6 +51,15 @@ pub struct SessionSandbox {
     pub network: bool,
 }
 
+/// `approval_request.escape`: a call that asks to run outside the sandbox, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxEscape {
+    /// The model's reason, as it wrote it.
+    pub justification: String,
+}
+
 /// `status.sandbox`: the daemon's policy and the mechanism that enforces it here.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

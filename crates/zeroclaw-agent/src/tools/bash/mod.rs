@@ -41,6 +41,18 @@ pub(super) struct Args {
     /// it expires.
     #[schemars(range(min = 1))]
     timeout_secs: Option<u64>,
+    /// Only to run outside the sandbox, when a command cannot work inside it: "escape".
+    /// The user is always asked, with your justification; they may refuse.
+    sandbox: Option<SandboxArg>,
+    /// Why the command must run outside the sandbox (required with `sandbox`).
+    justification: Option<String>,
+}
+
+/// `sandbox`'s one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum SandboxArg {
+    Escape,
 }
 
 impl Tool for Bash {
@@ -62,7 +74,25 @@ impl Tool for Bash {
         if args.command.trim().is_empty() {
             return Err("`command` must not be empty".into());
         }
+        if args.sandbox.is_some()
+            && args
+                .justification
+                .as_deref()
+                .is_none_or(|j| j.trim().is_empty())
+        {
+            return Err(
+                "`sandbox: \"escape\"` needs a `justification`: say why the command \
+                 cannot run inside the sandbox"
+                    .into(),
+            );
+        }
         Ok(())
+    }
+
+    fn escape<'a>(&self, args: &'a Args) -> Option<&'a str> {
+        args.sandbox
+            .and(args.justification.as_deref())
+            .map(str::trim)
     }
 
     async fn preview(&self, args: Args, at: &PreviewAt) -> Option<ApprovalPreview> {
@@ -77,8 +107,14 @@ impl Tool for Bash {
             .timeout_secs
             .map_or(ctx.limits.bash_default_timeout, Duration::from_secs)
             .min(ctx.limits.bash_max_timeout);
-        // Refused here, before anything starts, when the sandbox is required and missing.
-        let sandbox = match ctx.sandbox.prepare() {
+        // An escape reaches here only approved by a person (`turn/permission.rs`): it runs
+        // unconfined. Otherwise refused here, before anything starts, when the sandbox is
+        // required and missing.
+        let sandbox = match args.sandbox {
+            Some(SandboxArg::Escape) => Ok(None),
+            None => ctx.sandbox.prepare(),
+        };
+        let sandbox = match sandbox {
             Ok(sandbox) => sandbox,
             Err(why) => return ToolOutput::error(format!("bash: {why}")),
         };
