@@ -47,7 +47,12 @@ impl InMemoryDaemon {
             sessions,
             provider,
             tokens,
-            zeroclaw_agent::sandbox::Support::probe(),
+            // Its paths are invented (the store is in memory, nothing is on disk to hide)
+            // and its tests are about the dispatch: commands run unconfined, as with a
+            // daemon on a machine without a sandbox (`require` still refuses them).
+            zeroclaw_agent::sandbox::Support::unavailable(
+                "the in-memory test daemon has no sandbox",
+            ),
         ));
         let doors = Doors::new(&state);
         doors.open();

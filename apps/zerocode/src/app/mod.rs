@@ -7,6 +7,7 @@
 
 /// Public for [`commands::HELP`], which the completer checks against its command list.
 pub mod commands;
+mod sandbox;
 mod sessions;
 mod turn;
 
@@ -61,6 +62,8 @@ struct Current {
     id: String,
     cwd: String,
     model: String,
+    /// Its sandbox; `None` from a daemon that does not report one.
+    sandbox: Option<zeroclaw_client::SessionSandbox>,
 }
 
 struct App {
@@ -141,6 +144,7 @@ async fn start(paths: Paths, options: Options) -> Result<Stop, String> {
             id: String::new(),
             cwd: String::new(),
             model: String::new(),
+            sandbox: None,
         },
         cwd: cwd.to_string_lossy().into_owned(),
         listed: Vec::new(),

@@ -12,6 +12,8 @@ impl App {
     /// Works in `session` from now on (`@` completes under its cwd).
     fn enter(&mut self, session: Current) {
         self.input.set_cwd(std::path::Path::new(&session.cwd));
+        self.screen()
+            .set_sandbox(session.sandbox.as_ref().map(crate::status::sandbox_label));
         self.session = session;
     }
 
@@ -36,6 +38,7 @@ impl App {
                     id: info.session_id,
                     cwd: info.cwd,
                     model: info.model,
+                    sandbox: info.sandbox,
                 });
                 if announce {
                     self.line(&dim(&format!(
@@ -224,6 +227,7 @@ impl App {
             id: summary.session_id.clone(),
             cwd: summary.cwd.clone(),
             model: summary.model.clone(),
+            sandbox: summary.sandbox,
         });
         self.running = (summary.running || summary.turn_id.is_some())
             .then(|| self.client.follow(&summary.session_id, events, pending));
