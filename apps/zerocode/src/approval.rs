@@ -13,6 +13,8 @@ use zeroclaw_client::{ApprovalPreview, Decision};
 
 /// The hint shown when a key that is no answer was pressed.
 const HINT: &str = "press y (allow once), a (always), n or Esc (reject)";
+/// The same, where "always" is not offered (leaving the sandbox).
+const ONCE_HINT: &str = "press y (allow once), n or Esc (reject)";
 
 /// The preview's lines, styled when the terminal takes styles, every piece of the file or
 /// command made safe to print.
@@ -75,6 +77,31 @@ fn paint(code: &str, text: &str) -> String {
     }
 }
 
+/// What an approval to leave the sandbox says before its question: that the command would
+/// run with the user's full rights, and the model's reason.
+pub fn escape_lines(justification: &str) -> Vec<String> {
+    vec![
+        paint(
+            "1;31",
+            "⚠ this command asks to run OUTSIDE the sandbox: with your full rights, writing \
+             anywhere you can and reaching the network",
+        ),
+        format!(
+            "{} {}",
+            bold("why (the model's words):"),
+            sanitize(justification)
+        ),
+    ]
+}
+
+/// `Run bash `make` outside the sandbox, once? [y]es / [n]o` (no "always": leaving the
+/// sandbox is asked every time).
+pub fn escape_question(name: &str, input: &Value) -> String {
+    let width = term::width().saturating_sub(name.len() + 50).max(20);
+    let what = summarize(name, input, width);
+    format!("Run {name} `{what}` OUTSIDE the sandbox, once? [y]es / [n]o ")
+}
+
 /// `Allow bash `ls`? [y]es / [n]o / [a]lways` (plain text: the line editor measures it
 /// when stdin is not a terminal).
 pub fn question(name: &str, input: &Value) -> String {
@@ -88,27 +115,29 @@ pub fn question(name: &str, input: &Value) -> String {
 }
 
 /// Asks `question` and reads the answer: one key on a terminal, else a line. `None` for
-/// Ctrl-C (reject, and cancel the turn).
-pub async fn decide(input: &Input, question: &str) -> Option<Decision> {
+/// Ctrl-C (reject, and cancel the turn). `always`: whether "always" is among the answers
+/// (not for an escape from the sandbox).
+pub async fn decide(input: &Input, question: &str, always: bool) -> Option<Decision> {
     if !std::io::stdin().is_terminal() {
-        return by_line(input, question).await;
+        return by_line(input, question, always).await;
     }
     loop {
         print(question);
         let Some(key) = keys::read().await else {
             // The terminal could not be read key by key: a line, then.
             print("\n");
-            return by_line(input, question).await;
+            return by_line(input, question, always).await;
         };
         let (echo, decision) = match key {
             Key::Char('y' | 'Y') => ("y", Some(Decision::AllowOnce)),
-            Key::Char('a' | 'A') => ("a", Some(Decision::AllowAlways)),
+            Key::Char('a' | 'A') if always => ("a", Some(Decision::AllowAlways)),
             Key::Char('n' | 'N') => ("n", Some(Decision::Reject)),
             Key::Esc => ("Esc", Some(Decision::Reject)),
             Key::CtrlD => ("^D", Some(Decision::Reject)),
             Key::CtrlC => ("^C", None),
             Key::Char(_) | Key::Enter | Key::Other => {
-                print(&format!("\n{}\n", dim(HINT)));
+                let hint = if always { HINT } else { ONCE_HINT };
+                print(&format!("\n{}\n", dim(hint)));
                 continue;
             }
         };
@@ -121,7 +150,7 @@ pub async fn decide(input: &Input, question: &str) -> Option<Decision> {
 }
 
 /// The answer as a line (stdin is not a terminal): y, a, n or an empty line.
-async fn by_line(input: &Input, question: &str) -> Option<Decision> {
+async fn by_line(input: &Input, question: &str, always: bool) -> Option<Decision> {
     loop {
         let answer = match input.read(question).await {
             Read::Line(answer) => answer,
@@ -130,12 +159,13 @@ async fn by_line(input: &Input, question: &str) -> Option<Decision> {
         };
         match answer.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => return Some(Decision::AllowOnce),
-            "a" | "always" => return Some(Decision::AllowAlways),
+            "a" | "always" if always => return Some(Decision::AllowAlways),
             "" | "n" | "no" => {
                 print(&format!("{}\n", dim("rejected")));
                 return Some(Decision::Reject);
             }
-            _ => print("answer y, n or a\n"),
+            _ if always => print("answer y, n or a\n"),
+            _ => print("answer y or n\n"),
         }
     }
 }
@@ -169,6 +199,19 @@ mod tests {
                 "… 7 more diff lines not shown"
             ]
         );
+    }
+
+    #[test]
+    fn an_escape_says_what_is_asked_and_why_and_offers_no_always() {
+        let lines = escape_lines("the cache\x1b[2J is in ~/.cache");
+        assert!(lines[0].contains("OUTSIDE the sandbox"), "{lines:?}");
+        assert_eq!(
+            lines[1],
+            "why (the model's words): the cache[2J is in ~/.cache"
+        );
+        let q = escape_question("bash", &serde_json::json!({"command": "make"}));
+        assert!(q.contains("OUTSIDE the sandbox, once?"), "{q}");
+        assert!(!q.contains("[a]lways"), "{q}");
     }
 
     #[test]

@@ -42,6 +42,11 @@ pub const COMMANDS: &[Command] = &[
         about: "set this session's model from the next turn (alone: show it)",
     },
     Command {
+        name: "/sandbox",
+        args: "",
+        about: "what this session's commands and file tools may touch",
+    },
+    Command {
         name: "/new",
         args: "",
         about: "start a new session (in zerocode's directory)",

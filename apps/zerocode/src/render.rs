@@ -34,6 +34,8 @@ pub struct Screen {
     status_drawn: bool,
     /// Status lines are drawn at all: stdout is a terminal.
     live: bool,
+    /// The current session's sandbox, shown on each turn's status line.
+    sandbox: Option<String>,
 }
 
 impl Default for Screen {
@@ -50,6 +52,7 @@ impl Default for Screen {
             status_suspended: false,
             status_drawn: false,
             live: std::io::stdout().is_terminal(),
+            sandbox: None,
         }
     }
 }
@@ -175,9 +178,14 @@ impl Screen {
     /// A turn starts: the status line appears (on a terminal) and is redrawn by
     /// [`Screen::status_tick`].
     pub fn status_start(&mut self) {
-        self.status = Some(Status::new(Instant::now()));
+        self.status = Some(Status::new(Instant::now()).with_sandbox(self.sandbox.clone()));
         self.status_suspended = false;
         self.write("");
+    }
+
+    /// The session's sandbox, for the next turns' status lines (`status::sandbox_label`).
+    pub fn set_sandbox(&mut self, label: Option<String>) {
+        self.sandbox = label;
     }
 
     /// The turn is over: the status line is erased for good. Returns how long it ran.

@@ -1,4 +1,5 @@
-//! The live status line of a running turn: spinner, phase, elapsed time, tokens so far.
+//! The live status line of a running turn: spinner, phase, elapsed time, tokens so far, the
+//! session's sandbox.
 //!
 //! It lives on the terminal's last line, below everything printed, and is only ever drawn
 //! there with the cursor at column 0 of an empty line: `\r`, erase-line, the text (cut to
@@ -47,6 +48,22 @@ pub struct Status {
     phase: Phase,
     /// Characters of streamed model output (answer, thoughts, tool arguments).
     streamed_chars: usize,
+    /// The session's sandbox, as [`sandbox_label`] says it; `None` from an older daemon.
+    sandbox: Option<String>,
+}
+
+/// A session's sandbox in a few words: `sandbox workspace-write`, `… +network`, or
+/// `no sandbox` for `full`.
+pub fn sandbox_label(sandbox: &zeroclaw_client::SessionSandbox) -> String {
+    use zeroclaw_client::SandboxMode;
+    match sandbox.mode {
+        SandboxMode::Full => "no sandbox".into(),
+        mode => format!(
+            "sandbox {}{}",
+            mode.as_str(),
+            if sandbox.network { " +network" } else { "" }
+        ),
+    }
 }
 
 impl Status {
@@ -55,7 +72,14 @@ impl Status {
             started: now,
             phase: Phase::Thinking,
             streamed_chars: 0,
+            sandbox: None,
         }
+    }
+
+    /// Shows the session's sandbox (see [`sandbox_label`]).
+    pub fn with_sandbox(mut self, label: Option<String>) -> Self {
+        self.sandbox = label;
+        self
     }
 
     pub fn set_phase(&mut self, phase: Phase) {
@@ -85,6 +109,10 @@ impl Status {
         let tokens = estimate_tokens(self.streamed_chars);
         if tokens > 0 {
             text.push_str(&format!(" · ~{tokens} tokens"));
+        }
+        if let Some(sandbox) = &self.sandbox {
+            text.push_str(" · ");
+            text.push_str(sandbox);
         }
         text.push_str(" · Ctrl-C cancels");
         let max = width.saturating_sub(1).max(10);
@@ -132,6 +160,23 @@ mod tests {
         );
         // Never wider than the terminal less one column.
         assert_eq!(status.text(later, 12).chars().count(), 11);
+    }
+
+    #[test]
+    fn the_status_names_the_sessions_sandbox() {
+        use zeroclaw_client::{SandboxMode, SessionSandbox};
+        let start = Instant::now();
+        let label = |mode, network| sandbox_label(&SessionSandbox { mode, network });
+        let status = Status::new(start).with_sandbox(Some(label(SandboxMode::ReadOnly, false)));
+        assert_eq!(
+            status.text(start, 100),
+            "⠋ thinking · 0ms · sandbox read-only · Ctrl-C cancels"
+        );
+        assert_eq!(
+            label(SandboxMode::WorkspaceWrite, true),
+            "sandbox workspace-write +network"
+        );
+        assert_eq!(label(SandboxMode::Full, true), "no sandbox");
     }
 
     #[test]

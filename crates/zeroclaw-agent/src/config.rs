@@ -1,5 +1,5 @@
 //! The agent's part of `<config dir>/config.toml`: `[provider]`, `[agent]`, `[approvals]`,
-//! `[tools]` and `[[mcp_servers]]`. The daemon reads the whole file (its `config.rs`) and
+//! `[tools]`, `[[mcp_servers]]` and `[sandbox]`. The daemon reads the whole file (its `config.rs`) and
 //! hands this part over. Every key has a default; an unknown key is an error (a typo should
 //! not be silently ignored).
 
@@ -16,6 +16,8 @@ pub struct Config {
     pub tools: ToolsConfig,
     /// `[[mcp_servers]]`: MCP servers whose tools the agent gets (`mcp/`).
     pub mcp_servers: Vec<McpServerConfig>,
+    /// `[sandbox]`: what tools' commands can touch (`sandbox.rs`, docs/sandbox.md).
+    pub sandbox: crate::sandbox::SandboxConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -362,6 +364,7 @@ impl Config {
         if self.provider.context_window.is_some_and(|w| w < 1024) {
             return Err("provider.context_window must be at least 1024 tokens".into());
         }
+        self.sandbox.validate()?;
         let mut names = std::collections::HashSet::new();
         for (i, server) in self.mcp_servers.iter().enumerate() {
             let label = format!("mcp_servers[{i}] ({:?})", server.name);

@@ -5,13 +5,15 @@
 //! Layers, each knowing only the ones below (`tests/layers.rs` checks them): `turn` (the
 //! agent loop) → `state` (what turns share) → `session` (who is attached, which turn
 //! runs) → `history` → `provider` and `mcp` → `tools` and `store` → `config` and `link`
-//! (a client attached to a session, as the agent sees it: the daemon implements it).
+//! (a client attached to a session, as the agent sees it: the daemon implements it) →
+//! `sandbox` (which sandbox policy applies; the mechanism is `zeroclaw-sandbox`).
 
 pub mod config;
 pub mod history;
 pub mod link;
 pub mod mcp;
 pub mod provider;
+pub mod sandbox;
 pub mod session;
 pub mod state;
 pub mod store;

@@ -3,6 +3,7 @@
 use crate::config::Config;
 use crate::mcp::{Mcp, Settings};
 use crate::provider::Provider;
+use crate::sandbox::Sandbox;
 use crate::session::Sessions;
 use crate::tools::{EnvScrub, Tools, orphans};
 use std::path::PathBuf;
@@ -43,6 +44,8 @@ pub struct AgentState {
     pub turn_slots: Arc<Semaphore>,
     /// Told of every turn that starts and ends.
     pub turn_count: Arc<dyn TurnCount>,
+    /// What the machine offers the sandbox (probed once) and what it hides.
+    pub sandbox: Sandbox,
 }
 
 impl AgentState {
@@ -53,6 +56,7 @@ impl AgentState {
         sessions: Sessions,
         provider: Provider,
         turn_count: Arc<dyn TurnCount>,
+        sandbox: Sandbox,
     ) -> Self {
         let turn_slots = Arc::new(Semaphore::new(config.agent.max_running_turns));
         let tools = Arc::new(Tools::builtin());
@@ -75,6 +79,7 @@ impl AgentState {
             turns: TaskTracker::new(),
             turn_slots,
             turn_count,
+            sandbox,
         }
     }
 }

@@ -25,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["provider", "mcp"],
     &["tools", "store"],
     &["config", "link"],
+    &["sandbox"],
 ];
 
 fn src() -> PathBuf {

@@ -50,6 +50,9 @@ pub struct Approval {
     pub options: Vec<Decision>,
     /// What the call would do (a diff, a command and its cwd), when the daemon sent it.
     pub preview: Option<Box<ApprovalPreview>>,
+    /// Set when the call asks to run outside the sandbox: why (then only `allow_once` and
+    /// `reject` are offered).
+    pub escape: Option<zeroclaw_protocol::SandboxEscape>,
     session_id: String,
     handle: PeerHandle,
 }
@@ -214,6 +217,7 @@ impl Turn {
                 raw_input,
                 options,
                 preview,
+                escape,
                 ..
             } => TurnEvent::Approval(Approval {
                 request_id,
@@ -222,6 +226,7 @@ impl Turn {
                 raw_input,
                 options,
                 preview,
+                escape,
                 session_id: self.session_id.clone(),
                 handle: self.handle.clone(),
             }),

@@ -5,8 +5,9 @@ pub use zeroclaw_protocol::events::ApprovalPreview;
 pub use zeroclaw_protocol::{
     ClientCapabilities, ClientInfo, Decision, ElicitationAction, ElicitationRequest,
     ElicitationResponse, InitializeResult as ServerInfo, Message, MessageKind, MessagePage,
-    NewSessionParams as NewSession, PromptResult, ServerCapabilities, SessionCounts, SessionInfo,
-    SessionSummary, StatusResult as Status, StopReason, Usage,
+    NewSessionParams as NewSession, PromptResult, SandboxEscape, SandboxMode, SandboxStatus,
+    ServerCapabilities, SessionCounts, SessionInfo, SessionSandbox, SessionSummary,
+    StatusResult as Status, StopReason, Usage,
 };
 
 /// One `session/update`, owned.

@@ -1,5 +1,5 @@
 //! `<config dir>/config.toml`, the whole file: the agent's part (`[provider]`, `[agent]`,
-//! `[approvals]`, `[tools]`, `[[mcp_servers]]`: `zeroclaw_agent::config`) and the daemon's
+//! `[approvals]`, `[tools]`, `[[mcp_servers]]`, `[sandbox]`: `zeroclaw_agent::config`) and the daemon's
 //! (`[daemon]`, `[gateway]`, `[[webhooks]]`, `[[schedules]]`). Every key has a default, so
 //! no file at all is a valid configuration; an unknown key is an error (a typo should not be
 //! silently ignored).
@@ -13,6 +13,8 @@ pub use unattended::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_QUEUE, DEFAULT_REPLAY_WINDOW_SECS, Piece, ScheduleConfig,
     SessionMode, Signature, Template, WebhookConfig, parse_cron,
 };
+
+pub use zeroclaw_agent::sandbox::SandboxConfig;
 
 pub use zeroclaw_agent::config::{
     AgentConfig, ApprovalsConfig, Approve, Config as AgentSettings, McpServerConfig, Policy,
@@ -45,6 +47,7 @@ struct File {
     approvals: ApprovalsConfig,
     tools: ToolsConfig,
     mcp_servers: Vec<McpServerConfig>,
+    sandbox: SandboxConfig,
     gateway: zeroclaw_gateway::GatewayConfig,
     webhooks: Vec<WebhookConfig>,
     schedules: Vec<ScheduleConfig>,
@@ -59,6 +62,7 @@ impl From<File> for Config {
                 approvals: file.approvals,
                 tools: file.tools,
                 mcp_servers: file.mcp_servers,
+                sandbox: file.sandbox,
             }),
             daemon: file.daemon,
             gateway: file.gateway,

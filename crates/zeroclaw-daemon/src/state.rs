@@ -9,6 +9,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use zeroclaw_agent::provider::Provider;
+use zeroclaw_agent::sandbox::{Sandbox, Support};
 use zeroclaw_agent::session::Sessions;
 use zeroclaw_agent::state::{AgentState, Dirs};
 use zeroclaw_ipc::Paths;
@@ -52,6 +53,7 @@ impl DaemonState {
         sessions: Sessions,
         provider: Provider,
         tokens: Tokens,
+        support: Support,
     ) -> Self {
         let clients = Arc::new(ClientCounter::default());
         let dirs = Dirs {
@@ -64,6 +66,7 @@ impl DaemonState {
             sessions,
             provider,
             clients.clone(),
+            Sandbox::new(support, hidden(&paths)),
         );
         let runs = Queues::new(&config);
         Self {
@@ -87,4 +90,18 @@ impl DaemonState {
     pub fn next_connection_id(&self) -> u64 {
         self.next_connection.fetch_add(1, Ordering::Relaxed)
     }
+}
+
+/// What no sandboxed tool may read, write or connect to: the daemon's data dir (its
+/// database holds every session and the token hashes), its config dir, its socket (a
+/// command that reached it could approve its own requests), and the local services that
+/// run commands for whoever connects (`service_sockets`).
+fn hidden(paths: &Paths) -> Vec<std::path::PathBuf> {
+    let mut hidden = vec![paths.data_dir.clone(), paths.config_dir.clone()];
+    // A named pipe is no path; elsewhere the sandbox is unavailable anyway.
+    if cfg!(unix) {
+        hidden.push(paths.endpoint.as_path().to_path_buf());
+    }
+    hidden.extend(zeroclaw_agent::sandbox::service_sockets());
+    hidden
 }

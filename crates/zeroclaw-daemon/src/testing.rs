@@ -41,7 +41,18 @@ impl InMemoryDaemon {
         );
         let sessions = Sessions::new(opened.store, opened.sessions, frame_cap);
         let state = Arc::new(DaemonState::new(
-            paths, config, false, sessions, provider, tokens,
+            paths,
+            config,
+            false,
+            sessions,
+            provider,
+            tokens,
+            // Its paths are invented (the store is in memory, nothing is on disk to hide)
+            // and its tests are about the dispatch: commands run unconfined, as with a
+            // daemon on a machine without a sandbox (`require` still refuses them).
+            zeroclaw_agent::sandbox::Support::unavailable(
+                "the in-memory test daemon has no sandbox",
+            ),
         ));
         let doors = Doors::new(&state);
         doors.open();

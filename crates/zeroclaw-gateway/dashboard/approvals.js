@@ -105,7 +105,21 @@ export function ask(p, { focus }) {
   const card = cardOf(p);
   dismiss(card);
   const labels = { allow_once: "Allow once", allow_always: "Always allow", reject: "Reject" };
-  const row = el("div", { class: "approval", role: "group", "aria-label": `Approve ${p.name}`, "data-request": p.requestId });
+  const escape = p.escape && typeof p.escape.justification === "string" ? p.escape : null;
+  const row = el("div", {
+    class: escape ? "approval escape" : "approval",
+    role: "group",
+    "aria-label": escape ? `Run ${p.name} outside the sandbox?` : `Approve ${p.name}`,
+    "data-request": p.requestId,
+  });
+  // Leaving the sandbox is not an ordinary approval: say what is asked, and why, first.
+  if (escape) {
+    row.append(
+      el("p", { class: "escape-what" }, "This command asks to run outside the sandbox: with your full rights, writing anywhere you can and reaching the network."),
+      el("p", { class: "escape-why" }, el("strong", {}, "Why (the model's words): "), escape.justification),
+    );
+    labels.allow_once = "Run outside the sandbox, once";
+  }
   if (p.reason) row.append(el("p", { class: "reason" }, p.reason));
   if (p.target) row.append(el("p", { class: "muted small" }, `${p.target.path}${p.target.outsideCwd ? " (outside the session's directory)" : ""}`));
   const preview = previewNode(p.preview);

@@ -20,11 +20,19 @@ import * as transcript from "./transcript.js";
 let view = null; // {sessionId, loading, footers: Map turnId → the turn's end line}
 let current = null; // the open session's entry
 
+/** A session's sandbox in a few words (docs/sandbox.md); nothing from an older daemon. */
+export function sandboxLabel(sandbox) {
+  if (!sandbox || typeof sandbox.mode !== "string") return "";
+  if (sandbox.mode === "full") return "no sandbox";
+  return `sandbox ${sandbox.mode}${sandbox.network ? " +network" : ""}`;
+}
+
 function renderHead() {
   const s = current;
   if (!s) return;
   $("session-title").textContent = sessions.titleOf(s);
-  $("session-meta").textContent = `${s.cwd} · ${s.model}`;
+  const sandbox = sandboxLabel(s.sandbox);
+  $("session-meta").textContent = `${s.cwd} · ${s.model}${sandbox ? ` · ${sandbox}` : ""}`;
   const running = sessions.isRunning(s.sessionId);
   $("stop").hidden = !running;
   $("send").disabled = running;

@@ -93,6 +93,12 @@ pub enum Update<'a> {
         )]
         /// Boxed: the largest member, which would otherwise grow every `Update`.
         preview: Option<Box<ApprovalPreview>>,
+        /// Present when the call asks to run **outside the sandbox** (`bash` with
+        /// `sandbox: "escape"`): why, in the model's words. Such a request is sent whatever
+        /// the policy or `allow_always` say, offers only `allow_once` and `reject`, and is
+        /// never made in an unattended run (docs/sandbox.md).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        escape: Option<crate::methods::SandboxEscape>,
     },
     /// The turn has ended; sent before the `session/prompt` answer.
     #[serde(rename_all = "camelCase")]
@@ -253,6 +259,9 @@ mod tests {
                     command: "ls".into(),
                     cwd: "/w".into(),
                 })),
+                escape: Some(crate::methods::SandboxEscape {
+                    justification: "needs ~/.cache".into(),
+                }),
             },
             Update::UserMessageChunk { text: "u".into() },
             Update::TurnComplete {

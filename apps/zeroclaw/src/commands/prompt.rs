@@ -93,6 +93,7 @@ pub async fn run(
                     title: Some(title),
                     model: None,
                     mcp_servers: Vec::new(),
+                    sandbox: None,
                 })
                 .await
                 .map_err(|e| describe_call_error(&e))?

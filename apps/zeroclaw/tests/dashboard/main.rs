@@ -41,6 +41,8 @@ mod reconnect;
 #[cfg(unix)]
 mod runs;
 #[cfg(unix)]
+mod sandbox;
+#[cfg(unix)]
 mod sessions;
 #[cfg(unix)]
 mod streaming;
@@ -67,6 +69,7 @@ fn main() {
         mcp::TESTS,
         runs::TESTS,
         approval_preview::TESTS,
+        sandbox::TESTS,
     ]);
     #[cfg(not(unix))]
     eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");

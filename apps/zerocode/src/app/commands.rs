@@ -12,6 +12,7 @@ session's directory (Tab completes it, and /commands). Ctrl-R searches the histo
   /help             this help
   /status           the daemon, this session, its model and message count
   /model [NAME]     set this session's model from the next turn (alone: show it)
+  /sandbox          what this session's commands and file tools may touch
   /new              start a new session (in zerocode's directory)
   /clear            start a new session in this session's directory
   /sessions         list recent sessions, numbered
@@ -43,6 +44,7 @@ impl App {
             }
             "/model" => self.set_model(arg).await?,
             "/status" => self.show_status().await?,
+            "/sandbox" => self.show_sandbox().await?,
             "/sessions" | "/ls" => self.list_sessions().await?,
             "/load" | "/resume" if arg.is_empty() => {
                 self.line("usage: /load ID or /load N (a number from /sessions)");
@@ -159,6 +161,19 @@ impl App {
         ];
         for (name, value) in rows {
             self.line(&format!("  {name:<9} {value}"));
+        }
+        Ok(())
+    }
+
+    /// `/sandbox`: this session's sandbox, and the daemon's policy and mechanism.
+    async fn show_sandbox(&mut self) -> Step {
+        let status = match self.client.status().await {
+            Ok(status) => status,
+            Err(e) => return self.failed("cannot ask the daemon's status", &e),
+        };
+        for line in super::sandbox::describe(self.session.sandbox.as_ref(), status.sandbox.as_ref())
+        {
+            self.line(&line);
         }
         Ok(())
     }

@@ -7,6 +7,7 @@
 
 /// Public for [`commands::HELP`], which the completer checks against its command list.
 pub mod commands;
+mod sandbox;
 mod sessions;
 mod turn;
 
@@ -64,6 +65,8 @@ struct Current {
     /// Whether the session has a title; one without gets its first prompt's, as the CLI
     /// gives it.
     titled: bool,
+    /// Its sandbox; `None` from a daemon that does not report one.
+    sandbox: Option<zeroclaw_client::SessionSandbox>,
 }
 
 struct App {
@@ -145,6 +148,7 @@ async fn start(paths: Paths, options: Options) -> Result<Stop, String> {
             cwd: String::new(),
             model: String::new(),
             titled: false,
+            sandbox: None,
         },
         cwd: cwd.to_string_lossy().into_owned(),
         listed: Vec::new(),

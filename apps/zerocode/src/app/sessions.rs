@@ -14,6 +14,8 @@ impl App {
     /// Works in `session` from now on (`@` completes under its cwd).
     fn enter(&mut self, session: Current) {
         self.input.set_cwd(std::path::Path::new(&session.cwd));
+        self.screen()
+            .set_sandbox(session.sandbox.as_ref().map(crate::status::sandbox_label));
         self.session = session;
     }
 
@@ -39,6 +41,7 @@ impl App {
                     cwd: info.cwd,
                     model: info.model,
                     titled: info.title.is_some(),
+                    sandbox: info.sandbox,
                 });
                 if announce {
                     self.line(&dim(&format!(
@@ -237,6 +240,7 @@ impl App {
             cwd: summary.cwd.clone(),
             model: summary.model.clone(),
             titled: summary.title.is_some(),
+            sandbox: summary.sandbox,
         });
         self.running = (summary.running || summary.turn_id.is_some())
             .then(|| self.client.follow(&summary.session_id, events, pending));

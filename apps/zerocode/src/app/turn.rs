@@ -218,7 +218,15 @@ impl App {
         {
             self.line(&line);
         }
+        if let Some(escape) = &request.escape {
+            for line in approval::escape_lines(&escape.justification) {
+                self.line(&line);
+            }
+            let question = approval::escape_question(&request.name, &request.raw_input);
+            return approval::decide(&self.input, &question, false).await;
+        }
         let question = approval::question(&request.name, &request.raw_input);
-        approval::decide(&self.input, &question).await
+        let always = request.options.is_empty() || request.options.contains(&Decision::AllowAlways);
+        approval::decide(&self.input, &question, always).await
     }
 }

@@ -431,7 +431,10 @@ impl DynTool for McpTool {
 
     fn check(&self, args: &Value) -> Result<Checked, ToolOutput> {
         check_args(&self.def, args)?;
-        Ok(Checked { path: None })
+        Ok(Checked {
+            path: None,
+            escape: None,
+        })
     }
 
     fn policy(&self) -> ToolPolicy {

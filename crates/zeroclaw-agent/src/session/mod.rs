@@ -123,6 +123,9 @@ impl ActiveTurn {
 pub struct Session {
     pub id: String,
     pub cwd: String,
+    /// The session's own sandbox (`session/new {sandbox}`, an unattended entry's); `None`:
+    /// `[sandbox]`'s.
+    pub sandbox: Option<crate::sandbox::Choice>,
     /// The model of the session's turns: each turn takes it when it starts
     /// (`session/set_model` changes it for the next turn).
     model: Mutex<String>,
@@ -165,6 +168,7 @@ impl Session {
         Self {
             id: row.id.clone(),
             cwd: row.cwd.clone(),
+            sandbox: row.sandbox,
             model: Mutex::new(row.model.clone()),
             model_change: tokio::sync::Mutex::new(()),
             frame_cap,

@@ -3,6 +3,7 @@
 
 use super::schema;
 use super::{Cause, MessageKind, MessageRow, NewMessage, Result, SessionRow, StoreError, Usage};
+use crate::sandbox::Choice;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use std::path::Path;
@@ -20,7 +21,7 @@ pub struct Db {
 }
 
 const SESSION_COLUMNS: &str = "s.id, s.title, s.cwd, s.model, s.always_allow, s.created_at, s.updated_at, \
-     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)";
+     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), s.sandbox";
 
 /// The LIKE pattern that matches text containing `search` as it is: its own `%`, `_` and
 /// `\` escaped (with `\`, the query's `ESCAPE`).
@@ -100,12 +101,14 @@ impl Db {
         title: Option<&str>,
         cwd: &str,
         model: &str,
+        sandbox: Option<Choice>,
     ) -> Result<SessionRow> {
         let now = now_ms();
+        let sandbox_json = sandbox.and_then(|c| serde_json::to_string(&c).ok());
         self.conn
             .execute(
-                "INSERT INTO sessions (id, title, cwd, model, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-                params![id, title, cwd, model, now],
+                "INSERT INTO sessions (id, title, cwd, model, created_at, updated_at, sandbox) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
+                params![id, title, cwd, model, now, sandbox_json],
             )
             .map_err(StoreError::ctx("create the session"))?;
         Ok(SessionRow {
@@ -117,6 +120,7 @@ impl Db {
             created_at: now,
             updated_at: now,
             message_count: 0,
+            sandbox,
         })
     }
 
@@ -498,6 +502,11 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         created_at: row.get(5)?,
         updated_at: row.get(6)?,
         message_count: row.get(7)?,
+        // Written by this module only; an unreadable value follows `[sandbox]`, which a
+        // session could only have narrowed.
+        sandbox: row
+            .get::<_, Option<String>>(8)?
+            .and_then(|text| serde_json::from_str(&text).ok()),
     })
 }
 
@@ -573,7 +582,8 @@ mod tests {
             ("d", "snakeXcase"),
             ("e", r"back\slash"),
         ] {
-            db.create_session(id, Some(title), "/tmp", "m").unwrap();
+            db.create_session(id, Some(title), "/tmp", "m", None)
+                .unwrap();
         }
         let found = |search: &str| {
             let mut ids: Vec<String> = db
@@ -601,7 +611,7 @@ mod tests {
     fn session_pages_follow_each_other_from_the_index_without_sorting() {
         let (db, _) = Db::open_in_memory().unwrap();
         for n in 0..7 {
-            db.create_session(&format!("s{n}"), None, "/tmp", "m")
+            db.create_session(&format!("s{n}"), None, "/tmp", "m", None)
                 .unwrap();
         }
         // Same `updated_at` for some: the id orders them.
@@ -647,7 +657,7 @@ mod tests {
         // What a daemon killed while making its database leaves: not the database's name.
         std::fs::write(dir.path().join("zeroclaw.db.new-4242"), b"").unwrap();
         let (db, _) = Db::open_writer(&path).unwrap();
-        db.create_session("s", None, "/tmp", "m").unwrap();
+        db.create_session("s", None, "/tmp", "m", None).unwrap();
         db.close().unwrap();
         let mut names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
@@ -662,7 +672,8 @@ mod tests {
     #[test]
     fn sessions_messages_and_turns_round_trip() {
         let (mut db, _) = Db::open_in_memory().unwrap();
-        db.create_session("s1", Some("t"), "/tmp", "m").unwrap();
+        db.create_session("s1", Some("t"), "/tmp", "m", None)
+            .unwrap();
         db.begin_turn("s1", "t1", "hello").unwrap();
         let input = json!({"command": "ls"});
         db.append(
@@ -708,7 +719,7 @@ mod tests {
     #[test]
     fn a_turns_context_is_every_message_after_the_newest_summarys_range() {
         let (mut db, _) = Db::open_in_memory().unwrap();
-        db.create_session("s", None, "/tmp", "m").unwrap();
+        db.create_session("s", None, "/tmp", "m", None).unwrap();
         let turn = |db: &mut Db, n: usize| {
             let turn_id = format!("t{n}");
             db.begin_turn("s", &turn_id, &format!("prompt {n}"))
@@ -779,7 +790,7 @@ mod tests {
         {
             let (mut db, interrupted) = Db::open_writer(&path).unwrap();
             assert_eq!(interrupted, 0);
-            db.create_session("s", None, "/", "m").unwrap();
+            db.create_session("s", None, "/", "m", None).unwrap();
             db.begin_turn("s", "t", "hi").unwrap();
         }
         let (db, interrupted) = Db::open_writer(&path).unwrap();

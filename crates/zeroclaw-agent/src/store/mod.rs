@@ -148,6 +148,8 @@ pub struct SessionRow {
     pub created_at: i64,
     pub updated_at: i64,
     pub message_count: i64,
+    /// The session's own sandbox; `None`: it follows `[sandbox]`.
+    pub sandbox: Option<crate::sandbox::Choice>,
 }
 
 /// One stored message. `data` is a tool call's input or a tool result's output.
@@ -272,6 +274,18 @@ impl Store {
         cwd: &str,
         model: &str,
     ) -> Result<SessionRow> {
+        self.create_session_with(id, title, cwd, model, None).await
+    }
+
+    /// [`Store::create_session`] with the session's own sandbox (`None`: `[sandbox]`'s).
+    pub async fn create_session_with(
+        &self,
+        id: &str,
+        title: Option<&str>,
+        cwd: &str,
+        model: &str,
+        sandbox: Option<crate::sandbox::Choice>,
+    ) -> Result<SessionRow> {
         let (id, title, cwd, model) = (
             id.to_owned(),
             title.map(str::to_owned),
@@ -279,7 +293,7 @@ impl Store {
             model.to_owned(),
         );
         self.writer
-            .run(move |db| db.create_session(&id, title.as_deref(), &cwd, &model))
+            .run(move |db| db.create_session(&id, title.as_deref(), &cwd, &model, sandbox))
             .await
     }
 

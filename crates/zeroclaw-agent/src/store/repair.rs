@@ -319,7 +319,7 @@ mod tests {
         let (mut db, _) = Db::open_writer(path).unwrap();
         for n in 0..sessions {
             let (s, t) = (format!("s{n}"), format!("t{n}"));
-            db.create_session(&s, None, "/", "m").unwrap();
+            db.create_session(&s, None, "/", "m", None).unwrap();
             db.begin_turn(&s, &t, &"x".repeat(500)).unwrap();
             let text = NewMessage {
                 turn_id: Some(t.clone()),

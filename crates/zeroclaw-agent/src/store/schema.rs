@@ -109,6 +109,11 @@ ALTER TABLE tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'token';
 ALTER TABLE tokens ADD COLUMN proof_sha256 BLOB;
 DELETE FROM tokens WHERE name GLOB 'dashboard-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*Z';
 "#,
+    // 7: a session's own sandbox (`session/new {sandbox}`, an unattended entry's), as JSON
+    // `{"mode": "read-only", "network": false}`; NULL: it follows `[sandbox]`.
+    r#"
+ALTER TABLE sessions ADD COLUMN sandbox TEXT;
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

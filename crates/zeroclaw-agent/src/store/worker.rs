@@ -103,7 +103,7 @@ mod tests {
     async fn a_burst_of_concurrent_callers_each_get_their_answers_in_order() {
         let worker = worker();
         worker
-            .run(|db| db.create_session("s", None, "/", "m").map(drop))
+            .run(|db| db.create_session("s", None, "/", "m", None).map(drop))
             .await
             .unwrap();
         let mut callers = Vec::new();

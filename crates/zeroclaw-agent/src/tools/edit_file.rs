@@ -8,6 +8,7 @@ use serde::Deserialize;
 use zeroclaw_protocol::events::ApprovalPreview;
 
 use super::client_files::{self, ClientFiles};
+use super::confine::{Access, checked};
 use super::preview::{self, PreviewAt};
 use super::write_file::write_atomic;
 use super::{Tool, ToolContext, ToolOutput, io_error, on_path};
@@ -66,10 +67,13 @@ impl Tool for EditFile {
             new_text,
         } = args;
         if let Some(files) = ctx.client_files.as_deref() {
-            let path = super::resolve(&ctx.cwd, &path);
+            let path = match checked(TOOL, &path, ctx, Access::Write).await {
+                Ok(path) => path,
+                Err(refused) => return refused,
+            };
             return through_client(files, &path, &old_text, &new_text).await;
         }
-        on_path(TOOL, &path, ctx, move |path| {
+        on_path(TOOL, &path, ctx, Access::Write, move |path| {
             edit_file(path, &old_text, &new_text)
         })
         .await

@@ -19,6 +19,7 @@ use std::io::{self, Read};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use crate::sandbox::Checker;
 use ignore::WalkBuilder;
 use ignore::overrides::{Override, OverrideBuilder};
 use regex::bytes::RegexBuilder;
@@ -98,6 +99,7 @@ impl Tool for Grep {
             glob: args.glob,
             max_results: args.max_results.unwrap_or(DEFAULT_RESULTS).min(MAX_RESULTS),
             output_limit: ctx.limits.output_limit_bytes,
+            checker: ctx.sandbox.checker.clone(),
         };
         let cancel = ctx.cancel.clone();
         tokio::select! {
@@ -117,6 +119,9 @@ struct Request {
     glob: Option<String>,
     max_results: u64,
     output_limit: usize,
+    /// The session's sandbox: the place searched must be readable in it, and what it
+    /// hides inside that place is passed over as if absent (`confine.rs`).
+    checker: Checker,
 }
 
 fn search(request: &Request, cancel: &CancellationToken) -> ToolOutput {
@@ -135,6 +140,10 @@ fn search(request: &Request, cancel: &CancellationToken) -> ToolOutput {
         Ok(paths) => paths,
         Err(out) => return out,
     };
+    if let Err(refusal) = request.checker.check_read(&root) {
+        return ToolOutput::error(format!("grep: {refusal}"));
+    }
+    let checker = request.checker.clone();
     let globs = match request.glob.as_deref().map(|g| globs(&root, g)).transpose() {
         Ok(globs) => globs,
         Err(e) => {
@@ -148,6 +157,7 @@ fn search(request: &Request, cancel: &CancellationToken) -> ToolOutput {
     let walk = WalkBuilder::new(&root)
         .require_git(false)
         .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(move |entry| checker.check_read(entry.path()).is_ok())
         .build();
     for entry in walk {
         if cancel.is_cancelled() {

@@ -7,6 +7,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::confine::Access;
 use super::{Tool, ToolContext, ToolOutput, io_error, on_path};
 use crate::config::Policy;
 
@@ -37,7 +38,10 @@ impl Tool for ListDir {
 
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let limit = ctx.limits.list_limit;
-        on_path(TOOL, &args.path, ctx, move |path| list_dir(path, limit)).await
+        on_path(TOOL, &args.path, ctx, Access::Read, move |path| {
+            list_dir(path, limit)
+        })
+        .await
     }
 }
 

@@ -18,6 +18,7 @@ mod args;
 mod ask_user;
 mod bash;
 mod client_files;
+mod confine;
 #[cfg(target_os = "linux")]
 mod descendants;
 mod edit_file;
@@ -107,6 +108,13 @@ pub trait Tool: Send + Sync + 'static {
     /// directory unless absolute); `None` if it names none. The turn resolves it for the
     /// approval request and guards the daemon's own files with it (`turn/target.rs`).
     fn path<'a>(&self, _args: &'a Self::Args) -> Option<&'a str> {
+        None
+    }
+
+    /// The justification of a call that asks to run outside the session's sandbox
+    /// (`bash`'s `sandbox: "escape"`); `None` for a call that stays inside. Such a call is
+    /// always asked about, whatever the policy (`turn/permission.rs`).
+    fn escape<'a>(&self, _args: &'a Self::Args) -> Option<&'a str> {
         None
     }
 
@@ -211,6 +219,8 @@ pub struct ToolContext {
     /// The client that prompted does file reads and writes for the file tools (an editor's
     /// buffers, `fs/*`); `None`: they use the disk.
     pub client_files: Option<Arc<dyn ClientFiles>>,
+    /// What the session's commands run under (`bash` prepares it per command).
+    pub sandbox: crate::sandbox::ToolSandbox,
 }
 
 /// `args` checked against `def`'s schema (as a built-in tool's are), for a tool known only
@@ -231,12 +241,21 @@ pub fn resolve(cwd: &Path, path: &str) -> PathBuf {
 
 /// Runs `work` on the call's `path` argument (resolved against the working directory;
 /// [`Tool::path`] has made sure it is not empty) on the blocking pool, off the async
-/// reactor.
-async fn on_path<F>(tool: &'static str, path: &str, ctx: &ToolContext, work: F) -> ToolOutput
+/// reactor, once the session's sandbox allows `access` to it (`confine.rs`).
+async fn on_path<F>(
+    tool: &'static str,
+    path: &str,
+    ctx: &ToolContext,
+    access: confine::Access,
+    work: F,
+) -> ToolOutput
 where
     F: FnOnce(&Path) -> ToolOutput + Send + 'static,
 {
-    let path = resolve(&ctx.cwd, path);
+    let path = match confine::checked(tool, path, ctx, access).await {
+        Ok(path) => path,
+        Err(refused) => return refused,
+    };
     blocking(tool, move || work(&path)).await
 }
 

@@ -7,6 +7,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::confine::{Access, checked};
 use super::text::{lossy_utf8, utf8_head};
 use super::{Tool, ToolContext, ToolOutput, client_files, io_error, on_path};
 use crate::config::Policy;
@@ -38,13 +39,19 @@ impl Tool for ReadFile {
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let limit = ctx.limits.read_limit_bytes;
         if let Some(files) = ctx.client_files.as_deref().filter(|f| f.reads()) {
-            let path = super::resolve(&ctx.cwd, &args.path);
+            let path = match checked(TOOL, &args.path, ctx, Access::Read).await {
+                Ok(path) => path,
+                Err(refused) => return refused,
+            };
             return match client_files::read(TOOL, files, &path).await {
                 Ok(text) => client_files::read_file_answer(&path, text, limit),
                 Err(out) => out,
             };
         }
-        on_path(TOOL, &args.path, ctx, move |path| read_file(path, limit)).await
+        on_path(TOOL, &args.path, ctx, Access::Read, move |path| {
+            read_file(path, limit)
+        })
+        .await
     }
 }
 

@@ -60,6 +60,8 @@ pub enum ToolPolicy {
 pub struct Checked {
     /// [`Tool::path`]: the path it acts on, as written (never empty).
     pub path: Option<String>,
+    /// [`Tool::escape`]: the call asks to run outside the sandbox, for this reason.
+    pub escape: Option<String>,
 }
 
 impl<T: Tool> Registered<T> {
@@ -90,6 +92,7 @@ impl<T: Tool> DynTool for Registered<T> {
         let args = self.decode(args)?;
         Ok(Checked {
             path: self.tool.path(&args).map(str::to_owned),
+            escape: self.tool.escape(&args).map(str::to_owned),
         })
     }
 
@@ -315,7 +318,10 @@ mod tests {
 
         fn check(&self, args: &Value) -> Result<Checked, ToolOutput> {
             super::super::check_args(&self.0, args)?;
-            Ok(Checked { path: None })
+            Ok(Checked {
+                path: None,
+                escape: None,
+            })
         }
 
         fn policy(&self) -> ToolPolicy {

@@ -7,7 +7,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{EnvScrub, ToolContext, ToolLimits, ToolOutput, Tools};
 
-/// A context in `dir` with the default limits, no process records and nobody to ask.
+/// A context in `dir` with the default limits, no process records, nobody to ask and no
+/// sandbox.
 pub(super) fn ctx(dir: &Path) -> ToolContext {
     ToolContext {
         cwd: dir.to_path_buf(),
@@ -18,6 +19,7 @@ pub(super) fn ctx(dir: &Path) -> ToolContext {
         client_files: None,
         scrub: EnvScrub::default(),
         spill: None,
+        sandbox: crate::sandbox::ToolSandbox::unconfined(dir.to_path_buf()),
     }
 }
 

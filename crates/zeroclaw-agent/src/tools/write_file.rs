@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::confine::{Access, checked};
 use super::preview::{self, PreviewAt};
 use super::{Tool, ToolContext, ToolOutput, client_files, io_error, on_path};
 use crate::config::Policy;
@@ -51,7 +52,10 @@ impl Tool for WriteFile {
     async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         let content = args.content;
         if let Some(files) = ctx.client_files.as_deref().filter(|f| f.writes()) {
-            let path = super::resolve(&ctx.cwd, &args.path);
+            let path = match checked(TOOL, &args.path, ctx, Access::Write).await {
+                Ok(path) => path,
+                Err(refused) => return refused,
+            };
             return match client_files::write(TOOL, files, &path, &content).await {
                 Ok(()) => ToolOutput::ok(format!(
                     "wrote {} bytes to {} (in the editor)",
@@ -61,7 +65,7 @@ impl Tool for WriteFile {
                 Err(out) => out,
             };
         }
-        on_path(TOOL, &args.path, ctx, move |path| {
+        on_path(TOOL, &args.path, ctx, Access::Write, move |path| {
             write_file(path, &content)
         })
         .await

@@ -9,7 +9,7 @@ use crate::provider::ToolCall;
 use crate::tools::ToolPolicy;
 use std::time::Duration;
 use zeroclaw_protocol::events::{ApprovalPreview, ApprovalTarget};
-use zeroclaw_protocol::{Decision, Update};
+use zeroclaw_protocol::{Decision, SandboxEscape, Update};
 
 impl Turn<'_> {
     /// Whether `call` may run: by the session's `allow_always` list, the policy, the
@@ -21,6 +21,7 @@ impl Turn<'_> {
         call: &ToolCall,
         target: Option<&Target>,
         policy: ToolPolicy,
+        escape: Option<&str>,
         preview: impl Future<Output = Option<ApprovalPreview>>,
     ) -> Result<(), String> {
         let name = call.name.as_str();
@@ -43,11 +44,16 @@ impl Turn<'_> {
                     denied,
                 },
             ),
+            escape,
         };
         match decide(&facts) {
             Permission::Allow => Ok(()),
             Permission::Deny(refusal) => Err(refusal),
-            Permission::Ask(reason) => self.ask(call, target, reason, preview).await,
+            Permission::Ask(reason) => self.ask(call, target, reason, None, preview).await,
+            Permission::AskEscape(justification) => {
+                let escape = SandboxEscape { justification };
+                self.ask(call, target, None, Some(escape), preview).await
+            }
         }
     }
 
@@ -58,23 +64,33 @@ impl Turn<'_> {
         call: &ToolCall,
         target: Option<&Target>,
         reason: Option<String>,
+        escape: Option<SandboxEscape>,
         preview: impl Future<Output = Option<ApprovalPreview>>,
     ) -> Result<(), String> {
         let name = call.name.as_str();
         let preview = preview.await.map(Box::new);
+        // Leaving the sandbox is allowed once at a time: "always" is not offered, and an
+        // `allow_always` sent anyway counts as once (`decide` never consults the list).
+        let escaping = escape.is_some();
+        let options = if escaping {
+            vec![Decision::AllowOnce, Decision::Reject]
+        } else {
+            Decision::ALL.to_vec()
+        };
         let request_id = uuid::Uuid::new_v4().to_string();
         let request = Update::ApprovalRequest {
             request_id: request_id.clone(),
             tool_call_id: call.id.clone(),
             name: name.to_owned(),
             raw_input: call.raw_input(),
-            options: Decision::ALL.to_vec(),
+            options,
             target: target.map(|t| ApprovalTarget {
                 path: t.path.display().to_string(),
                 outside_cwd: t.outside_cwd,
             }),
             reason,
             preview,
+            escape,
         };
         // Registered and sent as one step, so a connection joining now gets it once.
         let answer = self.session.send_registered(self.id(), request, |frame| {
@@ -100,6 +116,7 @@ impl Turn<'_> {
         };
         match decision {
             Some(Decision::AllowOnce) => Ok(()),
+            Some(Decision::AllowAlways) if escaping => Ok(()),
             Some(Decision::AllowAlways) => {
                 let list = self.session.allow_always(name);
                 if let Err(e) = self

@@ -54,6 +54,8 @@ pub struct Env<'a> {
     /// The data dir (where tools keep their records of the processes `bash` started) and
     /// the config file: the daemon's own files, which tools reach only when approved.
     pub dirs: &'a Dirs,
+    /// What the machine offers the sandbox, and the paths every sandbox hides.
+    pub sandbox: &'a crate::sandbox::Sandbox,
 }
 
 impl<'a> Env<'a> {
@@ -65,6 +67,7 @@ impl<'a> Env<'a> {
             tools: &agent.tools,
             mcp: &agent.mcp,
             dirs: &agent.dirs,
+            sandbox: &agent.sandbox,
         }
     }
 }
@@ -102,6 +105,8 @@ pub struct Unattended {
     pub source: &'static str,
     pub name: String,
     pub approve: BTreeMap<String, Policy>,
+    /// The run's sandbox: the entry's, or the strict default.
+    pub sandbox: crate::sandbox::UnattendedSandbox,
 }
 
 impl Unattended {

@@ -18,6 +18,8 @@ pub(super) struct Facts<'a> {
     pub protected: Option<&'a str>,
     /// The run is unattended: nobody can be asked.
     pub unattended: Option<UnattendedFacts<'a>>,
+    /// The call asks to run outside the sandbox, for this reason (`bash`'s escape).
+    pub escape: Option<&'a str>,
 }
 
 /// An unattended run's rules for the call.
@@ -37,10 +39,27 @@ pub(super) enum Permission {
     Deny(String),
     /// The user is asked; why, when the policy alone would not ask (a protected target).
     Ask(Option<String>),
+    /// The user is asked whether the call may run outside the sandbox, with the model's
+    /// justification; only once or not at all (never "always").
+    AskEscape(String),
 }
 
 /// The decision for one call.
 pub(super) fn decide(facts: &Facts<'_>) -> Permission {
+    // Leaving the sandbox is a person's decision, every time: no `allow` policy, no
+    // `allow_always`, and no unattended table can give it.
+    if let Some(justification) = facts.escape {
+        if let Some(unattended) = &facts.unattended {
+            return Permission::Deny(format!(
+                "{}: a call that asks to run outside the sandbox needs a person's approval",
+                unattended.denied
+            ));
+        }
+        if facts.policy == Policy::Deny {
+            return Permission::Deny(forbidden(facts));
+        }
+        return Permission::AskEscape(justification.to_owned());
+    }
     if let Some(unattended) = &facts.unattended {
         // Nobody can be asked: the run's own table decides; a tool it does not name follows
         // the person's policy with `ask` turned into `deny`. `ask` waits only for a client
@@ -67,21 +86,24 @@ pub(super) fn decide(facts: &Facts<'_>) -> Permission {
     } else {
         facts.policy
     };
-    let tool = facts.tool;
     match (policy, facts.protected) {
-        (Policy::Deny, _) => {
-            let setting = if facts.own_policy {
-                "its MCP server's `approve`".to_owned()
-            } else {
-                format!("[approvals] {tool}")
-            };
-            Permission::Deny(format!(
-                "the daemon's policy forbids {tool} ({setting} = \"deny\"); do not try it again, find another way or tell the user"
-            ))
-        }
+        (Policy::Deny, _) => Permission::Deny(forbidden(facts)),
         (Policy::Allow, None) => Permission::Allow,
         (_, reason) => Permission::Ask(reason.map(str::to_owned)),
     }
+}
+
+/// What the model is told of a tool its policy forbids.
+fn forbidden(facts: &Facts<'_>) -> String {
+    let tool = facts.tool;
+    let setting = if facts.own_policy {
+        "its MCP server's `approve`".to_owned()
+    } else {
+        format!("[approvals] {tool}")
+    };
+    format!(
+        "the daemon's policy forbids {tool} ({setting} = \"deny\"); do not try it again, find another way or tell the user"
+    )
 }
 
 #[cfg(test)]
@@ -102,6 +124,7 @@ mod tests {
             always_allowed: false,
             protected: None,
             unattended: None,
+            escape: None,
         }
     }
 
@@ -230,6 +253,41 @@ mod tests {
                     ..unattended(Some(Ask), Allow)
                 },
                 ask_why,
+            ),
+            (
+                "an escape is asked about though the policy allows",
+                Facts {
+                    escape: Some("needs the GPU"),
+                    ..person(Allow)
+                },
+                Permission::AskEscape("needs the GPU".into()),
+            ),
+            (
+                "an escape is asked about though always allowed",
+                Facts {
+                    escape: Some("needs the GPU"),
+                    always_allowed: true,
+                    ..person(Ask)
+                },
+                Permission::AskEscape("needs the GPU".into()),
+            ),
+            (
+                "an escape of a denied tool stays denied",
+                Facts {
+                    escape: Some("needs the GPU"),
+                    ..person(Deny)
+                },
+                deny(FORBIDDEN),
+            ),
+            (
+                "an escape in an unattended run is refused, even allowed",
+                Facts {
+                    escape: Some("needs the GPU"),
+                    ..unattended(Some(Allow), Allow)
+                },
+                deny(&format!(
+                    "{DENIED}: a call that asks to run outside the sandbox needs a person's approval"
+                )),
             ),
         ];
         for (source, facts, want) in rows {

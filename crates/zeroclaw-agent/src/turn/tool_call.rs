@@ -42,7 +42,13 @@ impl Turn<'_> {
         };
         let preview = tool.preview(args, &at);
         if let Err(refusal) = self
-            .permission(call, target.as_ref(), tool.policy(), preview)
+            .permission(
+                call,
+                target.as_ref(),
+                tool.policy(),
+                checked.escape.as_deref(),
+                preview,
+            )
             .await
         {
             return ToolOutput::error(refusal);

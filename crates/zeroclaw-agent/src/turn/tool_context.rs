@@ -4,9 +4,11 @@
 use super::ask_user::{Elicitation, NoOne};
 use super::client_files::ClientFs;
 use super::{Env, Origin};
+use crate::sandbox::ToolSandbox;
 use crate::session::{ActiveTurn, Session};
 use crate::tools::spill::{self, SpillTo};
 use crate::tools::{AskUser, ClientFiles, ToolContext, ToolLimits};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +21,7 @@ pub(super) fn build(
 ) -> ToolContext {
     let config = env.config;
     ToolContext {
+        sandbox: sandbox(env, session, origin),
         cwd: session.cwd.clone().into(),
         // Cancelled with the turn.
         cancel: active.cancel.child_token(),
@@ -57,4 +60,17 @@ pub(super) fn build(
                 }) as Arc<dyn ClientFiles>
             }),
     }
+}
+
+/// The turn's sandbox, its `Checker` made once for every call. An unattended run's is its
+/// entry's (strict by default), whatever the session or `[sandbox]` say; a person's
+/// session has its own or the config's.
+fn sandbox(env: Env<'_>, session: &Session, origin: &Origin) -> ToolSandbox {
+    let config = &env.config.sandbox;
+    let (choice, require) = match &origin.unattended {
+        Some(unattended) => (unattended.sandbox.choice(), unattended.sandbox.require),
+        None => (session.sandbox.unwrap_or(config.choice()), config.require),
+    };
+    env.sandbox
+        .for_turn(config, choice, require, PathBuf::from(&session.cwd))
 }

@@ -7,6 +7,7 @@ use super::Policy;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use zeroclaw_agent::sandbox::UnattendedSandbox;
 
 /// Runs one hook or schedule may have waiting, by default.
 pub const DEFAULT_QUEUE: usize = 16;
@@ -62,6 +63,10 @@ pub struct WebhookConfig {
     /// `"ask"` turned into `"deny"`.
     #[serde(default)]
     pub approve: BTreeMap<String, Policy>,
+    /// The run's sandbox; absent: `workspace-write`, no network, required, whatever
+    /// `[sandbox]` says.
+    #[serde(default)]
+    pub sandbox: UnattendedSandbox,
     #[serde(default)]
     pub session: SessionMode,
     /// Runs waiting at most; past it a delivery is answered 429.
@@ -90,6 +95,10 @@ pub struct ScheduleConfig {
     pub prompt: String,
     #[serde(default)]
     pub approve: BTreeMap<String, Policy>,
+    /// The run's sandbox; absent: `workspace-write`, no network, required, whatever
+    /// `[sandbox]` says.
+    #[serde(default)]
+    pub sandbox: UnattendedSandbox,
     #[serde(default)]
     pub session: SessionMode,
     /// Runs waiting at most; past it a tick is skipped (and recorded `skipped`).

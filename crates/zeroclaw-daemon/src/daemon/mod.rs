@@ -73,7 +73,15 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     let opened = start::open_store(&options.paths).await?;
     start::reap_orphans(&options.paths);
     let tokens = start::load_tokens(&options.paths, &opened.store, &settings.config).await?;
-    let state = start::assemble(&options, settings.config, settings.provider, opened, tokens);
+    let support = start::probe_sandbox(&settings.config);
+    let state = start::assemble(
+        &options,
+        settings.config,
+        settings.provider,
+        opened,
+        tokens,
+        support,
+    );
     let signals = signals::watch(state.shutdown.clone()).map_err(DaemonError::Signal)?;
     start::keep_ephemeral_rule(&state);
     // Before any door: no delivery or `schedule/run` overtakes a run left waiting.

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
 use zeroclaw_agent::provider::Provider;
+use zeroclaw_agent::sandbox::{Mode, Support};
 use zeroclaw_agent::session::Sessions;
 use zeroclaw_agent::store::{Opened, Store};
 use zeroclaw_agent::tools::orphans;
@@ -136,6 +137,41 @@ pub async fn load_tokens(
         })
 }
 
+/// Finds what the kernel offers the sandbox, once (a trial child applies a whole sandbox:
+/// a few milliseconds), and says at start-up what is missing: no silent fallback. `status`
+/// reports the same.
+pub fn probe_sandbox(config: &Config) -> Support {
+    let support = Support::probe();
+    let sandbox = &config.agent.sandbox;
+    match support.unavailable_reason() {
+        None => {
+            tracing::info!(mechanism = %support.mechanism(), mode = %sandbox.mode, network = sandbox.network, "sandbox");
+            for gap in support.gaps() {
+                tracing::warn!("sandbox: {gap}");
+            }
+        }
+        Some(reason) if sandbox.mode == Mode::Full => {
+            tracing::info!(
+                "sandbox off ([sandbox] mode = \"full\"); it would be unavailable anyway: {reason}"
+            );
+        }
+        Some(reason) if sandbox.require => {
+            tracing::error!(
+                "sandbox unavailable: {reason}; [sandbox] require = true, so tools that start \
+                 commands are refused"
+            );
+        }
+        Some(reason) => {
+            tracing::warn!(
+                "sandbox unavailable: {reason}; tools' commands run UNCONFINED, with the user's \
+                 full rights (set [sandbox] require = true to refuse them instead); unattended \
+                 runs are refused unless their entry sets sandbox = {{ require = false }}"
+            );
+        }
+    }
+    support
+}
+
 /// What every connection shares: the agent over the opened store, and the daemon's parts
 /// (config, tokens, the unattended queues, the shutdown tokens).
 pub fn assemble(
@@ -144,6 +180,7 @@ pub fn assemble(
     provider: Provider,
     opened: Opened,
     tokens: Tokens,
+    support: Support,
 ) -> Arc<DaemonState> {
     let frame_cap = config.daemon.max_frame_bytes;
     Arc::new(DaemonState::new(
@@ -153,6 +190,7 @@ pub fn assemble(
         Sessions::new(opened.store, opened.sessions, frame_cap),
         provider,
         tokens,
+        support,
     ))
 }
 

@@ -81,6 +81,7 @@ struct FixedStatus<'a> {
     ephemeral: bool,
     gateway: Option<zeroclaw_protocol::GatewayStatus>,
     provider: zeroclaw_protocol::ProviderStatus,
+    sandbox: zeroclaw_protocol::SandboxStatus,
 }
 
 /// `{"serverVersion":…,"ephemeral":…,` — the fixed members, ready for the changing ones.
@@ -103,6 +104,7 @@ fn fixed_status(daemon: &DaemonState) -> String {
             base_url: daemon.agent.provider.shown_url().to_owned(),
             last_call: None,
         },
+        sandbox: super::sandbox::status(daemon),
     };
     // A struct of strings, numbers and a bool always serialises to `{…}`; `provider` is its
     // last member, so the text ends in `}}`: both are taken off, and each answer closes

@@ -9,6 +9,7 @@ pub(crate) mod errors;
 mod lifecycle;
 mod mcp;
 mod runs;
+mod sandbox;
 mod session;
 mod token;
 

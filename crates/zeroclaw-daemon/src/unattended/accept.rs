@@ -130,7 +130,7 @@ async fn session_for(state: &DaemonState, target: &Target) -> Result<String, Sto
     let store = &state.agent.sessions.store;
     let Some(entry) = entry(state, target.source, &target.name) else {
         // Targets are made from the same config: every target has its entry.
-        return new_session(state, target, "").await;
+        return new_session(state, target, "", None).await;
     };
     let source = target.source.as_str();
     if entry.session == SessionMode::Shared {
@@ -139,17 +139,18 @@ async fn session_for(state: &DaemonState, target: &Target) -> Result<String, Sto
         {
             return Ok(id);
         }
-        let id = new_session(state, target, &entry.cwd).await?;
+        let id = new_session(state, target, &entry.cwd, Some(entry.sandbox.choice())).await?;
         store.set_shared_session(source, &target.name, &id).await?;
         return Ok(id);
     }
-    new_session(state, target, &entry.cwd).await
+    new_session(state, target, &entry.cwd, Some(entry.sandbox.choice())).await
 }
 
 async fn new_session(
     state: &DaemonState,
     target: &Target,
     cwd: &str,
+    sandbox: Option<zeroclaw_agent::sandbox::Choice>,
 ) -> Result<String, StoreError> {
     let id = uuid::Uuid::new_v4().to_string();
     let title = format!(
@@ -161,7 +162,14 @@ async fn new_session(
         .agent
         .sessions
         .store
-        .create_session(&id, Some(&title), cwd, &state.config.agent.provider.model)
+        .create_session_with(
+            &id,
+            Some(&title),
+            cwd,
+            &state.config.agent.provider.model,
+            // Reported as the session's; the run's turn takes its entry's anyway.
+            sandbox,
+        )
         .await?;
     state.agent.sessions.count_change(1);
     Ok(id)

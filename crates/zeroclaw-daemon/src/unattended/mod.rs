@@ -30,6 +30,7 @@ use crate::state::DaemonState;
 use rules::{Source, Target};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use zeroclaw_agent::sandbox::UnattendedSandbox;
 
 /// What a run needs of its hook's or schedule's config entry.
 pub struct Entry {
@@ -37,19 +38,21 @@ pub struct Entry {
     pub session: SessionMode,
     pub approve: BTreeMap<String, Policy>,
     pub template: Template,
+    pub sandbox: UnattendedSandbox,
 }
 
 /// The config entry of `target`.
 pub fn entry(state: &DaemonState, source: Source, name: &str) -> Option<Entry> {
     let config = &state.config;
-    let (cwd, session, approve, template) = match source {
+    let (cwd, session, approve, template, sandbox) = match source {
         Source::Webhook => {
             let hook = config.webhooks.iter().find(|h| h.name == name)?;
-            (&hook.cwd, hook.session, &hook.approve, hook.template())
+            let h = hook;
+            (&h.cwd, h.session, &h.approve, h.template(), h.sandbox)
         }
         Source::Schedule => {
             let s = config.schedules.iter().find(|s| s.name == name)?;
-            (&s.cwd, s.session, &s.approve, s.template())
+            (&s.cwd, s.session, &s.approve, s.template(), s.sandbox)
         }
     };
     Some(Entry {
@@ -58,6 +61,7 @@ pub fn entry(state: &DaemonState, source: Source, name: &str) -> Option<Entry> {
         approve: approve.clone(),
         // Validated when the config was loaded.
         template: template.ok()?,
+        sandbox,
     })
 }
 
@@ -94,5 +98,6 @@ fn unattended_of(target: &Target, entry: &Entry) -> zeroclaw_agent::turn::Unatte
         source: target.source.as_str(),
         name: target.name.clone(),
         approve: entry.approve.clone(),
+        sandbox: entry.sandbox,
     }
 }

@@ -111,6 +111,9 @@ pub struct StatusResult {
     /// The configured provider (`[provider]`): its kind and default model.
     #[serde(default)]
     pub provider: Option<ProviderStatus>,
+    /// The sandbox of tools' commands: the configured policy and what enforces it here.
+    #[serde(default)]
+    pub sandbox: Option<super::sandbox::SandboxStatus>,
 }
 
 /// `status.provider`: what answers the sessions that name no model of their own, and how

@@ -27,6 +27,7 @@ mod lifecycle;
 mod mcp;
 mod prompt;
 mod runs;
+mod sandbox;
 mod session;
 mod token;
 
@@ -35,6 +36,7 @@ pub use lifecycle::*;
 pub use mcp::*;
 pub use prompt::*;
 pub use runs::*;
+pub use sandbox::*;
 pub use session::*;
 pub use token::*;
 

@@ -3,6 +3,7 @@
 //! (`SessionInfo`, `SessionSummary`) and the MCP servers a session may bring.
 
 use super::Empty;
+use super::sandbox::{SandboxRequest, SessionSandbox};
 use crate::history::Message;
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +65,10 @@ pub struct NewSessionParams {
     /// They stop when the session is unloaded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp_servers: Vec<SessionMcpServer>,
+    /// The session's sandbox; absent members take `[sandbox]`'s. Only stricter than the
+    /// config unless the caller has admin authority (`-32003` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxRequest>,
 }
 
 /// A session's MCP server, as ACP's `session/new` gives it.
@@ -103,6 +108,9 @@ pub struct SessionInfo {
     pub model: String,
     pub title: Option<String>,
     pub created_at: String,
+    /// The session's sandbox, as its turns will run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SessionSandbox>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -146,6 +154,9 @@ pub struct SessionSummary {
     /// Set by `session/load` while a turn runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
+    /// The session's sandbox, as its turns will run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SessionSandbox>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -10,6 +10,9 @@
 //! The parts: `spawn.rs` starts the shell (the one place a command becomes a process),
 //! `group.rs` holds the process group and kills it (the reaper), `capture.rs` keeps and
 //! renders the output, `run.rs` waits for all of it and writes the result.
+//!
+//! Every command runs in the session's sandbox (`ctx.sandbox`, docs/sandbox.md), prepared
+//! here per call; a refusal the kernel made is explained at the end of the result.
 
 mod capture;
 mod group;
@@ -38,6 +41,18 @@ pub(super) struct Args {
     /// it expires.
     #[schemars(range(min = 1))]
     timeout_secs: Option<u64>,
+    /// Only to run outside the sandbox, when a command cannot work inside it: "escape".
+    /// The user is always asked, with your justification; they may refuse.
+    sandbox: Option<SandboxArg>,
+    /// Why the command must run outside the sandbox (required with `sandbox`).
+    justification: Option<String>,
+}
+
+/// `sandbox`'s one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum SandboxArg {
+    Escape,
 }
 
 impl Tool for Bash {
@@ -48,7 +63,9 @@ impl Tool for Bash {
         the result ends with `[exit code N]`. Long output keeps only its beginning and end. \
         The command and everything it starts are killed when the time limit expires. \
         Background processes (`cmd &`) may keep running after the command exits, but their \
-        later output is not captured.";
+        later output is not captured. Commands may run in a sandbox that limits where they \
+        write and whether they reach the network; a refusal ends the result with `[blocked by \
+        the sandbox: ...]`.";
     const READ_ONLY: bool = false;
     const APPROVAL: Policy = Policy::Ask;
     type Args = Args;
@@ -57,7 +74,25 @@ impl Tool for Bash {
         if args.command.trim().is_empty() {
             return Err("`command` must not be empty".into());
         }
+        if args.sandbox.is_some()
+            && args
+                .justification
+                .as_deref()
+                .is_none_or(|j| j.trim().is_empty())
+        {
+            return Err(
+                "`sandbox: \"escape\"` needs a `justification`: say why the command \
+                 cannot run inside the sandbox"
+                    .into(),
+            );
+        }
         Ok(())
+    }
+
+    fn escape<'a>(&self, args: &'a Args) -> Option<&'a str> {
+        args.sandbox
+            .and(args.justification.as_deref())
+            .map(str::trim)
     }
 
     async fn preview(&self, args: Args, at: &PreviewAt) -> Option<ApprovalPreview> {
@@ -72,7 +107,18 @@ impl Tool for Bash {
             .timeout_secs
             .map_or(ctx.limits.bash_default_timeout, Duration::from_secs)
             .min(ctx.limits.bash_max_timeout);
-        match run::execute(&args.command, timeout, ctx).await {
+        // An escape reaches here only approved by a person (`turn/permission.rs`): it runs
+        // unconfined. Otherwise refused here, before anything starts, when the sandbox is
+        // required and missing.
+        let sandbox = match args.sandbox {
+            Some(SandboxArg::Escape) => Ok(None),
+            None => ctx.sandbox.prepare(),
+        };
+        let sandbox = match sandbox {
+            Ok(sandbox) => sandbox,
+            Err(why) => return ToolOutput::error(format!("bash: {why}")),
+        };
+        match run::execute(&args.command, timeout, ctx, sandbox.as_ref()).await {
             Ok(out) => out,
             Err(e) => ToolOutput::error(format!("bash: {e}")),
         }

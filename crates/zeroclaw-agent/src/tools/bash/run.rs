@@ -12,6 +12,7 @@ use super::super::{ToolContext, ToolOutput};
 use super::capture::{Capture, split_budget};
 use super::group::{GroupGuard, kill_and_reap};
 use super::spawn::spawn;
+use crate::sandbox::Prepared;
 
 /// How long to keep reading after the shell exited while a pipe is still open.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
@@ -24,12 +25,15 @@ enum Stopped {
     Cancelled,
 }
 
+/// Runs `command` to its end, in `sandbox` when one is prepared (kept until the shell
+/// has exited: it owns the command's temp dir).
 pub(super) async fn execute(
     command: &str,
     timeout: Duration,
     ctx: &ToolContext,
+    sandbox: Option<&Prepared>,
 ) -> std::io::Result<ToolOutput> {
-    let mut child = spawn(command, ctx)?;
+    let mut child = spawn(command, ctx, sandbox)?;
     // Armed until the shell is reaped: if this future is dropped mid-run, the group dies.
     let mut guard = GroupGuard::new(&child, ctx);
     let mut stdout = child.stdout.take();
@@ -116,6 +120,8 @@ pub(super) async fn execute(
             PIPE_GRACE.as_millis()
         ));
     }
+    // Read before the notes below: only the command's own words can show a refusal.
+    let refusal = sandbox.and_then(|s| s.explain(&text));
     if let Some(spill) = &spill {
         end_line(&mut text);
         text.push_str(&spill.note());
@@ -139,6 +145,10 @@ pub(super) async fn execute(
             !ok
         }
     };
+    // What the model reads to adapt, and the user to understand: the sandbox said no.
+    if let Some(refusal) = refusal {
+        text.push_str(&format!("\n[{refusal}]"));
+    }
     Ok(ToolOutput { text, is_error })
 }
 

@@ -5,6 +5,7 @@ use super::{MAX_MODEL_BYTES, MAX_TITLE_BYTES, bounded, not_found, summary};
 use crate::config::McpServerConfig;
 use crate::link;
 use crate::methods::errors::storage;
+use crate::methods::sandbox::{choose, session_sandbox};
 use crate::methods::{Ctx, Handle, Reply};
 use crate::state::DaemonState;
 use std::sync::Arc;
@@ -110,6 +111,7 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
         )));
     }
     let mcp_servers = session_servers(&p.mcp_servers)?;
+    let sandbox = choose(daemon, &ctx.0.authority, p.sandbox)?;
     bounded("title", p.title.as_deref(), MAX_TITLE_BYTES)?;
     bounded("model", p.model.as_deref(), MAX_MODEL_BYTES)?;
     let model = p
@@ -121,7 +123,13 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
         .agent
         .sessions
         .store
-        .create_session(&id, p.title.as_deref(), &cwd.to_string_lossy(), &model)
+        .create_session_with(
+            &id,
+            p.title.as_deref(),
+            &cwd.to_string_lossy(),
+            &model,
+            sandbox,
+        )
         .await
         .map_err(storage)?;
     daemon.agent.sessions.count_change(1);
@@ -136,6 +144,7 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
         model: row.model,
         title: row.title,
         created_at: history::timestamp(row.created_at),
+        sandbox: Some(session_sandbox(daemon, row.sandbox)),
     })
 }
 
