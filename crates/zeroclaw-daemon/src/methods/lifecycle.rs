@@ -80,8 +80,10 @@ struct FixedStatus<'a> {
     data_dir: String,
     ephemeral: bool,
     gateway: Option<zeroclaw_protocol::GatewayStatus>,
-    provider: zeroclaw_protocol::ProviderStatus,
     sandbox: zeroclaw_protocol::SandboxStatus,
+    /// Must stay the last member: [`fixed_status`] cuts the text open at its closing `}}`
+    /// so each answer can add `provider.lastCall`.
+    provider: zeroclaw_protocol::ProviderStatus,
 }
 
 /// `{"serverVersion":…,"ephemeral":…,` — the fixed members, ready for the changing ones.
@@ -94,6 +96,7 @@ fn fixed_status(daemon: &DaemonState) -> String {
         data_dir: daemon.paths.data_dir.display().to_string(),
         ephemeral: daemon.ephemeral,
         gateway: daemon.gateway.get().cloned().flatten(),
+        sandbox: super::sandbox::status(daemon),
         provider: zeroclaw_protocol::ProviderStatus {
             kind: match daemon.config.agent.provider.kind {
                 ProviderKind::Openai => "openai",
@@ -104,7 +107,6 @@ fn fixed_status(daemon: &DaemonState) -> String {
             base_url: daemon.agent.provider.shown_url().to_owned(),
             last_call: None,
         },
-        sandbox: super::sandbox::status(daemon),
     };
     // A struct of strings, numbers and a bool always serialises to `{…}`; `provider` is its
     // last member, so the text ends in `}}`: both are taken off, and each answer closes
