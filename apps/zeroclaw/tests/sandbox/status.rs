@@ -6,15 +6,17 @@ use serde_json::json;
 
 #[test]
 fn status_reports_the_policy_and_the_mechanism() {
+    // Absolute on the platform the test runs on (a TOML literal string: no escapes).
+    let root = if cfg!(windows) { r"C:\srv\x" } else { "/srv/x" };
     let env = Env::new(
         "",
-        "[sandbox]\nmode = \"read-only\"\nnetwork = true\nwritable_roots = [\"/srv/x\"]",
+        &format!("[sandbox]\nmode = \"read-only\"\nnetwork = true\nwritable_roots = ['{root}']"),
     );
     let status = env.daemon.client().call("status", json!({}));
     let sandbox = &status["sandbox"];
     assert_eq!(sandbox["mode"], "read-only", "{status}");
     assert_eq!(sandbox["network"], true);
-    assert_eq!(sandbox["writableRoots"], json!(["/srv/x"]));
+    assert_eq!(sandbox["writableRoots"], json!([root]));
     assert_eq!(sandbox["require"], false);
     if cfg!(target_os = "linux") {
         // This project's CI kernels have Landlock and seccomp (docs/sandbox.md).

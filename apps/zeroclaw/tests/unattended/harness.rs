@@ -214,6 +214,15 @@ fn launch(dir: &TestDir, vars: &[(String, String)]) -> (Daemon, String) {
 }
 
 /// A webhook table: name `ci`, key in `HOOK_SECRET`, `extra` keys appended.
+/// For tests about approvals whose allowed `bash` call must run: an unattended run requires
+/// the sandbox by default, and on Windows (under Wine in CI) there is none, so there it is
+/// not required. Elsewhere the default stands (tests/sandbox/unattended.rs tests it).
+pub const SANDBOX_NOT_REQUIRED_WHERE_UNAVAILABLE: &str = if cfg!(target_os = "linux") {
+    ""
+} else {
+    "sandbox = { require = false }"
+};
+
 pub fn hook(work: &str, extra: &str) -> String {
     format!(
         "[[webhooks]]\nname = \"ci\"\nsecret_env = \"HOOK_SECRET\"\ncwd = \"{work}\"\nprompt = \"CI failed on {{{{json /ref}}}} ({{{{header X-GitHub-Event}}}}): {{{{body}}}}\"\n{extra}\n"

@@ -12,7 +12,9 @@ fn the_turn_runs_with_the_hooks_policy_and_ask_user_is_told_no_one_can_answer() 
         |work| {
             hook(
                 work,
-                "approve = { bash = \"allow\", write_file = \"deny\" }",
+                &format!(
+                    "approve = {{ bash = \"allow\", write_file = \"deny\" }}\n{SANDBOX_NOT_REQUIRED_WHERE_UNAVAILABLE}"
+                ),
             )
         },
         &[],
@@ -55,7 +57,17 @@ fn the_turn_runs_with_the_hooks_policy_and_ask_user_is_told_no_one_can_answer() 
 
 #[test]
 fn under_ask_an_attached_client_may_approve_the_runs_call() {
-    let hooks = Hooks::start(|work| hook(work, "approve = { bash = \"ask\" }"), &[]);
+    let hooks = Hooks::start(
+        |work| {
+            hook(
+                work,
+                &format!(
+                    "approve = {{ bash = \"ask\" }}\n{SANDBOX_NOT_REQUIRED_WHERE_UNAVAILABLE}"
+                ),
+            )
+        },
+        &[],
+    );
     let made = hooks.work.join("approved");
     hooks.fake.push_all([
         bash_call("c1", &touch_command(&made), 1),
