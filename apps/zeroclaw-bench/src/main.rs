@@ -70,8 +70,8 @@ pub struct Args {
 
     /// A seconds-long run with tiny counts (200 round trips, one pipelined burst, 20 clients
     /// × 10, 1,000 chunks, 100 idle connections, 2 start-ups; growth at 100 / 1,000 / 10,000
-    /// messages, 10 / 100 / 1,000 sessions, 1 / 5 / 10 turns of 200 chunks) and no
-    /// thresholds: for CI.
+    /// messages, 10 / 100 / 1,000 sessions, 1 / 5 / 10 turns of 200 chunks; 10 sandboxed
+    /// `bash -c true`) and no thresholds: for CI.
     /// Exits 0 unless something fails (a lost or mismatched response is a failure).
     #[arg(long, conflicts_with = "quick")]
     pub smoke: bool,
@@ -127,6 +127,8 @@ pub enum Scenario {
     /// 10k sessions, 1 / 10 / 50 concurrent streaming turns, RSS per loaded session, and
     /// `session/compact` of ~1k / 10k / 100k tokens.
     Growth,
+    /// The sandbox's added cost per `bash` call: `bash -c true` confined vs unconfined.
+    Sandbox,
 }
 
 fn main() -> ExitCode {

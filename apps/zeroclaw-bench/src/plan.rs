@@ -22,6 +22,8 @@ pub struct Plan {
     pub idle_conns: usize,
     pub startups: usize,
     pub ephemeral_runs: usize,
+    /// `bash -c true` spawns of each kind (confined, unconfined).
+    pub sandbox_calls: usize,
     pub growth: Sizes,
 }
 
@@ -44,6 +46,7 @@ impl Plan {
             idle_conns: 10_000,
             startups: 20,
             ephemeral_runs: 3,
+            sandbox_calls: 200,
             growth: Sizes::full(),
         }
     }
@@ -64,6 +67,7 @@ impl Plan {
             idle_conns: 2_500,
             startups: 6,
             ephemeral_runs: 1,
+            sandbox_calls: 60,
             growth: Sizes::quick(),
             ..Plan::full()
         }
@@ -87,6 +91,7 @@ impl Plan {
             idle_conns: 100,
             startups: 2,
             ephemeral_runs: 1,
+            sandbox_calls: 10,
             growth: Sizes::smoke(),
         }
     }

@@ -327,6 +327,9 @@ impl Bench {
         if selected(Scenario::Gateway) {
             self.gateway(fake).await?;
         }
+        if selected(Scenario::Sandbox) {
+            self.sandbox()?;
+        }
         if selected(Scenario::Growth) {
             let mut group =
                 growth::Group::new(&self.launcher, &self.dir, self.plan.growth.clone())?;

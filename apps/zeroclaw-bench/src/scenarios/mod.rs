@@ -9,6 +9,7 @@ pub mod growth;
 pub mod memory;
 pub mod pipelined;
 pub mod round_trip;
+pub mod sandbox;
 pub mod startup;
 pub mod streaming;
 
