@@ -56,7 +56,7 @@ fn describe(r: &Recovery, db: &Path) -> String {
         out.push_str("it was empty: nothing to recover\n");
     }
     for t in &r.tables {
-        out.push_str(&format!("{:<9} {} recovered", t.name, t.copied));
+        out.push_str(&format!("{:<11} {} recovered", t.name, t.copied));
         if t.unreadable > 0 {
             out.push_str(&format!(", {} row id(s) unreadable", t.unreadable));
         }
