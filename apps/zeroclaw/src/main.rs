@@ -109,9 +109,9 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
         #[arg(long, default_value_t = 30)]
         timeout: u64,
     },
-    /// List sessions, or show one's history.
+    /// List sessions, show one's history, rewind or fork one.
     #[command(
-        after_help = "Examples:\n  zeroclaw sessions\n  zeroclaw sessions --json\n  zeroclaw sessions show 3b60b909"
+        after_help = "Examples:\n  zeroclaw sessions\n  zeroclaw sessions --json\n  zeroclaw sessions show 3b60b909\n  zeroclaw sessions checkpoints 3b60b909\n  zeroclaw sessions rewind 3b60b909 2\n  zeroclaw sessions fork 3b60b909 2"
     )]
     Sessions {
         #[command(flatten)]
@@ -272,6 +272,48 @@ enum SessionsAction {
     Delete {
         /// The session id, or a unique prefix of it (at least 4 characters).
         id: String,
+    },
+    /// List a session's checkpoints: one before each turn, with the files the turn changed.
+    Checkpoints {
+        /// The session id, or a unique prefix of it (at least 4 characters).
+        id: String,
+    },
+    /// Put a session's files and conversation back to before a turn (reversible).
+    #[command(
+        after_help = "CHECKPOINT is a turn number as `checkpoints` lists it, or a checkpoint id (or a unique prefix).\nExamples:\n  zeroclaw sessions rewind 3b60b909 2\n  zeroclaw sessions rewind 3b60b909 2 --files-only"
+    )]
+    Rewind {
+        /// The session id, or a unique prefix of it (at least 4 characters).
+        id: String,
+        /// The checkpoint: its turn number, its id, or a unique prefix of its id.
+        checkpoint: String,
+        /// Restore the files only; the conversation stays as it is.
+        #[arg(long, conflicts_with = "conversation_only")]
+        files_only: bool,
+        /// Drop the turns from the conversation only; the files stay as they are.
+        #[arg(long)]
+        conversation_only: bool,
+        /// Overwrite files changed outside the agent since the checkpoint.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Undo a session's last rewind (files and conversation).
+    Unrewind {
+        /// The session id, or a unique prefix of it (at least 4 characters).
+        id: String,
+        /// The undo id the rewind printed.
+        undo_id: String,
+        /// Overwrite files changed outside the agent since the rewind.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Start a new session from a session's conversation up to a checkpoint (all of it
+    /// without one), in the same directory.
+    Fork {
+        /// The session id, or a unique prefix of it (at least 4 characters).
+        id: String,
+        /// The checkpoint: its turn number, its id, or a unique prefix of its id.
+        checkpoint: Option<String>,
     },
 }
 
@@ -439,6 +481,32 @@ fn main() -> ExitCode {
                 }
                 Some(SessionsAction::Delete { id }) => {
                     commands::sessions::delete(&paths, &id).await
+                }
+                Some(SessionsAction::Checkpoints { id }) => {
+                    commands::checkpoints::list(&paths, &id, json).await
+                }
+                Some(SessionsAction::Rewind {
+                    id,
+                    checkpoint,
+                    files_only,
+                    conversation_only,
+                    force,
+                }) => {
+                    let rewind = commands::checkpoints::Rewind {
+                        id: &id,
+                        checkpoint: &checkpoint,
+                        files_only,
+                        conversation_only,
+                        force,
+                        json,
+                    };
+                    commands::checkpoints::rewind(&paths, rewind).await
+                }
+                Some(SessionsAction::Unrewind { id, undo_id, force }) => {
+                    commands::checkpoints::unrewind(&paths, &id, &undo_id, force).await
+                }
+                Some(SessionsAction::Fork { id, checkpoint }) => {
+                    commands::checkpoints::fork(&paths, &id, checkpoint.as_deref(), json).await
                 }
             }
             .map(|()| 0),
