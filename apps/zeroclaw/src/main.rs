@@ -128,10 +128,11 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
     /// Check, back up or recover the session database (<data dir>/zeroclaw.db).
     #[command(
         long_about = "Check, back up or recover the session database (<data dir>/zeroclaw.db). \
-`check` and `recover` refuse while a daemon runs on the data dir, whatever its endpoint (stop it \
-first); `backup` works beside one, reading the live store.\n\n\
+`check`, `recover` and `prune` refuse while a daemon runs on the data dir, whatever its endpoint \
+(stop it first); `backup` works beside one, reading the live store. `prune` drops the checkpoint \
+snapshots of sessions and rewinds the database no longer holds.\n\n\
 Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
-        after_help = "Examples:\n  zeroclaw store check\n  zeroclaw store backup ~/zeroclaw-backup.db\n  zeroclaw stop && zeroclaw store recover"
+        after_help = "Examples:\n  zeroclaw store check\n  zeroclaw store backup ~/zeroclaw-backup.db\n  zeroclaw stop && zeroclaw store recover\n  zeroclaw stop && zeroclaw store prune"
     )]
     Store {
         #[command(subcommand)]
@@ -395,6 +396,8 @@ enum StoreAction {
     /// Rebuild the database from every row that can still be read; the old file is kept as
     /// zeroclaw.db.damaged-<unix seconds>.
     Recover,
+    /// Drop the checkpoint snapshots (<data dir>/checkpoints) that no session holds any more.
+    Prune,
 }
 
 fn main() -> ExitCode {
@@ -514,6 +517,7 @@ fn main() -> ExitCode {
                 StoreAction::Check => commands::store::check(&paths),
                 StoreAction::Backup { file } => commands::store::backup(&paths, &file),
                 StoreAction::Recover => commands::store::recover(&paths),
+                StoreAction::Prune => commands::store::prune(&paths),
             },
             Command::Mcp {
                 action, wait, json, ..

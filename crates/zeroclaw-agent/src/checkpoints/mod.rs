@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use zeroclaw_checkpoint::{Change, Checkpoints, Options, Pruned, RefName, SnapshotId};
+pub use zeroclaw_checkpoint::Pruned;
+use zeroclaw_checkpoint::{Change, Checkpoints, Options, RefName, SnapshotId};
 
 /// The engine, opened the first time a checkpoint is needed (it runs `git --version`).
 #[derive(Debug)]
@@ -166,18 +167,15 @@ impl Checkpointer {
     }
 
     /// Drops every snapshot whose checkpoint or rewind the store no longer holds, in every
-    /// workspace (for `zeroclaw store` maintenance and start-up).
-    pub async fn prune_orphans(
-        self: &Arc<Self>,
-        checkpoints: HashSet<String>,
-        rewinds: HashSet<String>,
+    /// workspace (`zeroclaw store prune`, with no daemon running). Blocks.
+    pub fn prune_orphans(
+        &self,
+        checkpoints: &HashSet<String>,
+        rewinds: &HashSet<String>,
     ) -> Result<Pruned, String> {
-        self.blocking(move |engine| {
-            engine
-                .prune_all(|_, name| keeps(name.as_str(), &checkpoints, &rewinds))
-                .map_err(|e| e.to_string())
-        })
-        .await
+        self.engine()?
+            .prune_all(|_, name| keeps(name.as_str(), checkpoints, rewinds))
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -234,5 +232,42 @@ mod tests {
         assert!(!keeps("s/c2/start", &cps, &rws));
         assert!(!keeps("s/undo/u2", &cps, &rws));
         assert!(!keeps("stray", &cps, &rws));
+    }
+
+    #[test]
+    fn pruning_orphans_drops_the_snapshots_of_rows_that_are_gone_and_keeps_the_rest() {
+        let data = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let checkpointer = Checkpointer::new(data.path(), Vec::new(), true);
+        let Ok(engine) = checkpointer.engine() else {
+            eprintln!("SKIPPED: no git");
+            return;
+        };
+        let ws = engine.workspace(work.path()).unwrap();
+        for (name, content) in [("s/c1/start", "1"), ("s/c2/start", "2"), ("s/undo/u1", "3")] {
+            std::fs::write(work.path().join("f"), content).unwrap();
+            ws.snapshot(&RefName::new(name).unwrap(), None).unwrap();
+        }
+        let keep_c1: HashSet<String> = ["c1".to_owned()].into();
+        let pruned = checkpointer
+            .prune_orphans(&keep_c1, &HashSet::new())
+            .unwrap();
+        assert_eq!((pruned.refs_removed, pruned.refs_kept), (2, 1));
+        let left: Vec<String> = ws
+            .snapshots()
+            .unwrap()
+            .into_iter()
+            .map(|(name, _)| name.to_string())
+            .collect();
+        assert_eq!(left, ["s/c1/start"]);
+        let pruned = checkpointer
+            .prune_orphans(&HashSet::new(), &HashSet::new())
+            .unwrap();
+        assert_eq!(pruned.refs_kept, 0);
+        assert_eq!(
+            ws.store_bytes(),
+            0,
+            "a workspace left without refs loses its store"
+        );
     }
 }

@@ -144,6 +144,27 @@ fn insert_checkpoint(
     .map(drop)
 }
 
+/// Every checkpoint id and rewind id of the database at `path`, read without a daemon
+/// (`zeroclaw store prune`): the snapshots of any other are orphans.
+pub fn checkpoint_ids_in(path: &std::path::Path) -> Result<(HashSet<String>, HashSet<String>)> {
+    let conn = super::repair::open_read_only(path)?;
+    ids(&conn)
+}
+
+fn ids(conn: &rusqlite::Connection) -> Result<(HashSet<String>, HashSet<String>)> {
+    let ids = |sql: &str| -> rusqlite::Result<HashSet<String>> {
+        let mut stmt = conn.prepare(sql)?;
+        stmt.query_map([], |r| r.get(0))?.collect()
+    };
+    let read = || {
+        Ok((
+            ids("SELECT id FROM checkpoints")?,
+            ids("SELECT id FROM rewinds")?,
+        ))
+    };
+    read().map_err(StoreError::ctx("read the checkpoints"))
+}
+
 impl Db {
     /// Starts a turn (`Db::begin_turn`) with the checkpoint taken before it, stored after
     /// its prompt in the same transaction, so every stored turn of a checkpointed session
@@ -262,17 +283,7 @@ impl Db {
 
     /// Every checkpoint id and rewind id the store holds, for pruning snapshots.
     fn checkpoint_ids(&self) -> Result<(HashSet<String>, HashSet<String>)> {
-        let ids = |sql: &str| -> rusqlite::Result<HashSet<String>> {
-            let mut stmt = self.conn().prepare(sql)?;
-            stmt.query_map([], |r| r.get(0))?.collect()
-        };
-        let read = || {
-            Ok((
-                ids("SELECT id FROM checkpoints")?,
-                ids("SELECT id FROM rewinds")?,
-            ))
-        };
-        read().map_err(StoreError::ctx("read the checkpoints"))
+        ids(self.conn())
     }
 
     /// A new session `new_id` titled `title`, in `source`'s cwd with its model and sandbox,

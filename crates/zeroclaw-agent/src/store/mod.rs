@@ -30,7 +30,7 @@ mod schema;
 mod tokens;
 mod worker;
 
-pub use checkpoints::{CheckpointRow, NewCheckpoint, RewindRow, first_line};
+pub use checkpoints::{CheckpointRow, NewCheckpoint, RewindRow, checkpoint_ids_in, first_line};
 pub use runs::{Dedup, RunRow, RunStatus};
 pub use tokens::TokenRow;
 

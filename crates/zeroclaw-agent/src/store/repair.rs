@@ -157,7 +157,7 @@ pub fn recover(path: &Path) -> Result<Recovery> {
 }
 
 /// A connection that cannot write the file, so checking and copying never change it.
-fn open_read_only(path: &Path) -> Result<Connection> {
+pub(super) fn open_read_only(path: &Path) -> Result<Connection> {
     if !path.exists() {
         return Err(StoreError::new(
             "open the database",
