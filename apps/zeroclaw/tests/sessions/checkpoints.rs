@@ -454,3 +454,34 @@ fn a_rewind_is_refused_while_a_turn_runs() {
     rewind(&mut client, &session, &listed[0], json!({}));
     assert!(client.messages(&session).is_empty());
 }
+
+#[test]
+fn a_turn_cut_by_sigkill_can_still_be_rewound_after_the_restart() {
+    let mut env = Env::new("", TOOLS_ALLOWED);
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let f = env.work.join("f");
+    env.fake.push(bash_call("c1", "echo half-done > f", 2));
+    env.fake
+        .push(openai::Builder::new().text("never stored").stall().build());
+    client.start_prompt(&session, "start something");
+    // The second model call starts only after the bash call's result is stored.
+    env.fake.wait_for_requests(2);
+    client.wait_event("agent_message_chunk");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "half-done\n");
+    drop(client);
+    env.kill_and_restart();
+
+    let mut client = env.daemon.client();
+    client.call("session/load", json!({"sessionId": session}));
+    let listed = checkpoints(&mut client, &session);
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    assert_eq!(listed[0]["changedFiles"], json!([]), "the turn never ended");
+    let done = rewind(&mut client, &session, &listed[0], json!({}));
+    assert_eq!(
+        done["restoredFiles"],
+        json!([{"path": "f", "change": "deleted"}])
+    );
+    assert!(!f.exists());
+    assert!(client.messages(&session).is_empty());
+}
