@@ -109,9 +109,9 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
         #[arg(long, default_value_t = 30)]
         timeout: u64,
     },
-    /// List sessions, or show one's history.
+    /// List sessions, show one's history, rewind or fork one.
     #[command(
-        after_help = "Examples:\n  zeroclaw sessions\n  zeroclaw sessions --json\n  zeroclaw sessions show 3b60b909"
+        after_help = "Examples:\n  zeroclaw sessions\n  zeroclaw sessions --json\n  zeroclaw sessions show 3b60b909\n  zeroclaw sessions checkpoints 3b60b909\n  zeroclaw sessions rewind 3b60b909 2\n  zeroclaw sessions fork 3b60b909 2"
     )]
     Sessions {
         #[command(flatten)]
@@ -128,10 +128,11 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
     /// Check, back up or recover the session database (<data dir>/zeroclaw.db).
     #[command(
         long_about = "Check, back up or recover the session database (<data dir>/zeroclaw.db). \
-`check` and `recover` refuse while a daemon runs on the data dir, whatever its endpoint (stop it \
-first); `backup` works beside one, reading the live store.\n\n\
+`check`, `recover` and `prune` refuse while a daemon runs on the data dir, whatever its endpoint \
+(stop it first); `backup` works beside one, reading the live store. `prune` drops the checkpoint \
+snapshots of sessions and rewinds the database no longer holds.\n\n\
 Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
-        after_help = "Examples:\n  zeroclaw store check\n  zeroclaw store backup ~/zeroclaw-backup.db\n  zeroclaw stop && zeroclaw store recover"
+        after_help = "Examples:\n  zeroclaw store check\n  zeroclaw store backup ~/zeroclaw-backup.db\n  zeroclaw stop && zeroclaw store recover\n  zeroclaw stop && zeroclaw store prune"
     )]
     Store {
         #[command(subcommand)]
@@ -273,6 +274,48 @@ enum SessionsAction {
         /// The session id, or a unique prefix of it (at least 4 characters).
         id: String,
     },
+    /// List a session's checkpoints: one before each turn, with the files the turn changed.
+    Checkpoints {
+        /// The session id, or a unique prefix of it (at least 4 characters).
+        id: String,
+    },
+    /// Put a session's files and conversation back to before a turn (reversible).
+    #[command(
+        after_help = "CHECKPOINT is a turn number as `checkpoints` lists it, or a checkpoint id (or a unique prefix).\nExamples:\n  zeroclaw sessions rewind 3b60b909 2\n  zeroclaw sessions rewind 3b60b909 2 --files-only"
+    )]
+    Rewind {
+        /// The session id, or a unique prefix of it (at least 4 characters).
+        id: String,
+        /// The checkpoint: its turn number, its id, or a unique prefix of its id.
+        checkpoint: String,
+        /// Restore the files only; the conversation stays as it is.
+        #[arg(long, conflicts_with = "conversation_only")]
+        files_only: bool,
+        /// Drop the turns from the conversation only; the files stay as they are.
+        #[arg(long)]
+        conversation_only: bool,
+        /// Overwrite files changed outside the agent since the checkpoint.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Undo a session's last rewind (files and conversation).
+    Unrewind {
+        /// The session id, or a unique prefix of it (at least 4 characters).
+        id: String,
+        /// The undo id the rewind printed.
+        undo_id: String,
+        /// Overwrite files changed outside the agent since the rewind.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Start a new session from a session's conversation up to a checkpoint (all of it
+    /// without one), in the same directory.
+    Fork {
+        /// The session id, or a unique prefix of it (at least 4 characters).
+        id: String,
+        /// The checkpoint: its turn number, its id, or a unique prefix of its id.
+        checkpoint: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -353,6 +396,8 @@ enum StoreAction {
     /// Rebuild the database from every row that can still be read; the old file is kept as
     /// zeroclaw.db.damaged-<unix seconds>.
     Recover,
+    /// Drop the checkpoint snapshots (<data dir>/checkpoints) that no session holds any more.
+    Prune,
 }
 
 fn main() -> ExitCode {
@@ -440,12 +485,39 @@ fn main() -> ExitCode {
                 Some(SessionsAction::Delete { id }) => {
                     commands::sessions::delete(&paths, &id).await
                 }
+                Some(SessionsAction::Checkpoints { id }) => {
+                    commands::checkpoints::list(&paths, &id, json).await
+                }
+                Some(SessionsAction::Rewind {
+                    id,
+                    checkpoint,
+                    files_only,
+                    conversation_only,
+                    force,
+                }) => {
+                    let rewind = commands::checkpoints::Rewind {
+                        id: &id,
+                        checkpoint: &checkpoint,
+                        files_only,
+                        conversation_only,
+                        force,
+                        json,
+                    };
+                    commands::checkpoints::rewind(&paths, rewind).await
+                }
+                Some(SessionsAction::Unrewind { id, undo_id, force }) => {
+                    commands::checkpoints::unrewind(&paths, &id, &undo_id, force).await
+                }
+                Some(SessionsAction::Fork { id, checkpoint }) => {
+                    commands::checkpoints::fork(&paths, &id, checkpoint.as_deref(), json).await
+                }
             }
             .map(|()| 0),
             Command::Store { action } => match action {
                 StoreAction::Check => commands::store::check(&paths),
                 StoreAction::Backup { file } => commands::store::backup(&paths, &file),
                 StoreAction::Recover => commands::store::recover(&paths),
+                StoreAction::Prune => commands::store::prune(&paths),
             },
             Command::Mcp {
                 action, wait, json, ..

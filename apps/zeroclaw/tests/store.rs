@@ -364,3 +364,50 @@ fn a_daemon_is_refused_while_a_store_command_holds_the_data_dir() {
     let status = daemon.client().call("status", json!({}));
     assert_eq!(status["pid"], json!(daemon.pid()));
 }
+
+/// Issue 31: `zeroclaw store prune` keeps every snapshot a session's checkpoints still name
+/// (a rewind after it works), refuses beside a running daemon, and a deleted session's
+/// snapshots are gone with it (its workspace's whole checkpoint store, being the only one).
+#[test]
+#[cfg(unix)]
+fn store_prune_keeps_the_snapshots_sessions_hold_and_a_deleted_sessions_go_with_it() {
+    let mut env = Env::new("", "[approvals]\nwrite_file = \"allow\"");
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    env.fake.push(
+        openai::Builder::new()
+            .tool_call(0, "c1", "write_file", r#"{"path": "f", "content": "x"}"#, 1)
+            .build(),
+    );
+    env.fake.push(openai::text(&["written"]));
+    client.prompt(&session, "write f", no_questions).result();
+    assert!(env.work.join("f").exists());
+
+    let beside = store(&env.dir, &["prune"]);
+    assert!(!beside.status.success(), "{}", text(&beside));
+    drop(client);
+    stop(&mut env.daemon);
+    let pruned = store(&env.dir, &["prune"]);
+    assert!(pruned.status.success(), "{}", text(&pruned));
+    assert!(
+        text(&pruned).contains("dropped 0 checkpoint snapshot(s) no session holds, kept 2"),
+        "{}",
+        text(&pruned)
+    );
+
+    env.daemon = env.dir.start(&[]);
+    let mut client = env.daemon.client();
+    client.call("session/load", json!({"sessionId": session}));
+    let listed = client.call("session/checkpoints", json!({"sessionId": session}));
+    let checkpoint = &listed["checkpoints"][0]["checkpointId"];
+    client.call(
+        "session/rewind",
+        json!({"sessionId": session, "checkpointId": checkpoint}),
+    );
+    assert!(!env.work.join("f").exists());
+
+    let repos = data_dir(&env.dir).join("checkpoints").join("repos");
+    assert_eq!(std::fs::read_dir(&repos).unwrap().count(), 1);
+    client.call("session/delete", json!({"sessionId": session}));
+    assert_eq!(std::fs::read_dir(&repos).unwrap().count(), 0);
+}

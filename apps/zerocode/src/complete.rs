@@ -82,6 +82,21 @@ pub const COMMANDS: &[Command] = &[
         about: "fold older turns into a summary the model is sent instead",
     },
     Command {
+        name: "/undo",
+        args: "",
+        about: "put the files and the conversation back to before the last turn",
+    },
+    Command {
+        name: "/rewind",
+        args: "[N]",
+        about: "list earlier prompts with the files each turn changed; N: back to before turn N",
+    },
+    Command {
+        name: "/fork",
+        args: "[N]",
+        about: "continue in a new session with this one's history (up to turn N)",
+    },
+    Command {
         name: "/quit",
         args: "",
         about: "exit (also Ctrl-D, or Ctrl-C twice)",

@@ -82,6 +82,9 @@ pub struct AgentConfig {
     /// A turn compacts the session before a model call whose request would pass this share
     /// of the context window, in percent (10 to 95).
     pub compact_at_percent: u8,
+    /// Snapshot the session's cwd before and after every turn, so it can be rewound
+    /// (docs/checkpoints.md). Needs `git`.
+    pub checkpoints: bool,
 }
 
 impl Default for AgentConfig {
@@ -93,6 +96,7 @@ impl Default for AgentConfig {
             system_prompt: None,
             max_tool_calls_per_step: 64,
             compact_at_percent: 80,
+            checkpoints: true,
         }
     }
 }

@@ -263,6 +263,7 @@ pub fn message(row: &MessageRow) -> Message {
         is_error: None,
         cancelled: row.cancelled,
         truncated: false,
+        hidden: row.hidden,
     };
     let data = || Some(row.data.clone().unwrap_or(Value::Null));
     match row.kind {

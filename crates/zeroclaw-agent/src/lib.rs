@@ -8,6 +8,7 @@
 //! (a client attached to a session, as the agent sees it: the daemon implements it) →
 //! `sandbox` (which sandbox policy applies; the mechanism is `zeroclaw-sandbox`).
 
+pub mod checkpoints;
 pub mod config;
 pub mod history;
 pub mod link;

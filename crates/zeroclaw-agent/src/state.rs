@@ -1,5 +1,6 @@
 //! What every turn (and every connection of the daemon around it) shares of the agent.
 
+use crate::checkpoints::Checkpointer;
 use crate::config::Config;
 use crate::mcp::{Mcp, Settings};
 use crate::provider::Provider;
@@ -46,6 +47,8 @@ pub struct AgentState {
     pub turn_count: Arc<dyn TurnCount>,
     /// What the machine offers the sandbox (probed once) and what it hides.
     pub sandbox: Sandbox,
+    /// The snapshots of sessions' workspaces (`checkpoints/`).
+    pub checkpoints: Arc<Checkpointer>,
 }
 
 impl AgentState {
@@ -59,6 +62,12 @@ impl AgentState {
         sandbox: Sandbox,
     ) -> Self {
         let turn_slots = Arc::new(Semaphore::new(config.agent.max_running_turns));
+        // The daemon's own directories are never captured, whatever a session's cwd.
+        let checkpoints = Arc::new(Checkpointer::new(
+            &dirs.data_dir,
+            sandbox.hidden.clone(),
+            config.agent.checkpoints,
+        ));
         let tools = Arc::new(Tools::builtin());
         let mcp = Mcp::start(
             &config.mcp_servers,
@@ -80,6 +89,7 @@ impl AgentState {
             turn_slots,
             turn_count,
             sandbox,
+            checkpoints,
         }
     }
 }

@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["state"],
     &["session"],
     &["history"],
-    &["provider", "mcp"],
+    &["provider", "mcp", "checkpoints"],
     &["tools", "store"],
     &["config", "link"],
     &["sandbox"],

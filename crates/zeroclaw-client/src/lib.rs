@@ -449,8 +449,54 @@ impl Client {
             session_id: session_id.to_owned(),
             limit,
             before,
+            include_hidden: false,
         };
         self.request::<m::SessionMessages>(&params).await
+    }
+
+    /// `session/messages` with every member (`includeHidden` among them).
+    pub async fn session_messages_with(
+        &self,
+        params: &m::MessagesParams,
+    ) -> CallResult<MessagePage> {
+        self.request::<m::SessionMessages>(params).await
+    }
+
+    /// The session's checkpoints, oldest first (`session/checkpoints`).
+    pub async fn session_checkpoints(&self, session_id: &str) -> CallResult<Vec<m::Checkpoint>> {
+        let params = m::CheckpointsParams {
+            session_id: session_id.to_owned(),
+        };
+        let result = self.request::<m::SessionCheckpoints>(&params).await?;
+        Ok(result.checkpoints)
+    }
+
+    /// Rewinds the session's files and/or conversation to a checkpoint (`session/rewind`);
+    /// the caller must be attached. Conflicts are `-32030` with `data.conflicts`.
+    pub async fn session_rewind(&self, params: &m::RewindParams) -> CallResult<m::RewindResult> {
+        self.request::<m::SessionRewind>(params).await
+    }
+
+    /// Reverses the session's last rewind (`session/unrewind`).
+    pub async fn session_unrewind(
+        &self,
+        params: &m::UnrewindParams,
+    ) -> CallResult<m::UnrewindResult> {
+        self.request::<m::SessionUnrewind>(params).await
+    }
+
+    /// A new session from the conversation before a checkpoint (whole without one); this
+    /// connection is attached to it (`session/fork`).
+    pub async fn session_fork(
+        &self,
+        session_id: &str,
+        checkpoint_id: Option<&str>,
+    ) -> CallResult<SessionInfo> {
+        let params = m::ForkParams {
+            session_id: session_id.to_owned(),
+            checkpoint_id: checkpoint_id.map(str::to_owned),
+        };
+        self.request::<m::SessionFork>(&params).await
     }
 
     /// Sends `prompt` to the session and streams the turn: its events, the approvals it

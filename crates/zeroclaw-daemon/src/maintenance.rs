@@ -8,8 +8,10 @@
 //! - `backup` only reads too, and is also made for a live store (SQLite's online backup): it
 //!   holds the lock shared when it can, and beside a daemon it reads the live store and says
 //!   so.
+//! - `prune` writes the checkpoint store: it takes the lock exclusively.
 
 use std::path::{Path, PathBuf};
+use zeroclaw_agent::checkpoints::{Checkpointer, Pruned};
 use zeroclaw_agent::store::{self, repair};
 use zeroclaw_ipc::{BindError, DataDirLock, Holder, Paths};
 
@@ -27,6 +29,8 @@ pub enum MaintenanceError {
         .0.display()
     )]
     NoDataDir(PathBuf),
+    #[error("{0}")]
+    Checkpoints(String),
 }
 
 /// The database of the data dir in `paths`.
@@ -71,6 +75,18 @@ pub fn backup(paths: &Paths, to: &Path) -> Result<Option<Holder>, MaintenanceErr
     };
     repair::backup(&database(paths), to)?;
     Ok(live)
+}
+
+/// Drops the checkpoint snapshots (`<data dir>/checkpoints`) whose checkpoint or rewind the
+/// database no longer holds: it writes the checkpoint store, so it takes the lock
+/// exclusively, as `recover` does.
+pub fn prune(paths: &Paths) -> Result<Pruned, MaintenanceError> {
+    let _lock = lock(paths, "zeroclaw store prune", false)?;
+    let (checkpoints, rewinds) = store::checkpoint_ids_in(&database(paths))?;
+    let engine = Checkpointer::new(&paths.data_dir, Vec::new(), true);
+    engine
+        .prune_orphans(&checkpoints, &rewinds)
+        .map_err(MaintenanceError::Checkpoints)
 }
 
 /// Rebuilds the database from what can be read of it, keeping the old file.

@@ -10,12 +10,14 @@
 //   chat.js        the open session: replay, live events, prompt, Stop, Rename, Delete
 //   transcript.js  the open session's transcript: text blocks, scrolling
 //   approvals.js   tool call cards, their approval buttons, and the agent's questions
+//   checkpoints.js "Rewind to here" and "Fork from here" on each prompt, with confirmations
 //
 // This module holds what happens on each connection: the page reads the daemon's state
 // again every 5 s while connected, and on connecting reads it all, then rebuilds the open
 // session from its history. State: the poll's timer.
 
 import * as chat from "./chat.js";
+import "./checkpoints.js";
 import { connect } from "./connection.js";
 import * as sessions from "./sessions.js";
 import * as status from "./status.js";

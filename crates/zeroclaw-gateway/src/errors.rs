@@ -16,7 +16,8 @@ pub fn http_status(code: i64, data: Option<&Value>) -> StatusCode {
         codes::METHOD_NOT_FOUND | codes::SESSION_NOT_FOUND => StatusCode::NOT_FOUND,
         codes::AUTH_REQUIRED => StatusCode::UNAUTHORIZED,
         codes::NOT_ALLOWED => StatusCode::FORBIDDEN,
-        codes::SESSION_BUSY => StatusCode::CONFLICT,
+        codes::SESSION_BUSY | codes::REWIND_CONFLICT => StatusCode::CONFLICT,
+        codes::CHECKPOINT_UNAVAILABLE => StatusCode::UNPROCESSABLE_ENTITY,
         codes::LIMIT_REACHED => StatusCode::TOO_MANY_REQUESTS,
         codes::PROVIDER_ERROR => {
             // No provider configured, or one that cannot be reached, is "unavailable";
@@ -206,6 +207,8 @@ mod tests {
             (codes::AUTH_REQUIRED, 401),
             (codes::NOT_ALLOWED, 403),
             (codes::SESSION_BUSY, 409),
+            (codes::REWIND_CONFLICT, 409),
+            (codes::CHECKPOINT_UNAVAILABLE, 422),
             (codes::LIMIT_REACHED, 429),
             (codes::PROVIDER_ERROR, 502),
             (codes::NOT_INITIALIZED, 500),

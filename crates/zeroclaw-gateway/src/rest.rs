@@ -18,9 +18,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use zeroclaw_protocol::{
-    CancelResult, Decision, DeleteResult, Empty, MessagePage, NewSessionParams, NoParams,
-    PromptResult, Run, RunsGetParams, RunsListParams, RunsListResult, SessionInfo,
-    SessionListResult, SessionSummary, StatusResult, codes, methods as m,
+    CancelResult, CheckpointsResult, Decision, DeleteResult, Empty, MessagePage, NewSessionParams,
+    NoParams, PromptResult, RewindParams, RewindResult, Run, RunsGetParams, RunsListParams,
+    RunsListResult, SessionInfo, SessionListResult, SessionSummary, StatusResult, UnrewindParams,
+    UnrewindResult, codes, methods as m,
 };
 
 /// `POST /api/v1/sessions/{id}/prompt`'s body (the session is in the path).
@@ -55,6 +56,9 @@ pub struct MessagesQuery {
     pub limit: Option<usize>,
     /// Only messages with an id below this one.
     pub before: Option<i64>,
+    /// Also the messages a rewind hid.
+    #[serde(rename = "includeHidden")]
+    pub include_hidden: Option<bool>,
 }
 
 /// A request body read as JSON: 400 (`-32700`) for bad JSON, 400 (`-32602`) for JSON of
@@ -171,7 +175,116 @@ pub async fn messages(
     Path(id): Path<String>,
     Query(q): Query<MessagesQuery>,
 ) -> Result<Json<MessagePage>, ApiError> {
-    Ok(Json(daemon.session_messages(&id, q.limit, q.before).await?))
+    let params = m::MessagesParams {
+        session_id: id,
+        limit: q.limit,
+        before: q.before,
+        include_hidden: q.include_hidden.unwrap_or(false),
+    };
+    Ok(Json(daemon.session_messages_with(&params).await?))
+}
+
+/// `POST /api/v1/sessions/{id}/rewind`'s body (the session is in the path).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RewindBody {
+    pub checkpoint_id: String,
+    /// Default `true`.
+    pub files: Option<bool>,
+    /// Default `true`.
+    pub conversation: Option<bool>,
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// `POST /api/v1/sessions/{id}/unrewind`'s body.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UnrewindBody {
+    pub undo_id: String,
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// `POST /api/v1/sessions/{id}/fork`'s body.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForkBody {
+    pub checkpoint_id: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/v1/sessions/{id}/checkpoints", tag = "checkpoints",
+    params(("id" = String, Path, description = "The session id")),
+    responses((status = 200, body = CheckpointsResult), (status = 404, body = Value)),
+    security(("bearer" = [])))]
+pub async fn checkpoints(
+    daemon: Daemon,
+    Path(id): Path<String>,
+) -> Result<Json<CheckpointsResult>, ApiError> {
+    let checkpoints = daemon.session_checkpoints(&id).await?;
+    Ok(Json(CheckpointsResult { checkpoints }))
+}
+
+#[utoipa::path(post, path = "/api/v1/sessions/{id}/rewind", tag = "checkpoints",
+    params(("id" = String, Path, description = "The session id")),
+    request_body = RewindBody,
+    responses((status = 200, body = RewindResult),
+        (status = 409, description = "A turn runs (-32002), or files changed outside the agent are in the way (-32030, `data.conflicts`)", body = Value),
+        (status = 422, description = "No such checkpoint, or it has no snapshot (-32031)", body = Value)),
+    security(("bearer" = [])))]
+pub async fn rewind(
+    State(app): State<Shared>,
+    daemon: Daemon,
+    Path(id): Path<String>,
+    request: Body,
+) -> Result<Json<RewindResult>, ApiError> {
+    let b: RewindBody = body(&app, request).await?;
+    daemon.attach(&id).await?;
+    let params = RewindParams {
+        session_id: id,
+        checkpoint_id: b.checkpoint_id,
+        files: b.files.unwrap_or(true),
+        conversation: b.conversation.unwrap_or(true),
+        force: b.force,
+    };
+    Ok(Json(daemon.session_rewind(&params).await?))
+}
+
+#[utoipa::path(post, path = "/api/v1/sessions/{id}/unrewind", tag = "checkpoints",
+    params(("id" = String, Path, description = "The session id")),
+    request_body = UnrewindBody,
+    responses((status = 200, body = UnrewindResult), (status = 409, body = Value), (status = 422, body = Value)),
+    security(("bearer" = [])))]
+pub async fn unrewind(
+    State(app): State<Shared>,
+    daemon: Daemon,
+    Path(id): Path<String>,
+    request: Body,
+) -> Result<Json<UnrewindResult>, ApiError> {
+    let b: UnrewindBody = body(&app, request).await?;
+    daemon.attach(&id).await?;
+    let params = UnrewindParams {
+        session_id: id,
+        undo_id: b.undo_id,
+        force: b.force,
+    };
+    Ok(Json(daemon.session_unrewind(&params).await?))
+}
+
+#[utoipa::path(post, path = "/api/v1/sessions/{id}/fork", tag = "checkpoints",
+    params(("id" = String, Path, description = "The session id")),
+    request_body = ForkBody,
+    responses((status = 201, body = SessionInfo), (status = 404, body = Value), (status = 422, body = Value)),
+    security(("bearer" = [])))]
+pub async fn fork(
+    State(app): State<Shared>,
+    daemon: Daemon,
+    Path(id): Path<String>,
+    request: Body,
+) -> Result<(StatusCode, Json<SessionInfo>), ApiError> {
+    let b: ForkBody = body(&app, request).await?;
+    let info = daemon.session_fork(&id, b.checkpoint_id.as_deref()).await?;
+    Ok((StatusCode::CREATED, Json(info)))
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/cancel", tag = "turns",

@@ -29,3 +29,10 @@ pub const NOT_INITIALIZED: i64 = -32010;
 pub const VERSION_MISMATCH: i64 = -32011;
 /// The gateway needs a valid token (or the dashboard's cookie) for this.
 pub const AUTH_REQUIRED: i64 = -32020;
+/// `session/rewind` (or `session/unrewind`) would overwrite files changed outside the
+/// agent since the checkpoint, or content no snapshot holds: nothing was changed.
+/// `data.conflicts` lists `[{path, reason}]`; `force: true` overwrites all but `blocked`.
+pub const REWIND_CONFLICT: i64 = -32030;
+/// The checkpoint cannot do what was asked: no such checkpoint in the session, or it has
+/// no snapshot of the files (`data.reason`), or the rewind to undo is not the last one.
+pub const CHECKPOINT_UNAVAILABLE: i64 = -32031;

@@ -19,6 +19,8 @@ pub const EVENTS: &[&str] = &[
     "user_message_chunk",
     "turn_complete",
     "context_compacted",
+    "session_rewound",
+    "session_forked",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -114,6 +116,29 @@ pub enum Update<'a> {
         summary: Cow<'a, str>,
         messages_folded: u64,
     },
+    /// `session/rewind` (or `session/unrewind`, with `undone`) changed the session: its
+    /// files and/or the conversation the model sees. Clients redraw (`session/messages`).
+    #[serde(rename_all = "camelCase")]
+    SessionRewound {
+        /// The checkpoint rewound to; absent for an unrewind.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checkpoint_id: Option<String>,
+        undo_id: String,
+        /// Paths restored.
+        files_restored: u64,
+        /// Messages hidden (a rewind) or shown again (an unrewind).
+        messages: u64,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        undone: bool,
+    },
+    /// `session/fork` made a new session from this one (which is untouched).
+    #[serde(rename_all = "camelCase")]
+    SessionForked {
+        new_session_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checkpoint_id: Option<String>,
+        title: String,
+    },
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
@@ -200,6 +225,8 @@ impl<'a> Update<'a> {
             Update::ApprovalRequest { .. } => "approval_request",
             Update::TurnComplete { .. } => "turn_complete",
             Update::ContextCompacted { .. } => "context_compacted",
+            Update::SessionRewound { .. } => "session_rewound",
+            Update::SessionForked { .. } => "session_forked",
             Update::Unknown => "unknown",
         }
     }
@@ -271,6 +298,18 @@ mod tests {
             Update::ContextCompacted {
                 summary: "s".into(),
                 messages_folded: 3,
+            },
+            Update::SessionRewound {
+                checkpoint_id: Some("c".into()),
+                undo_id: "u".into(),
+                files_restored: 2,
+                messages: 4,
+                undone: false,
+            },
+            Update::SessionForked {
+                new_session_id: "n".into(),
+                checkpoint_id: None,
+                title: "fork of t".into(),
             },
         ]
     }

@@ -83,4 +83,8 @@ pub struct Message {
     /// too large was replaced by a string saying its size.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// A `session/rewind` dropped it from the conversation the model sees (listed only
+    /// with `session/messages {includeHidden: true}`; `session/unrewind` brings it back).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden: bool,
 }

@@ -128,7 +128,8 @@ fn text_chunk(text: &str) -> ContentChunk {
 
 /// One of our events as the ACP `session/update` an editor shows; `None` for those ACP
 /// has no update for (`approval_request` becomes a request of its own, `turn_complete`
-/// the prompt's answer, `context_compacted` is ours alone).
+/// the prompt's answer, `context_compacted`, `session_rewound` and `session_forked` are ours
+/// alone: docs/checkpoints.md says how an editor reaches checkpoints).
 pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
     Some(match update {
         Update::AgentMessageChunk { text } => SessionUpdate::AgentMessageChunk(text_chunk(text)),
@@ -148,6 +149,8 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         Update::ApprovalRequest { .. }
         | Update::TurnComplete { .. }
         | Update::ContextCompacted { .. }
+        | Update::SessionRewound { .. }
+        | Update::SessionForked { .. }
         | Update::Unknown => return None,
     })
 }

@@ -19,10 +19,11 @@ mod session;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, PromptResponse, SessionCapabilities, SessionInfo, SessionListCapabilities,
+    AgentCapabilities, CancelNotification, ForkSessionRequest, ForkSessionResponse, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
+    SessionForkCapabilities, SessionInfo, SessionListCapabilities,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client as Editor, Error as AcpError, Stdio};
@@ -126,6 +127,17 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
                             responder: Responder<LoadSessionResponse>,
                             cx: ConnectionTo<Editor>| {
                     bridge.load_session(request, responder, cx).await
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let bridge = bridge.clone();
+                async move |request: ForkSessionRequest,
+                            responder: Responder<ForkSessionResponse>,
+                            cx: ConnectionTo<Editor>| {
+                    bridge.fork_session(request, responder, cx).await
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -263,7 +275,11 @@ impl Bridge {
                     .embedded_context(true),
             )
             .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
-            .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
+            .session_capabilities(
+                SessionCapabilities::new()
+                    .list(SessionListCapabilities::new())
+                    .fork(SessionForkCapabilities::new()),
+            );
         responder.respond(
             InitializeResponse::new(ProtocolVersion::V1)
                 .agent_capabilities(capabilities)
@@ -296,6 +312,33 @@ impl Bridge {
                 let events = client.subscribe(&info.session_id);
                 self.attach(&info.session_id, PathBuf::from(&info.cwd), events, &cx);
                 responder.respond(NewSessionResponse::new(info.session_id))
+            }
+            Err(e) => responder.respond_with_error(mapping::call_error(&e)),
+        }
+    }
+
+    /// ACP's (unstable) `session/fork`: our `session/fork` of the whole conversation. The
+    /// fork keeps the source's working directory (a different `cwd` is logged, as for a
+    /// load); the editor is attached to the fork, as after `session/new`.
+    async fn fork_session(
+        self: &Arc<Self>,
+        request: ForkSessionRequest,
+        responder: Responder<ForkSessionResponse>,
+        cx: ConnectionTo<Editor>,
+    ) -> Result<(), AcpError> {
+        let client = match self.daemon() {
+            Ok(client) => client,
+            Err(e) => return responder.respond_with_error(e),
+        };
+        let source = request.session_id.0.to_string();
+        match client.session_fork(&source, None).await {
+            Ok(info) => {
+                if Path::new(&info.cwd) != request.cwd {
+                    tracing::info!(session = %source, fork = %info.session_id, stored = %info.cwd, asked = %request.cwd.display(), "session/fork: the fork keeps the source's working directory");
+                }
+                let events = client.subscribe(&info.session_id);
+                self.attach(&info.session_id, PathBuf::from(&info.cwd), events, &cx);
+                responder.respond(ForkSessionResponse::new(info.session_id))
             }
             Err(e) => responder.respond_with_error(mapping::call_error(&e)),
         }

@@ -2,6 +2,7 @@
 
 pub mod browser;
 pub mod call;
+pub mod checkpoints;
 pub mod mcp;
 pub mod prompt;
 pub mod runs;

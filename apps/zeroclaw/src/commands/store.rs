@@ -44,6 +44,15 @@ pub fn backup(paths: &Paths, to: &Path) -> Result<u8, String> {
     Ok(0)
 }
 
+pub fn prune(paths: &Paths) -> Result<u8, String> {
+    let pruned = maintenance::prune(paths).map_err(|e| e.to_string())?;
+    println!(
+        "dropped {} checkpoint snapshot(s) no session holds, kept {}; the checkpoint store went from {} to {} bytes",
+        pruned.refs_removed, pruned.refs_kept, pruned.bytes_before, pruned.bytes_after
+    );
+    Ok(0)
+}
+
 pub fn recover(paths: &Paths) -> Result<u8, String> {
     let recovery = maintenance::recover(paths).map_err(|e| e.to_string())?;
     print!("{}", describe(&recovery, &maintenance::database(paths)));
@@ -56,7 +65,7 @@ fn describe(r: &Recovery, db: &Path) -> String {
         out.push_str("it was empty: nothing to recover\n");
     }
     for t in &r.tables {
-        out.push_str(&format!("{:<9} {} recovered", t.name, t.copied));
+        out.push_str(&format!("{:<11} {} recovered", t.name, t.copied));
         if t.unreadable > 0 {
             out.push_str(&format!(", {} row id(s) unreadable", t.unreadable));
         }

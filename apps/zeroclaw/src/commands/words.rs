@@ -21,12 +21,30 @@ pub fn describe_call_error(e: &CallError) -> String {
                     "wait for it or `session/cancel` it",
                     "wait for it, or press Ctrl-C in the client that started it",
                 ),
+                codes::REWIND_CONFLICT => rewind_conflict(e.data.as_ref()),
                 _ => e.message.clone(),
             };
             format!("{message} (error {})", e.code)
         }
         other => other.to_string(),
     }
+}
+
+/// A refused rewind: the paths in the way, and `--force` rather than `force: true`.
+fn rewind_conflict(data: Option<&serde_json::Value>) -> String {
+    let mut out = String::from(
+        "nothing was changed: these files changed outside the agent since the checkpoint (or are not captured):",
+    );
+    let conflicts = data.and_then(|d| d["conflicts"].as_array());
+    for c in conflicts.into_iter().flatten() {
+        out.push_str(&format!(
+            "\n  {} ({})",
+            c["path"].as_str().unwrap_or("?"),
+            c["reason"].as_str().unwrap_or("?")
+        ));
+    }
+    out.push_str("\nrun it again with --force to overwrite them (all but `blocked` ones)");
+    out
 }
 
 fn no_session(id: &str) -> String {

@@ -17,6 +17,7 @@ mod cancel;
 mod daemon_gone;
 mod editor_fs;
 mod editor_leaves;
+mod fork;
 mod handshake;
 mod load;
 // The MCP test server is found as a Linux build; under Wine it is not run yet.

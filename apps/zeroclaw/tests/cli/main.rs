@@ -4,6 +4,9 @@
 
 #[cfg(unix)]
 mod approval_keys;
+// Checkpoints need git, which the Windows tests (under Wine) do not have.
+#[cfg(unix)]
+mod checkpoints;
 #[path = "../common/mod.rs"]
 mod common;
 mod config_errors;

@@ -23,6 +23,8 @@ mod approval_preview;
 #[cfg(unix)]
 mod approvals;
 #[cfg(unix)]
+mod checkpoints;
+#[cfg(unix)]
 mod csp;
 #[cfg(unix)]
 mod failed_prompt;
@@ -70,6 +72,7 @@ fn main() {
         runs::TESTS,
         approval_preview::TESTS,
         sandbox::TESTS,
+        checkpoints::TESTS,
     ]);
     #[cfg(not(unix))]
     eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");

@@ -20,6 +20,9 @@ mod ask_user;
 mod backpressure;
 mod big_history;
 mod cancel;
+// Scripted with bash, modes and symlinks.
+#[cfg(unix)]
+mod checkpoints;
 mod compaction;
 mod disconnects;
 mod hardening;

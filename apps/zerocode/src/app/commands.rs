@@ -20,6 +20,11 @@ session's directory (Tab completes it, and /commands). Ctrl-R searches the histo
   /title NAME       rename this session (it is titled after its first prompt until then)
   /cancel           cancel a turn running in this session
   /compact          fold older turns into a summary the model is sent instead (all stay stored)
+  /undo             put the files and the conversation back to before the last turn
+  /rewind [N]       list earlier prompts and the files each turn changed; with N, go back to
+                    before turn N (/rewind N force: over files changed outside the agent;
+                    /rewind back: undo the rewind)
+  /fork [N]         continue in a new session with this one's history (up to turn N)
   /quit             exit (also Ctrl-D, or Ctrl-C twice)
 While a turn runs: Ctrl-C cancels it (twice quits). Approvals show the change (a diff) or
 the command and its cwd, then one key answers: y = allow once, a = allow always (this tool,
@@ -90,6 +95,10 @@ impl App {
                     Err(e) => self.failed("compact failed", &e)?,
                 }
             }
+            "/undo" => self.rewind(&format!("last {arg}")).await?,
+            "/rewind" if arg.is_empty() => self.list_checkpoints().await?,
+            "/rewind" => self.rewind(arg).await?,
+            "/fork" => self.fork(arg).await?,
             "/cancel" => match self.client.session_cancel(&self.session.id).await {
                 Ok(true) => self.line(&dim("cancelled the turn running in this session")),
                 Ok(false) => self.line(&dim("nothing is running")),

@@ -6,6 +6,7 @@
 //! screen, with its approvals, questions and Ctrl-C).
 
 /// Public for [`commands::HELP`], which the completer checks against its command list.
+mod checkpoints;
 pub mod commands;
 mod sandbox;
 mod sessions;
@@ -85,6 +86,8 @@ struct App {
     /// Set by [`App::attach`] when the loaded session has a turn running (started by
     /// another client), to follow it.
     running: Option<Turn>,
+    /// The undo id of this session's last rewind (`/rewind back`).
+    last_undo: Option<String>,
 }
 
 /// Runs zerocode to its end; returns the exit status. Every exit path leaves the terminal
@@ -153,6 +156,7 @@ async fn start(paths: Paths, options: Options) -> Result<Stop, String> {
         cwd: cwd.to_string_lossy().into_owned(),
         listed: Vec::new(),
         running: None,
+        last_undo: None,
     };
     let opened = match options.session {
         Some(id) => match app.find_session(&id, false).await {

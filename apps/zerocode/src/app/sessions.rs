@@ -17,6 +17,7 @@ impl App {
         self.screen()
             .set_sandbox(session.sandbox.as_ref().map(crate::status::sandbox_label));
         self.session = session;
+        self.last_undo = None;
     }
 
     /// Creates a session in the directory of new sessions and works in it from now on.

@@ -17,6 +17,7 @@ mod harness;
 
 mod approvals;
 mod basics;
+mod checkpoints;
 mod input;
 mod rendering;
 mod titles;

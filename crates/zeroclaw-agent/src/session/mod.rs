@@ -259,6 +259,13 @@ impl Session {
         self.send(&Tag::Row(row), frames);
     }
 
+    /// Sends a `session/update` that belongs to no turn and is never stored (a rewind, a
+    /// fork) to every attached connection.
+    pub fn broadcast_outside_turns(&self, update: Update<'_>) {
+        let frames = fit_update(&self.id, None, update, self.frame_cap);
+        self.send(&Tag::Live, frames);
+    }
+
     /// Registers what an event announces (`register` gets the frame as sent) and sends it,
     /// as one step, so a connection joining meanwhile gets it once: an `approval_request`
     /// registered before it joined is in what it is sent first. `register` runs under the

@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-fn now_ms() -> i64 {
+pub(super) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -41,6 +41,10 @@ fn contains_pattern(search: &str) -> String {
 impl Db {
     pub(super) fn conn(&self) -> &Connection {
         &self.conn
+    }
+
+    pub(super) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 
     /// The writer's connection: opens (creating if needed) the database, checks it, migrates
@@ -237,8 +241,22 @@ impl Db {
             .map_err(StoreError::ctx("record an allow_always decision"))
     }
 
-    /// Starts a turn: the turn row and the user's prompt, in one transaction.
+    /// Starts a turn: the turn row and the user's prompt, in one transaction. The daemon
+    /// starts turns with their checkpoint (`checkpoints.rs`); tests without.
+    #[cfg(test)]
     pub fn begin_turn(&mut self, session_id: &str, turn_id: &str, prompt: &str) -> Result<()> {
+        self.begin_turn_then(session_id, turn_id, prompt, |_, _, _| Ok(()))
+    }
+
+    /// [`Db::begin_turn`], and `then` in the same transaction, given the prompt's row id
+    /// and the time (`checkpoints.rs` stores the turn's checkpoint so).
+    pub(super) fn begin_turn_then(
+        &mut self,
+        session_id: &str,
+        turn_id: &str,
+        prompt: &str,
+        then: impl FnOnce(&rusqlite::Transaction<'_>, i64, i64) -> rusqlite::Result<()>,
+    ) -> Result<()> {
         let now = now_ms();
         let tx = self
             .conn
@@ -249,7 +267,7 @@ impl Db {
             params![turn_id, session_id, now],
         )
         .map_err(StoreError::ctx("start the turn"))?;
-        insert_message(
+        let message_id = insert_message(
             &tx,
             session_id,
             MessageKind::User,
@@ -261,6 +279,7 @@ impl Db {
             now,
         )
         .map_err(StoreError::ctx("store the prompt"))?;
+        then(&tx, message_id, now).map_err(StoreError::ctx("store the checkpoint"))?;
         tx.commit().map_err(StoreError::ctx("start the turn"))
     }
 
@@ -341,32 +360,40 @@ impl Db {
     }
 
     /// A page of a session's messages in chronological order: the latest `limit` with an
-    /// id below `before` (all, when `before` is `None`), and the session's total count.
+    /// id below `before` (all, when `before` is `None`), and the session's total count;
+    /// those a rewind hid only with `include_hidden`.
     pub fn messages(
         &self,
         session_id: &str,
         limit: usize,
         before: Option<i64>,
+        include_hidden: bool,
     ) -> Result<(Vec<MessageRow>, i64)> {
         let total: i64 = self
             .conn
             .query_row(
-                "SELECT COUNT(*) FROM messages WHERE session_id = ?1",
-                params![session_id],
+                "SELECT COUNT(*) FROM messages WHERE session_id = ?1 AND (?2 OR hidden_by IS NULL)",
+                params![session_id, include_hidden],
                 |r| r.get(0),
             )
             .map_err(StoreError::ctx("count messages"))?;
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT id, turn_id, step, kind, text, tool_call_id, tool_name, data, is_error, cancelled, created_at \
-                 FROM messages WHERE session_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT ?3",
+                "SELECT id, turn_id, step, kind, text, tool_call_id, tool_name, data, is_error, cancelled, created_at, hidden_by IS NOT NULL \
+                 FROM messages WHERE session_id = ?1 AND id < ?2 AND (?4 OR hidden_by IS NULL) \
+                 ORDER BY id DESC LIMIT ?3",
             )
             .map_err(StoreError::ctx("read messages"))?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut rows: Vec<MessageRow> = stmt
             .query_map(
-                params![session_id, before.unwrap_or(i64::MAX), limit],
+                params![
+                    session_id,
+                    before.unwrap_or(i64::MAX),
+                    limit,
+                    include_hidden
+                ],
                 message_row,
             )
             .and_then(|rows| rows.collect())
@@ -386,8 +413,8 @@ impl Db {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT id, turn_id, step, kind, text, tool_call_id, tool_name, data, is_error, cancelled, created_at \
-                 FROM messages WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+                "SELECT id, turn_id, step, kind, text, tool_call_id, tool_name, data, is_error, cancelled, created_at, hidden_by IS NOT NULL \
+                 FROM messages WHERE session_id = ?1 AND id > ?2 AND hidden_by IS NULL ORDER BY id LIMIT ?3",
             )
             .map_err(StoreError::ctx("read messages"))?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -405,7 +432,7 @@ impl Db {
         let summary: Option<(i64, Option<String>)> = self
             .conn
             .prepare_cached(
-                "SELECT id, data FROM messages WHERE session_id = ?1 AND kind = 'summary' \
+                "SELECT id, data FROM messages WHERE session_id = ?1 AND kind = 'summary' AND hidden_by IS NULL \
                  ORDER BY id DESC LIMIT 1",
             )
             .and_then(|mut stmt| {
@@ -426,7 +453,7 @@ impl Db {
     /// daemon pages it (replays) or starts at the newest summary (turns).
     #[cfg(test)]
     pub fn history(&self, session_id: &str) -> Result<Vec<MessageRow>> {
-        self.messages(session_id, usize::MAX, None)
+        self.messages(session_id, usize::MAX, None, true)
             .map(|(rows, _)| rows)
     }
 
@@ -564,6 +591,7 @@ fn message_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MessageRow> {
         is_error: row.get(8)?,
         cancelled: row.get(9)?,
         created_at: row.get(10)?,
+        hidden: row.get(11)?,
     })
 }
 
@@ -706,10 +734,10 @@ mod tests {
         assert_eq!(history[1].data, Some(input));
         assert_eq!(db.session("s1").unwrap().unwrap().message_count, 2);
         assert_eq!(db.turn_status("t1").unwrap().as_deref(), Some("end_turn"));
-        let (page, total) = db.messages("s1", 1, None).unwrap();
+        let (page, total) = db.messages("s1", 1, None, false).unwrap();
         assert_eq!((page.len(), total), (1, 2));
         assert_eq!(page[0].kind, MessageKind::ToolCall);
-        let (page, _) = db.messages("s1", 10, Some(page[0].id)).unwrap();
+        let (page, _) = db.messages("s1", 10, Some(page[0].id), false).unwrap();
         assert_eq!(page[0].kind, MessageKind::User);
         assert!(db.delete_session("s1").unwrap());
         assert!(db.history("s1").unwrap().is_empty());

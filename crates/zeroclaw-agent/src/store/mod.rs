@@ -22,6 +22,7 @@
 //! (`zeroclaw store check|backup|recover`, in `repair.rs`). A statement that meets damage
 //! later says the same.
 
+mod checkpoints;
 mod db;
 pub mod repair;
 mod runs;
@@ -29,6 +30,7 @@ mod schema;
 mod tokens;
 mod worker;
 
+pub use checkpoints::{CheckpointRow, NewCheckpoint, RewindRow, checkpoint_ids_in, first_line};
 pub use runs::{Dedup, RunRow, RunStatus};
 pub use tokens::TokenRow;
 
@@ -167,6 +169,8 @@ pub struct MessageRow {
     pub is_error: bool,
     pub cancelled: bool,
     pub created_at: i64,
+    /// A rewind hid it: the model is no longer sent it (`checkpoints.rs`).
+    pub hidden: bool,
 }
 
 impl MessageRow {
@@ -185,6 +189,7 @@ impl MessageRow {
             is_error: false,
             cancelled: false,
             created_at: 0,
+            hidden: false,
         }
     }
 }
@@ -353,12 +358,21 @@ impl Store {
             .await
     }
 
-    /// Starts a turn: the turn row and the user's prompt, in one transaction.
-    pub async fn begin_turn(&self, session_id: &str, turn_id: &str, prompt: &str) -> Result<()> {
+    /// Starts a turn: the turn row, the user's prompt and the checkpoint taken before it,
+    /// in one transaction.
+    pub async fn begin_turn(
+        &self,
+        session_id: &str,
+        turn_id: &str,
+        prompt: &str,
+        checkpoint: Option<NewCheckpoint>,
+    ) -> Result<()> {
         let (session_id, turn_id, prompt) =
             (session_id.to_owned(), turn_id.to_owned(), prompt.to_owned());
         self.writer
-            .run(move |db| db.begin_turn(&session_id, &turn_id, &prompt))
+            .run(move |db| {
+                db.begin_checkpointed_turn(&session_id, &turn_id, &prompt, checkpoint.as_ref())
+            })
             .await
     }
 
@@ -389,16 +403,18 @@ impl Store {
     }
 
     /// A page of a session's messages in chronological order: the latest `limit` with an
-    /// id below `before` (all, when `before` is `None`), and the session's total count.
+    /// id below `before` (all, when `before` is `None`), and the session's total count;
+    /// the messages a rewind hid only with `include_hidden`.
     pub async fn messages(
         &self,
         session_id: &str,
         limit: usize,
         before: Option<i64>,
+        include_hidden: bool,
     ) -> Result<(Vec<MessageRow>, i64)> {
         let session_id = session_id.to_owned();
         self.reader
-            .run(move |db| db.messages(&session_id, limit, before))
+            .run(move |db| db.messages(&session_id, limit, before, include_hidden))
             .await
     }
 
@@ -441,7 +457,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let Opened { store, .. } = Store::open(&dir.path().join("z.db")).unwrap();
         store.create_session("s", None, "/", "m").await.unwrap();
-        store.begin_turn("s", "t", "hi").await.unwrap();
+        store.begin_turn("s", "t", "hi", None).await.unwrap();
         let mut last = 0;
         for n in 0..5 {
             let message = NewMessage {

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The tables, parents before children (a child row is kept only with its parent).
-const TABLES: [&str; 3] = ["sessions", "turns", "messages"];
+/// A checkpoint's snapshot lives in the checkpoint store, not here: its row is what names it.
+const TABLES: [&str; 5] = ["sessions", "turns", "messages", "checkpoints", "rewinds"];
 
 /// What one table gave up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,7 +157,7 @@ pub fn recover(path: &Path) -> Result<Recovery> {
 }
 
 /// A connection that cannot write the file, so checking and copying never change it.
-fn open_read_only(path: &Path) -> Result<Connection> {
+pub(super) fn open_read_only(path: &Path) -> Result<Connection> {
     if !path.exists() {
         return Err(StoreError::new(
             "open the database",
@@ -262,7 +263,8 @@ fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
     stmt.query_map([], |row| row.get(1))?.collect()
 }
 
-/// Deletes the turns and messages whose parent row was lost; returns how many.
+/// Deletes the turns, messages, checkpoints and rewinds whose parent row was lost; returns
+/// how many.
 fn drop_orphans(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
     let turns = tx.execute(
         "DELETE FROM turns WHERE session_id NOT IN (SELECT id FROM sessions)",
@@ -273,7 +275,15 @@ fn drop_orphans(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
          OR (turn_id IS NOT NULL AND turn_id NOT IN (SELECT id FROM turns))",
         [],
     )?;
-    Ok((turns + messages) as u64)
+    let checkpoints = tx.execute(
+        "DELETE FROM checkpoints WHERE session_id NOT IN (SELECT id FROM sessions)",
+        [],
+    )?;
+    let rewinds = tx.execute(
+        "DELETE FROM rewinds WHERE session_id NOT IN (SELECT id FROM sessions)",
+        [],
+    )?;
+    Ok((turns + messages + checkpoints + rewinds) as u64)
 }
 
 /// Renames the damaged file and its `-wal` and `-shm` (the WAL may hold its last commits,
@@ -350,7 +360,9 @@ mod tests {
             [
                 ("sessions", 30, 0, true),
                 ("turns", 30, 0, true),
-                ("messages", 60, 0, true)
+                ("messages", 60, 0, true),
+                ("checkpoints", 0, 0, true),
+                ("rewinds", 0, 0, true)
             ]
         );
         assert_eq!(recovery.orphans, 0);

@@ -114,6 +114,45 @@ DELETE FROM tokens WHERE name GLOB 'dashboard-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0
     r#"
 ALTER TABLE sessions ADD COLUMN sandbox TEXT;
 "#,
+    // 8: checkpoints (issue 31). One row per turn: the snapshot of the session's cwd taken
+    // before it (`snapshot`, NULL when it failed: `error` says why) and after it
+    // (`end_snapshot`), what the turn changed (`changed`, JSON) and what the snapshot left
+    // out (`omitted`, JSON). `rewinds` records each rewind and unrewind: the snapshot of
+    // the state it found (`found`, its undo) and the one it left (`left_state`), so the
+    // edits made outside the agent can be told from the daemon's own. A rewound
+    // conversation's messages and checkpoints stay, marked with the rewind that hid them
+    // (`hidden_by`); the model is never sent them.
+    r#"
+ALTER TABLE messages ADD COLUMN hidden_by TEXT;
+CREATE TABLE checkpoints (
+    id           TEXT PRIMARY KEY,
+    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    turn_id      TEXT NOT NULL,
+    turn         INTEGER NOT NULL,
+    message_id   INTEGER,
+    prompt       TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    snapshot     TEXT,
+    end_snapshot TEXT,
+    changed      TEXT,
+    omitted      TEXT,
+    error        TEXT,
+    hidden_by    TEXT
+);
+CREATE INDEX checkpoints_by_session ON checkpoints(session_id, created_at);
+CREATE TABLE rewinds (
+    id              TEXT PRIMARY KEY,
+    session_id      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    checkpoint_id   TEXT,
+    kind            TEXT NOT NULL,
+    found           TEXT,
+    left_state      TEXT,
+    messages_hidden INTEGER NOT NULL DEFAULT 0,
+    created_at      INTEGER NOT NULL,
+    undone          INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX rewinds_by_session ON rewinds(session_id, created_at);
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

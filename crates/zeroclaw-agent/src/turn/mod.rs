@@ -17,6 +17,7 @@
 
 mod approval;
 mod ask_user;
+mod checkpoint;
 mod client_files;
 mod compact;
 mod error;
@@ -56,6 +57,8 @@ pub struct Env<'a> {
     pub dirs: &'a Dirs,
     /// What the machine offers the sandbox, and the paths every sandbox hides.
     pub sandbox: &'a crate::sandbox::Sandbox,
+    /// Snapshots of the session's cwd before and after the turn.
+    pub checkpoints: &'a Arc<crate::checkpoints::Checkpointer>,
 }
 
 impl<'a> Env<'a> {
@@ -68,6 +71,7 @@ impl<'a> Env<'a> {
             mcp: &agent.mcp,
             dirs: &agent.dirs,
             sandbox: &agent.sandbox,
+            checkpoints: &agent.checkpoints,
         }
     }
 }

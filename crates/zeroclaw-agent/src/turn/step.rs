@@ -15,7 +15,7 @@ use crate::provider::{
     ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, window,
 };
 use crate::session::{ActiveTurn, Session};
-use crate::store::{MessageKind, NewMessage, StoreError, Usage};
+use crate::store::{MessageKind, NewCheckpoint, NewMessage, StoreError, Usage};
 use crate::tools::{ToolContext, ToolOutput, ToolSet};
 use serde_json::Value;
 use std::sync::Arc;
@@ -74,6 +74,8 @@ pub(super) struct Turn<'a> {
     usage: Option<Usage>,
     /// What the turn's tool calls run against (`tool_context.rs`).
     pub(super) tools_context: ToolContext,
+    /// The checkpoint taken before the turn (`checkpoint.rs`), stored with it.
+    pub(super) checkpoint: Option<NewCheckpoint>,
 }
 
 /// Runs one turn to its end.
@@ -95,6 +97,7 @@ pub(super) async fn run(
         text: String::new(),
         usage: None,
         tools_context: super::tool_context::build(env, session, active, origin),
+        checkpoint: None,
     };
     turn.run().await
 }
@@ -190,6 +193,7 @@ impl Turn<'_> {
     /// started) are waited for, each at most its `timeout_secs`, so the first prompt gets
     /// their tools.
     async fn before_turn(&mut self) -> Result<Start, Halt> {
+        self.take_checkpoint().await;
         let rows = self.env.store.context(&self.session.id).await;
         let rows = self.stored(rows).await?;
         let mut context = history::conversation(&rows);
@@ -410,7 +414,12 @@ impl Turn<'_> {
             let begun = self
                 .env
                 .store
-                .begin_turn(&self.session.id, self.id(), self.prompt)
+                .begin_turn(
+                    &self.session.id,
+                    self.id(),
+                    self.prompt,
+                    self.checkpoint.clone(),
+                )
                 .await;
             self.stored(begun).await?;
             self.started = true;
@@ -459,6 +468,7 @@ impl Turn<'_> {
             // the user did send the prompt.
             self.ensure_started().await?;
         }
+        self.end_checkpoint().await;
         let finished = self
             .env
             .store
@@ -492,7 +502,12 @@ impl Turn<'_> {
             let begun = self
                 .env
                 .store
-                .begin_turn(&self.session.id, self.id(), self.prompt)
+                .begin_turn(
+                    &self.session.id,
+                    self.id(),
+                    self.prompt,
+                    self.checkpoint.clone(),
+                )
                 .await;
             let ended = match begun {
                 Ok(()) => {
@@ -510,6 +525,9 @@ impl Turn<'_> {
                     tracing::error!(error = %e, turn = %self.id(), "could not keep the failed prompt");
                 }
             }
+        }
+        if self.started || kept {
+            self.end_checkpoint().await;
         }
         if self.started {
             let message = failure.to_string();

@@ -98,6 +98,10 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::ScheduleRun>(OPERATE),
     row::<m::SessionSetModel>(OPERATE),
     row::<m::SessionResolve>(READ),
+    row::<m::SessionCheckpoints>(READ),
+    row::<m::SessionRewind>(OPERATE),
+    row::<m::SessionUnrewind>(OPERATE),
+    row::<m::SessionFork>(OPERATE),
 ];
 
 fn find(method: &str) -> Option<(Handler, Access)> {

@@ -22,6 +22,7 @@ macro_rules! method {
     };
 }
 
+mod checkpoints;
 mod client_side;
 mod lifecycle;
 mod mcp;
@@ -31,6 +32,7 @@ mod sandbox;
 mod session;
 mod token;
 
+pub use checkpoints::*;
 pub use client_side::*;
 pub use lifecycle::*;
 pub use mcp::*;

@@ -191,6 +191,9 @@ pub struct MessagesParams {
     /// Only messages with an id below this one (the page before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before: Option<i64>,
+    /// Also the messages a `session/rewind` hid (each marked `hidden`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_hidden: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -291,6 +291,14 @@ async fn delete(ctx: Ctx, p: SessionIdParams) -> Result<DeleteResult, RpcError> 
             )));
         }
     }
+    // Its cwd, to prune its checkpoints once it is gone.
+    let row = daemon
+        .agent
+        .sessions
+        .store
+        .session(&p.session_id)
+        .await
+        .map_err(storage)?;
     let deleted = daemon
         .agent
         .sessions
@@ -298,6 +306,13 @@ async fn delete(ctx: Ctx, p: SessionIdParams) -> Result<DeleteResult, RpcError> 
         .delete_session(&p.session_id)
         .await
         .map_err(storage)?;
+    if let (true, Some(row)) = (deleted, &row) {
+        daemon
+            .agent
+            .checkpoints
+            .forget_session(&row.cwd, &row.id)
+            .await;
+    }
     if deleted {
         daemon.agent.sessions.count_change(-1);
         // Only an id the store knew (one the daemon made) names a directory here.

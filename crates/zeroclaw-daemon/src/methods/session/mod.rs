@@ -1,10 +1,12 @@
 //! `session/*`, the session family: its lifecycle (`lifecycle.rs`: new, load, rename,
 //! delete), reading it (`read.rs`: the list, a session's messages), its turns (`turn.rs`:
 //! prompt, cancel, approve), compacting it (`compact.rs`), its model (`model.rs`) and an
-//! id prefix to its session (`resolve.rs`).
+//! id prefix to its session (`resolve.rs`), its checkpoints (`checkpoints.rs`: list, rewind,
+//! unrewind, fork).
 //! Here, what they share: whether the caller is attached, the refusals, the summary, the
 //! bounds on strings.
 
+mod checkpoints;
 mod compact;
 mod lifecycle;
 mod model;

@@ -126,7 +126,7 @@ async fn messages(ctx: Ctx, p: MessagesParams) -> Result<MessagePage, RpcError> 
         .agent
         .sessions
         .store
-        .messages(&p.session_id, limit, p.before)
+        .messages(&p.session_id, limit, p.before, p.include_hidden)
         .await
         .map_err(storage)?;
     // Newest first, so a page cut by bytes keeps the messages next to `before` and the
