@@ -71,7 +71,7 @@ pub struct Args {
     /// A seconds-long run with tiny counts (200 round trips, one pipelined burst, 20 clients
     /// × 10, 1,000 chunks, 100 idle connections, 2 start-ups; growth at 100 / 1,000 / 10,000
     /// messages, 10 / 100 / 1,000 sessions, 1 / 5 / 10 turns of 200 chunks; 10 sandboxed
-    /// `bash -c true`) and no thresholds: for CI.
+    /// `bash -c true`; checkpoints of 200 files, no pauses) and no thresholds: for CI.
     /// Exits 0 unless something fails (a lost or mismatched response is a failure).
     #[arg(long, conflicts_with = "quick")]
     pub smoke: bool,
@@ -129,6 +129,9 @@ pub enum Scenario {
     Growth,
     /// The sandbox's added cost per `bash` call: `bash -c true` confined vs unconfined.
     Sandbox,
+    /// Checkpoints: a turn's end snapshot, the bytes it adds and its rewind, on workspaces
+    /// of 1k / 10k / 50k files with 1 and 100 files changed.
+    Checkpoints,
 }
 
 fn main() -> ExitCode {

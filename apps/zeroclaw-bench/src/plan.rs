@@ -24,6 +24,9 @@ pub struct Plan {
     pub ephemeral_runs: usize,
     /// `bash -c true` spawns of each kind (confined, unconfined).
     pub sandbox_calls: usize,
+    /// Workspace sizes (files) of the checkpoint scenario, and turns per figure.
+    pub checkpoint_sizes: Vec<usize>,
+    pub checkpoint_rounds: usize,
     pub growth: Sizes,
 }
 
@@ -47,6 +50,8 @@ impl Plan {
             startups: 20,
             ephemeral_runs: 3,
             sandbox_calls: 200,
+            checkpoint_sizes: vec![1_000, 10_000, 50_000],
+            checkpoint_rounds: 5,
             growth: Sizes::full(),
         }
     }
@@ -68,6 +73,8 @@ impl Plan {
             startups: 6,
             ephemeral_runs: 1,
             sandbox_calls: 60,
+            checkpoint_sizes: vec![1_000, 10_000],
+            checkpoint_rounds: 3,
             growth: Sizes::quick(),
             ..Plan::full()
         }
@@ -92,6 +99,8 @@ impl Plan {
             startups: 2,
             ephemeral_runs: 1,
             sandbox_calls: 10,
+            checkpoint_sizes: vec![200],
+            checkpoint_rounds: 1,
             growth: Sizes::smoke(),
         }
     }

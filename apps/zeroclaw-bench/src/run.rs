@@ -330,6 +330,9 @@ impl Bench {
         if selected(Scenario::Sandbox) {
             self.sandbox()?;
         }
+        if selected(Scenario::Checkpoints) {
+            self.checkpoints()?;
+        }
         if selected(Scenario::Growth) {
             let mut group =
                 growth::Group::new(&self.launcher, &self.dir, self.plan.growth.clone())?;

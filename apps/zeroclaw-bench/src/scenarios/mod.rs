@@ -3,6 +3,7 @@
 //! machine hits both alike), and the rows it adds to the report. `run.rs` runs the selected
 //! ones; what they share is here.
 
+pub mod checkpoints;
 pub mod clients;
 pub mod gateway;
 pub mod growth;
