@@ -21,6 +21,15 @@ pub struct Dirs {
     pub config_file: PathBuf,
 }
 
+impl Dirs {
+    /// The config dir: where the user's own `AGENTS.md`, skills and commands are.
+    pub fn config_dir(&self) -> &std::path::Path {
+        self.config_file
+            .parent()
+            .unwrap_or_else(|| std::path::Path::new("."))
+    }
+}
+
 /// Told as turns start and end: the daemon counts them (a running turn keeps an
 /// `--ephemeral` daemon up).
 pub trait TurnCount: Send + Sync + std::fmt::Debug {
@@ -46,6 +55,9 @@ pub struct AgentState {
     pub turn_count: Arc<dyn TurnCount>,
     /// What the machine offers the sandbox (probed once) and what it hides.
     pub sandbox: Sandbox,
+    /// The project files turns read (AGENTS.md, skills, commands), read again only when
+    /// they change.
+    pub project_files: Arc<crate::project::Files>,
 }
 
 impl AgentState {
@@ -80,6 +92,7 @@ impl AgentState {
             turn_slots,
             turn_count,
             sandbox,
+            project_files: Arc::default(),
         }
     }
 }

@@ -56,6 +56,8 @@ pub struct Env<'a> {
     pub dirs: &'a Dirs,
     /// What the machine offers the sandbox, and the paths every sandbox hides.
     pub sandbox: &'a crate::sandbox::Sandbox,
+    /// The project files' cache.
+    pub project_files: &'a Arc<crate::project::Files>,
 }
 
 impl<'a> Env<'a> {
@@ -68,6 +70,7 @@ impl<'a> Env<'a> {
             mcp: &agent.mcp,
             dirs: &agent.dirs,
             sandbox: &agent.sandbox,
+            project_files: &agent.project_files,
         }
     }
 }

@@ -98,6 +98,9 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::ScheduleRun>(OPERATE),
     row::<m::SessionSetModel>(OPERATE),
     row::<m::SessionResolve>(READ),
+    row::<m::SessionContext>(READ),
+    row::<m::CommandsList>(READ),
+    row::<m::CommandsExpand>(READ),
 ];
 
 fn find(method: &str) -> Option<(Handler, Access)> {

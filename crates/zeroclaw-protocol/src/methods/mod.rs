@@ -25,6 +25,7 @@ macro_rules! method {
 mod client_side;
 mod lifecycle;
 mod mcp;
+mod project;
 mod prompt;
 mod runs;
 mod sandbox;
@@ -34,6 +35,7 @@ mod token;
 pub use client_side::*;
 pub use lifecycle::*;
 pub use mcp::*;
+pub use project::*;
 pub use prompt::*;
 pub use runs::*;
 pub use sandbox::*;

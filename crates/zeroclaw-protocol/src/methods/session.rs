@@ -111,6 +111,9 @@ pub struct SessionInfo {
     /// The session's sandbox, as its turns will run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SessionSandbox>,
+    /// The instruction files its turns load (`session/context` has the whole picture).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<super::project::InstructionFile>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,13 +1,15 @@
 //! `session/*`, the session family: its lifecycle (`lifecycle.rs`: new, load, rename,
 //! delete), reading it (`read.rs`: the list, a session's messages), its turns (`turn.rs`:
-//! prompt, cancel, approve), compacting it (`compact.rs`), its model (`model.rs`) and an
-//! id prefix to its session (`resolve.rs`).
+//! prompt, cancel, approve), compacting it (`compact.rs`), its model (`model.rs`), an
+//! id prefix to its session (`resolve.rs`) and what its project holds (`project.rs`:
+//! `session/context`, `commands/*`).
 //! Here, what they share: whether the caller is attached, the refusals, the summary, the
 //! bounds on strings.
 
 mod compact;
 mod lifecycle;
 mod model;
+mod project;
 mod read;
 mod resolve;
 mod turn;
