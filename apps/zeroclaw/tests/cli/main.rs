@@ -4,6 +4,7 @@
 
 #[cfg(unix)]
 mod approval_keys;
+mod commands;
 #[path = "../common/mod.rs"]
 mod common;
 mod config_errors;

@@ -262,3 +262,82 @@ fn skills_are_listed_by_description_and_read_whole_only_through_the_skill_tool()
     // The tool needs no approval: the turn asked nothing.
     assert!(turn.of_type("approval_request").is_empty());
 }
+
+#[test]
+fn custom_commands_are_listed_and_expanded_with_their_arguments() {
+    let env = Env::new("", "");
+    let root = &env.work;
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    write(
+        &root.join(".zeroclaw/commands/fix-issue.md"),
+        "---\ndescription: Fix a GitHub issue\nargument-hint: \"[number] [priority]\"\n---\n\
+         Fix issue #$1 (priority: $2). All of it: $ARGUMENTS\n",
+    );
+    write(
+        &root.join(".zeroclaw/commands/summarise.md"),
+        "Summarise the diff.\n",
+    );
+    write(
+        &root.join(".claude/commands/broken.md"),
+        "---\ndescription: \"never closed\n---\nbody\n",
+    );
+    write(
+        &env.dir.config_dir().join("commands/fix-issue.md"),
+        "the user's own, hidden by the project's\n",
+    );
+    write(
+        &env.dir.config_dir().join("commands/mine.md"),
+        "MINE $ARGUMENTS\n",
+    );
+    write(&root.join(".zeroclaw/commands/notes.txt"), "not a command");
+
+    let mut client = env.daemon.client();
+    let session = client.new_session(root);
+    let list = client.call("commands/list", json!({"sessionId": session}));
+    let commands = list["commands"].as_array().unwrap();
+    let names: Vec<&str> = commands
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fix-issue", "summarise", "mine"]);
+    assert_eq!(commands[0]["description"], "Fix a GitHub issue");
+    assert_eq!(commands[0]["argumentHint"], "[number] [priority]");
+    assert!(commands[1].get("description").is_none(), "{list}");
+
+    let context = client.call("session/context", json!({"sessionId": session}));
+    let warnings = context["warnings"].to_string();
+    assert!(warnings.contains("broken.md skipped"), "{warnings}");
+    assert!(warnings.contains("is taken"), "{warnings}");
+
+    let expand = |client: &mut Client, name: &str, arguments: &str| {
+        client.call(
+            "commands/expand",
+            json!({"sessionId": session, "name": name, "arguments": arguments}),
+        )["prompt"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        expand(&mut client, "fix-issue", r#"123 "very high""#),
+        "Fix issue #123 (priority: very high). All of it: 123 \"very high\"\n"
+    );
+    assert_eq!(
+        expand(&mut client, "summarise", "only src/"),
+        "Summarise the diff.\n\nARGUMENTS: only src/"
+    );
+    assert_eq!(expand(&mut client, "mine", ""), "MINE \n");
+    let error = client.fail(
+        "commands/expand",
+        json!({"sessionId": session, "name": "nope"}),
+    );
+    assert_eq!(error["code"], -32602, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("fix-issue, summarise, mine")
+    );
+    let error = client.fail("commands/list", json!({"sessionId": "no-such-session"}));
+    assert_eq!(error["code"], -32000, "{error}");
+}

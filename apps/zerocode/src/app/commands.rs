@@ -21,6 +21,7 @@ session's directory (Tab completes it, and /commands). Ctrl-R searches the histo
   /cancel           cancel a turn running in this session
   /compact          fold older turns into a summary the model is sent instead (all stay stored)
   /quit             exit (also Ctrl-D, or Ctrl-C twice)
+  /NAME [ARGS]      a custom command of the project (listed below when there are any)
 While a turn runs: Ctrl-C cancels it (twice quits). Approvals show the change (a diff) or
 the command and its cwd, then one key answers: y = allow once, a = allow always (this tool,
 this session), n or Esc = reject (Ctrl-C also cancels the turn).";
@@ -31,7 +32,10 @@ impl App {
             .split_once(char::is_whitespace)
             .map_or((line, ""), |(n, a)| (n, a.trim()));
         match name {
-            "/help" | "/?" => self.line(HELP),
+            "/help" | "/?" => {
+                self.line(HELP);
+                self.help_custom().await?;
+            }
             "/quit" | "/exit" | "/q" => return Err(Stop::Quit),
             "/new" => {
                 self.new_session(true).await?;
@@ -95,9 +99,7 @@ impl App {
                 Ok(false) => self.line(&dim("nothing is running")),
                 Err(e) => self.failed("cancel failed", &e)?,
             },
-            other => self.line(&format!(
-                "unknown command {other}; /help lists the commands"
-            )),
+            other => self.custom(other, arg).await?,
         }
         Ok(())
     }

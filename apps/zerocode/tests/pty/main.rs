@@ -17,6 +17,7 @@ mod harness;
 
 mod approvals;
 mod basics;
+mod commands;
 mod input;
 mod rendering;
 mod titles;

@@ -1,0 +1,72 @@
+//! The project's custom commands (docs/project.md): `/NAME ARGS` naming none of zerocode's
+//! own commands sends custom command NAME's prompt, its arguments filled in by the daemon
+//! (`commands/expand`). zerocode's own commands win on a clash: `/help` says which custom
+//! commands they hide.
+
+use super::{App, Step};
+use crate::complete::COMMANDS;
+use crate::term::dim;
+
+/// zerocode's names besides those [`COMMANDS`] lists (its aliases).
+const ALIASES: &[&str] = &["/?", "/exit", "/q", "/ls", "/resume"];
+
+/// Whether `/name` is one of zerocode's own commands.
+fn built_in(name: &str) -> bool {
+    let slashed = format!("/{name}");
+    COMMANDS.iter().any(|c| c.name == slashed) || ALIASES.contains(&slashed.as_str())
+}
+
+impl App {
+    /// `/NAME ARGS` for a name zerocode does not know: the custom command's prompt sent.
+    pub(super) async fn custom(&mut self, slashed: &str, arguments: &str) -> Step {
+        let name = slashed.trim_start_matches('/');
+        let commands = match self.client.commands_list(&self.session.id).await {
+            Ok(commands) => commands,
+            Err(e) => return self.failed("cannot list the custom commands", &e),
+        };
+        if !commands.iter().any(|c| c.name == name) {
+            self.line(&format!(
+                "unknown command {slashed}; /help lists the commands"
+            ));
+            return Ok(());
+        }
+        let prompt = match self
+            .client
+            .commands_expand(&self.session.id, name, arguments)
+            .await
+        {
+            Ok(prompt) => prompt,
+            Err(e) => return self.failed("cannot expand the command", &e),
+        };
+        self.line(&dim(&format!("/{name}: sending the command's prompt")));
+        self.prompt(&prompt).await
+    }
+
+    /// `/help`'s part for the session's custom commands.
+    pub(super) async fn help_custom(&mut self) -> Step {
+        let commands = match self.client.commands_list(&self.session.id).await {
+            Ok(commands) => commands,
+            Err(e) => return self.failed("cannot list the custom commands", &e),
+        };
+        if commands.is_empty() {
+            return Ok(());
+        }
+        self.line("This project's custom commands (docs/project.md):");
+        for c in commands {
+            let usage = match &c.argument_hint {
+                Some(hint) => format!("/{} {hint}", c.name),
+                None => format!("/{}", c.name),
+            };
+            let about = c.description.unwrap_or_default();
+            if built_in(&c.name) {
+                self.line(&format!(
+                    "  {usage:<17} {about} (hidden: zerocode's own /{} wins; rename {})",
+                    c.name, c.path
+                ));
+            } else {
+                self.line(&format!("  {usage:<17} {about}"));
+            }
+        }
+        Ok(())
+    }
+}
