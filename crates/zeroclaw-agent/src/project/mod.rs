@@ -4,7 +4,8 @@
 //! (`front_matter.rs`); every file through one cache that reads a file again only when it
 //! changed (`files.rs`). The project root is found once per load ([`Project::find`]).
 //!
-//! Reading here is blocking: callers on the async reactor go through [`load_async`].
+//! Finding and reading here is blocking: callers on the async reactor go through
+//! [`load_async`].
 
 mod commands;
 mod files;
@@ -72,14 +73,20 @@ pub fn load(project: Project, files: &Files) -> Loaded {
     }
 }
 
-/// [`load`] on the blocking pool. Never fails: reading the project must not fail a turn,
-/// so a reading task that panicked loads nothing and says so in the warnings.
-pub async fn load_async(project: Project, files: Arc<Files>) -> Loaded {
-    let at = project.clone();
-    match tokio::task::spawn_blocking(move || load(project, &files)).await {
+/// The project of `cwd` found and [`load`]ed on the blocking pool (finding the root stats
+/// every directory up to it). Never fails: reading the project must not fail a turn, so a
+/// reading task that panicked loads nothing and says so in the warnings.
+pub async fn load_async(config_dir: PathBuf, cwd: PathBuf, files: Arc<Files>) -> Loaded {
+    let fallback = Project {
+        config_dir: config_dir.clone(),
+        root: cwd.clone(),
+        cwd: cwd.clone(),
+    };
+    let read = move || load(Project::find(&config_dir, &cwd), &files);
+    match tokio::task::spawn_blocking(read).await {
         Ok(loaded) => loaded,
         Err(e) => Loaded {
-            project: at,
+            project: fallback,
             instructions: Vec::new(),
             skills: Vec::new(),
             commands: Vec::new(),

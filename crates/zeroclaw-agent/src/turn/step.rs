@@ -225,11 +225,11 @@ impl Turn<'_> {
     /// What the session's project holds (`project/`), read from disk now so a change to
     /// an AGENTS.md or a skill shows from the next turn on.
     async fn project(&self) -> Result<project::Loaded, Halt> {
-        let at = project::Project::find(
-            self.env.dirs.config_dir(),
-            std::path::Path::new(&self.session.cwd),
+        let loaded = project::load_async(
+            self.env.dirs.config_dir().to_path_buf(),
+            self.session.cwd.clone().into(),
+            self.env.project_files.clone(),
         );
-        let loaded = project::load_async(at, self.env.project_files.clone());
         let loaded = or_cancelled(&self.active.cancel, loaded).await?;
         for warning in &loaded.warnings {
             tracing::warn!(session = %self.session.id, "{warning}");

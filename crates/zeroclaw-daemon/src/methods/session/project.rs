@@ -7,8 +7,7 @@ use super::not_found;
 use crate::methods::errors::storage;
 use crate::methods::{Ctx, Handle, Reply};
 use crate::state::DaemonState;
-use std::path::Path;
-use zeroclaw_agent::project::{self, Loaded, Project};
+use zeroclaw_agent::project::{self, Loaded};
 use zeroclaw_protocol::methods::{self as m, *};
 use zeroclaw_rpc::RpcError;
 
@@ -28,8 +27,9 @@ pub(super) async fn loaded(daemon: &DaemonState, id: &str) -> Result<Loaded, Rpc
                 .cwd
         }
     };
-    let at = Project::find(daemon.agent.dirs.config_dir(), Path::new(&cwd));
-    Ok(project::load_async(at, daemon.agent.project_files.clone()).await)
+    let config_dir = daemon.agent.dirs.config_dir().to_path_buf();
+    let files = daemon.agent.project_files.clone();
+    Ok(project::load_async(config_dir, cwd.into(), files).await)
 }
 
 impl Handle for m::SessionContext {
