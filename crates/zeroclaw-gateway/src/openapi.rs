@@ -21,6 +21,8 @@ pub fn routes() -> OpenApiRouter<Shared> {
         .routes(routes!(rest::list, rest::create))
         .routes(routes!(rest::one, rest::delete))
         .routes(routes!(rest::messages))
+        .routes(routes!(rest::context))
+        .routes(routes!(rest::commands))
         .routes(routes!(rest::prompt))
         .routes(routes!(sse::events))
         .routes(routes!(rest::cancel))

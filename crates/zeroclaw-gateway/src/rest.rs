@@ -18,9 +18,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use zeroclaw_protocol::{
-    CancelResult, Decision, DeleteResult, Empty, MessagePage, NewSessionParams, NoParams,
-    PromptResult, Run, RunsGetParams, RunsListParams, RunsListResult, SessionInfo,
-    SessionListResult, SessionSummary, StatusResult, codes, methods as m,
+    CancelResult, CommandsListResult, Decision, DeleteResult, Empty, MessagePage, NewSessionParams,
+    NoParams, ProjectContext, PromptResult, Run, RunsGetParams, RunsListParams, RunsListResult,
+    SessionInfo, SessionListResult, SessionSummary, StatusResult, codes, methods as m,
 };
 
 /// `POST /api/v1/sessions/{id}/prompt`'s body (the session is in the path).
@@ -172,6 +172,29 @@ pub async fn messages(
     Query(q): Query<MessagesQuery>,
 ) -> Result<Json<MessagePage>, ApiError> {
     Ok(Json(daemon.session_messages(&id, q.limit, q.before).await?))
+}
+
+#[utoipa::path(get, path = "/api/v1/sessions/{id}/context", tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses((status = 200, body = ProjectContext), (status = 404, body = Value)),
+    security(("bearer" = [])))]
+pub async fn context(
+    daemon: Daemon,
+    Path(id): Path<String>,
+) -> Result<Json<ProjectContext>, ApiError> {
+    Ok(Json(daemon.session_context(&id).await?))
+}
+
+#[utoipa::path(get, path = "/api/v1/sessions/{id}/commands", tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses((status = 200, body = CommandsListResult), (status = 404, body = Value)),
+    security(("bearer" = [])))]
+pub async fn commands(
+    daemon: Daemon,
+    Path(id): Path<String>,
+) -> Result<Json<CommandsListResult>, ApiError> {
+    let commands = daemon.commands_list(&id).await?;
+    Ok(Json(CommandsListResult { commands }))
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/cancel", tag = "turns",
