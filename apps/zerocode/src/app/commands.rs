@@ -20,6 +20,7 @@ session's directory (Tab completes it, and /commands). Ctrl-R searches the histo
   /title NAME       rename this session (it is titled after its first prompt until then)
   /cancel           cancel a turn running in this session
   /compact          fold older turns into a summary the model is sent instead (all stay stored)
+  /context          the AGENTS.md files, skills and custom commands this session's turns load
   /quit             exit (also Ctrl-D, or Ctrl-C twice)
   /NAME [ARGS]      a custom command of the project (listed below when there are any)
 While a turn runs: Ctrl-C cancels it (twice quits). Approvals show the change (a diff) or
@@ -49,6 +50,7 @@ impl App {
             "/model" => self.set_model(arg).await?,
             "/status" => self.show_status().await?,
             "/sandbox" => self.show_sandbox().await?,
+            "/context" => self.show_context().await?,
             "/sessions" | "/ls" => self.list_sessions().await?,
             "/load" | "/resume" if arg.is_empty() => {
                 self.line("usage: /load ID or /load N (a number from /sessions)");

@@ -1,7 +1,7 @@
-//! The project's custom commands (docs/project.md): `/NAME ARGS` naming none of zerocode's
-//! own commands sends custom command NAME's prompt, its arguments filled in by the daemon
-//! (`commands/expand`). zerocode's own commands win on a clash: `/help` says which custom
-//! commands they hide.
+//! What the session's project holds (docs/project.md): `/context` shows it, and the custom
+//! commands run: `/NAME ARGS` naming none of zerocode's own commands sends custom command
+//! NAME's prompt, its arguments filled in by the daemon (`commands/expand`). zerocode's own
+//! commands win on a clash: `/help` says which custom commands they hide.
 
 use super::{App, Step};
 use crate::complete::COMMANDS;
@@ -66,6 +66,39 @@ impl App {
             } else {
                 self.line(&format!("  {usage:<17} {about}"));
             }
+        }
+        Ok(())
+    }
+
+    /// `/context`: what the session's turns load (`session/context`).
+    pub(super) async fn show_context(&mut self) -> Step {
+        let context = match self.client.session_context(&self.session.id).await {
+            Ok(context) => context,
+            Err(e) => return self.failed("cannot read the session's context", &e),
+        };
+        self.line(&format!("  project   {}", context.project_root));
+        if context.instructions.is_empty() {
+            self.line(&dim("  no AGENTS.md or CLAUDE.md is loaded"));
+        }
+        for file in &context.instructions {
+            let cut = if file.truncated { ", cut" } else { "" };
+            self.line(&format!(
+                "  file      {} ({} bytes{cut})",
+                file.path, file.bytes
+            ));
+        }
+        for skill in &context.skills {
+            self.line(&format!(
+                "  skill     {}: {}",
+                skill.name, skill.description
+            ));
+        }
+        for command in &context.commands {
+            let about = command.description.as_deref().unwrap_or("");
+            self.line(&format!("  command   /{} {about}", command.name));
+        }
+        for warning in &context.warnings {
+            self.line(&crate::term::red(&format!("  warning   {warning}")));
         }
         Ok(())
     }

@@ -33,6 +33,11 @@ fn a_custom_command_sends_its_prompt_and_a_built_in_wins_a_clash() {
     let user = body["messages"].as_array().unwrap().last().unwrap();
     assert_eq!(user["content"], "Fix issue #42 now.\n");
 
+    term.send("/context\r");
+    term.expect("  project   ");
+    term.expect("  command   /fix-issue Fix an issue");
+    term.expect("> ");
+
     term.send("/nope\r");
     term.expect("unknown command /nope; /help lists the commands");
     term.expect("> ");
