@@ -2,7 +2,7 @@
 //! instruction files, skills and custom commands it loaded, and why some were skipped),
 //! `commands/list` and `commands/expand` (a custom command's prompt, its arguments filled in).
 
-use super::session::SessionIdParams;
+use super::session::{InstructionFile, SessionIdParams};
 use serde::{Deserialize, Serialize};
 
 method!(
@@ -31,18 +31,6 @@ pub struct ProjectContext {
     pub commands: Vec<CommandInfo>,
     /// What was skipped and why (malformed front matter, a name taken, the total cap).
     pub warnings: Vec<String>,
-}
-
-/// An `AGENTS.md` (or `CLAUDE.md`) in the system prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct InstructionFile {
-    pub path: String,
-    /// The file's size on disk.
-    pub bytes: u64,
-    /// Whether the prompt has only its head (the per-file or the total cap).
-    pub truncated: bool,
 }
 
 /// A skill whose name and description the system prompt lists.

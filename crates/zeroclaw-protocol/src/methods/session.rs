@@ -113,7 +113,19 @@ pub struct SessionInfo {
     pub sandbox: Option<SessionSandbox>,
     /// The instruction files its turns load (`session/context` has the whole picture).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub instructions: Vec<super::project::InstructionFile>,
+    pub instructions: Vec<InstructionFile>,
+}
+
+/// An `AGENTS.md` (or `CLAUDE.md`) in the system prompt (`session/context`, `project.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct InstructionFile {
+    pub path: String,
+    /// The file's size on disk.
+    pub bytes: u64,
+    /// Whether the prompt has only its head (the per-file or the total cap).
+    pub truncated: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
