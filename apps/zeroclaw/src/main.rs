@@ -74,13 +74,18 @@ enum Command {
 their results go to stderr. Starts an ephemeral daemon if none is running.\n\n\
 Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_steps, \
 130 the turn was cancelled (Ctrl-C).",
-        after_help = "Examples:\n  zeroclaw prompt \"summarise README.md\"\n  git diff | zeroclaw prompt --approve none -\n  zeroclaw prompt --session 3b60b909 \"and now fix it\""
+        after_help = "Examples:\n  zeroclaw prompt \"summarise README.md\"\n  git diff | zeroclaw prompt --approve none -\n  zeroclaw prompt --session 3b60b909 \"and now fix it\"\n  zeroclaw prompt --command fix-issue 123 high"
     )]
     Prompt {
         #[command(flatten)]
         remote: RemoteArgs,
-        /// The prompt; `-` reads it from stdin.
-        text: String,
+        /// The prompt (`-` reads it from stdin); with --command, the command's arguments.
+        #[arg(required_unless_present = "command")]
+        text: Vec<String>,
+        /// Send custom command NAME's prompt (a NAME.md of the project's .zeroclaw/commands/
+        /// or the config dir's commands/), its arguments filled in (docs/project.md).
+        #[arg(long, value_name = "NAME")]
+        command: Option<String>,
         /// Continue this session instead of starting a new one.
         #[arg(long, value_name = "ID")]
         session: Option<String>,
@@ -457,11 +462,15 @@ fn main() -> ExitCode {
             }
             Command::Prompt {
                 text,
+                command,
                 session,
                 cwd,
                 approve,
                 ..
-            } => commands::prompt::run(&paths, text, session, cwd, approve).await,
+            } => {
+                let input = commands::prompt::Input::new(text, command);
+                commands::prompt::run(&paths, input, session, cwd, approve).await
+            }
             Command::Call {
                 method,
                 params,

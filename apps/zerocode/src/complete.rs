@@ -97,6 +97,11 @@ pub const COMMANDS: &[Command] = &[
         about: "continue in a new session with this one's history (up to turn N)",
     },
     Command {
+        name: "/context",
+        args: "",
+        about: "the AGENTS.md files, skills and custom commands this session's turns load",
+    },
+    Command {
         name: "/quit",
         args: "",
         about: "exit (also Ctrl-D, or Ctrl-C twice)",
@@ -313,7 +318,10 @@ mod tests {
     fn commands_complete_at_the_start_of_the_line_only() {
         let cwd = Path::new("/nonexistent");
         assert_eq!(replacements("/st", cwd), (0, vec!["/status".to_owned()]));
-        assert_eq!(replacements("/c", cwd).1, ["/clear", "/cancel", "/compact"]);
+        assert_eq!(
+            replacements("/c", cwd).1,
+            ["/clear", "/cancel", "/compact", "/context"]
+        );
         assert!(replacements("say /st", cwd).1.is_empty());
         let (_, listed) = complete("/mo", 3, cwd);
         assert_eq!(

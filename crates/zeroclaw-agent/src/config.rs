@@ -397,6 +397,7 @@ mod tests {
         "list_dir",
         "grep",
         "ask_user",
+        "skill",
     ];
 
     /// `text` as the agent's part of a config file, read and checked.

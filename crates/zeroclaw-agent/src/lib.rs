@@ -4,8 +4,9 @@
 //!
 //! Layers, each knowing only the ones below (`tests/layers.rs` checks them): `turn` (the
 //! agent loop) → `state` (what turns share) → `session` (who is attached, which turn
-//! runs) → `history` → `provider` and `mcp` → `tools` and `store` → `config` and `link`
-//! (a client attached to a session, as the agent sees it: the daemon implements it) →
+//! runs) → `history` → `provider` and `mcp` → `tools` and `store` → `config`, `link`
+//! (a client attached to a session, as the agent sees it: the daemon implements it) and
+//! `project` (AGENTS.md, skills, custom commands: what a session's project holds) →
 //! `sandbox` (which sandbox policy applies; the mechanism is `zeroclaw-sandbox`).
 
 pub mod checkpoints;
@@ -13,6 +14,7 @@ pub mod config;
 pub mod history;
 pub mod link;
 pub mod mcp;
+pub mod project;
 pub mod provider;
 pub mod sandbox;
 pub mod session;

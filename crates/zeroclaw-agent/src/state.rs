@@ -22,6 +22,15 @@ pub struct Dirs {
     pub config_file: PathBuf,
 }
 
+impl Dirs {
+    /// The config dir: where the user's own `AGENTS.md`, skills and commands are.
+    pub fn config_dir(&self) -> &std::path::Path {
+        self.config_file
+            .parent()
+            .unwrap_or_else(|| std::path::Path::new("."))
+    }
+}
+
 /// Told as turns start and end: the daemon counts them (a running turn keeps an
 /// `--ephemeral` daemon up).
 pub trait TurnCount: Send + Sync + std::fmt::Debug {
@@ -49,6 +58,9 @@ pub struct AgentState {
     pub sandbox: Sandbox,
     /// The snapshots of sessions' workspaces (`checkpoints/`).
     pub checkpoints: Arc<Checkpointer>,
+    /// The project files turns read (AGENTS.md, skills, commands), read again only when
+    /// they change.
+    pub project_files: Arc<crate::project::Files>,
 }
 
 impl AgentState {
@@ -90,6 +102,7 @@ impl AgentState {
             turn_count,
             sandbox,
             checkpoints,
+            project_files: Arc::default(),
         }
     }
 }

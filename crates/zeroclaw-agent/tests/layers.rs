@@ -24,7 +24,7 @@ const LAYERS: &[&[&str]] = &[
     &["history"],
     &["provider", "mcp", "checkpoints"],
     &["tools", "store"],
-    &["config", "link"],
+    &["config", "link", "project"],
     &["sandbox"],
 ];
 

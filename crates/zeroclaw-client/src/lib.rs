@@ -578,6 +578,35 @@ impl Client {
         Ok(self.request::<m::SessionResolve>(&params).await?.session_id)
     }
 
+    /// What the session's turns load from its project: instruction files, skills, custom
+    /// commands, and what was skipped (`session/context`).
+    pub async fn session_context(&self, session_id: &str) -> CallResult<m::ProjectContext> {
+        let params = session_id_params(session_id);
+        self.request::<m::SessionContext>(&params).await
+    }
+
+    /// The custom commands of the session's project and the config dir (`commands/list`).
+    pub async fn commands_list(&self, session_id: &str) -> CallResult<Vec<m::CommandInfo>> {
+        let params = session_id_params(session_id);
+        Ok(self.request::<m::CommandsList>(&params).await?.commands)
+    }
+
+    /// Custom command `name`'s prompt with `arguments` (as typed) filled in
+    /// (`commands/expand`); `-32602` if the session has no such command.
+    pub async fn commands_expand(
+        &self,
+        session_id: &str,
+        name: &str,
+        arguments: &str,
+    ) -> CallResult<String> {
+        let params = m::ExpandParams {
+            session_id: session_id.to_owned(),
+            name: name.to_owned(),
+            arguments: arguments.to_owned(),
+        };
+        Ok(self.request::<m::CommandsExpand>(&params).await?.prompt)
+    }
+
     pub async fn session_delete(&self, session_id: &str) -> CallResult<bool> {
         let params = session_id_params(session_id);
         Ok(self.request::<m::SessionDelete>(&params).await?.deleted)

@@ -25,6 +25,8 @@ pub fn routes() -> OpenApiRouter<Shared> {
         .routes(routes!(rest::rewind))
         .routes(routes!(rest::unrewind))
         .routes(routes!(rest::fork))
+        .routes(routes!(rest::context))
+        .routes(routes!(rest::commands))
         .routes(routes!(rest::prompt))
         .routes(routes!(sse::events))
         .routes(routes!(rest::cancel))

@@ -18,10 +18,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use zeroclaw_protocol::{
-    CancelResult, CheckpointsResult, Decision, DeleteResult, Empty, MessagePage, NewSessionParams,
-    NoParams, PromptResult, RewindParams, RewindResult, Run, RunsGetParams, RunsListParams,
-    RunsListResult, SessionInfo, SessionListResult, SessionSummary, StatusResult, UnrewindParams,
-    UnrewindResult, codes, methods as m,
+    CancelResult, CheckpointsResult, CommandsListResult, Decision, DeleteResult, Empty,
+    MessagePage, NewSessionParams, NoParams, ProjectContext, PromptResult, RewindParams,
+    RewindResult, Run, RunsGetParams, RunsListParams, RunsListResult, SessionInfo,
+    SessionListResult, SessionSummary, StatusResult, UnrewindParams, UnrewindResult, codes,
+    methods as m,
 };
 
 /// `POST /api/v1/sessions/{id}/prompt`'s body (the session is in the path).
@@ -285,6 +286,29 @@ pub async fn fork(
     let b: ForkBody = body(&app, request).await?;
     let info = daemon.session_fork(&id, b.checkpoint_id.as_deref()).await?;
     Ok((StatusCode::CREATED, Json(info)))
+}
+
+#[utoipa::path(get, path = "/api/v1/sessions/{id}/context", tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses((status = 200, body = ProjectContext), (status = 404, body = Value)),
+    security(("bearer" = [])))]
+pub async fn context(
+    daemon: Daemon,
+    Path(id): Path<String>,
+) -> Result<Json<ProjectContext>, ApiError> {
+    Ok(Json(daemon.session_context(&id).await?))
+}
+
+#[utoipa::path(get, path = "/api/v1/sessions/{id}/commands", tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses((status = 200, body = CommandsListResult), (status = 404, body = Value)),
+    security(("bearer" = [])))]
+pub async fn commands(
+    daemon: Daemon,
+    Path(id): Path<String>,
+) -> Result<Json<CommandsListResult>, ApiError> {
+    let commands = daemon.commands_list(&id).await?;
+    Ok(Json(CommandsListResult { commands }))
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/cancel", tag = "turns",

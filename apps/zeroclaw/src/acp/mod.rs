@@ -10,9 +10,11 @@
 //! - `mapping.rs`: the vocabulary, both ways (pure functions).
 //! - `session.rs`: one session the editor opened: its event pump and its approvals.
 //! - `daemon_side.rs`: the daemon's questions to the editor (elicitation, files).
+//! - `commands.rs`: custom commands, announced to the editor and expanded in prompts.
 //!
 //! Only ACP messages go to stdout; diagnostics go to stderr (the CLI's logger).
 
+mod commands;
 mod daemon_side;
 mod mapping;
 mod session;
@@ -311,7 +313,9 @@ impl Bridge {
             Ok(info) => {
                 let events = client.subscribe(&info.session_id);
                 self.attach(&info.session_id, PathBuf::from(&info.cwd), events, &cx);
-                responder.respond(NewSessionResponse::new(info.session_id))
+                let answered = responder.respond(NewSessionResponse::new(info.session_id.clone()));
+                commands::announce(&client, &info.session_id, &cx).await;
+                answered
             }
             Err(e) => responder.respond_with_error(mapping::call_error(&e)),
         }
@@ -384,7 +388,9 @@ impl Bridge {
                     None => self.attach(&session_id, PathBuf::from(&summary.cwd), events, &cx),
                 };
                 link.flush().await;
-                responder.respond(LoadSessionResponse::new())
+                let answered = responder.respond(LoadSessionResponse::new());
+                commands::announce(&client, &session_id, &cx).await;
+                answered
             }
             Err(e) => responder.respond_with_error(mapping::call_error(&e)),
         }
@@ -451,7 +457,10 @@ impl Bridge {
         };
         let told = self.told.clone();
         self.prompts.spawn(async move {
-            let outcome = client.session_prompt(&session_id, &text).await;
+            let outcome = match commands::expand(&client, &session_id, text).await {
+                Ok(prompt) => client.session_prompt(&session_id, &prompt).await,
+                Err(e) => Err(e),
+            };
             if matches!(outcome, Err(zeroclaw_rpc::CallError::Closed)) {
                 told.cancelled().await;
             }

@@ -21,20 +21,50 @@ pub const EXIT_END_TURN: u8 = 0;
 pub const EXIT_MAX_TURNS: u8 = 3;
 pub const EXIT_CANCELLED: u8 = 130;
 
+/// What to send: a prompt as given, or a custom command's, expanded by the daemon once the
+/// session (and so its project) is known.
+pub enum Input {
+    Text(String),
+    /// The command's name, and its arguments as one string (words with spaces or quotes
+    /// quoted again, so `$1`, `$2` are the words the shell gave us).
+    Command(String, String),
+}
+
+impl Input {
+    pub fn new(text: Vec<String>, command: Option<String>) -> Self {
+        match command {
+            Some(name) => Input::Command(
+                name.trim_start_matches('/').to_owned(),
+                text.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(" "),
+            ),
+            None => Input::Text(text.join(" ")),
+        }
+    }
+}
+
+/// `word` as the daemon's splitting reads it back whole.
+fn quoted(word: &str) -> String {
+    if !word.is_empty() && !word.contains(|c: char| c.is_whitespace() || "\"'\\".contains(c)) {
+        return word.to_owned();
+    }
+    format!("\"{}\"", word.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
 pub async fn run(
     paths: &Paths,
-    text: String,
+    input: Input,
     session: Option<String>,
     cwd: Option<PathBuf>,
     approve: Option<ApproveMode>,
 ) -> Result<u8, String> {
-    let from_stdin = text == "-";
-    let prompt = if from_stdin {
-        read_stdin().await?
-    } else {
-        text
+    let from_stdin = matches!(&input, Input::Text(text) if text == "-");
+    let input = match input {
+        Input::Text(_) if from_stdin => Input::Text(read_stdin().await?),
+        input => input,
     };
-    if prompt.trim().is_empty() {
+    if let Input::Text(prompt) = &input
+        && prompt.trim().is_empty()
+    {
         return Err("the prompt is empty".into());
     }
     // Questions go to the terminal on stdin, which is not there when the prompt came from it.
@@ -86,7 +116,12 @@ pub async fn run(
                     std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
                 ),
             };
-            let title = zeroclaw_client::title_from_prompt(&prompt);
+            let title = match &input {
+                Input::Text(prompt) => zeroclaw_client::title_from_prompt(prompt),
+                Input::Command(name, args) => {
+                    zeroclaw_client::title_from_prompt(&format!("/{name} {args}"))
+                }
+            };
             client
                 .session_new(NewSession {
                     cwd: cwd.map(|dir| dir.to_string_lossy().into_owned()),
@@ -99,6 +134,13 @@ pub async fn run(
                 .map_err(|e| describe_call_error(&e))?
                 .session_id
         }
+    };
+    let prompt = match input {
+        Input::Text(prompt) => prompt,
+        Input::Command(name, args) => client
+            .commands_expand(&session_id, &name, &args)
+            .await
+            .map_err(|e| describe_call_error(&e))?,
     };
     let outcome = stream_turn(&client, &session_id, &prompt, approve).await;
     eprintln!("{}", dim(&format!("session {session_id}")));

@@ -14,6 +14,7 @@ mod editor;
 
 mod ask_user;
 mod cancel;
+mod commands;
 mod daemon_gone;
 mod editor_fs;
 mod editor_leaves;

@@ -7,6 +7,7 @@ mod approval_keys;
 // Checkpoints need git, which the Windows tests (under Wine) do not have.
 #[cfg(unix)]
 mod checkpoints;
+mod commands;
 #[path = "../common/mod.rs"]
 mod common;
 mod config_errors;

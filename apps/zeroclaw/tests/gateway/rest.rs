@@ -118,6 +118,25 @@ fn the_session_routes_answer_as_their_rpc_methods() {
         assert_eq!(page["messages"].as_array().unwrap().len(), 1);
         assert_eq!(page["messages"][0]["kind"], "assistant");
 
+        let (status, context) = json_of(
+            auth(client.get(gw.api(&format!("/sessions/{id}/context"))))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 200, "{context}");
+        assert_eq!(context["projectRoot"], json!(gw.work()));
+        assert_eq!(context["instructions"], json!([]));
+        let (status, commands) = json_of(
+            auth(client.get(gw.api(&format!("/sessions/{id}/commands"))))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!((status, commands), (200, json!({"commands": []})));
+
         let (status, cancelled) = json_of(
             auth(client.post(gw.api(&format!("/sessions/{id}/cancel"))))
                 .send()

@@ -31,6 +31,7 @@ mod many_turns;
 // The MCP tests find the test server as a Linux build; under Wine they are not run yet.
 #[cfg(unix)]
 mod mcp;
+mod project;
 mod provider_errors;
 mod replay;
 mod restart;

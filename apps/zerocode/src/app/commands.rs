@@ -25,7 +25,9 @@ session's directory (Tab completes it, and /commands). Ctrl-R searches the histo
                     before turn N (/rewind N force: over files changed outside the agent;
                     /rewind back: undo the rewind)
   /fork [N]         continue in a new session with this one's history (up to turn N)
+  /context          the AGENTS.md files, skills and custom commands this session's turns load
   /quit             exit (also Ctrl-D, or Ctrl-C twice)
+  /NAME [ARGS]      a custom command of the project (listed below when there are any)
 While a turn runs: Ctrl-C cancels it (twice quits). Approvals show the change (a diff) or
 the command and its cwd, then one key answers: y = allow once, a = allow always (this tool,
 this session), n or Esc = reject (Ctrl-C also cancels the turn).";
@@ -36,7 +38,10 @@ impl App {
             .split_once(char::is_whitespace)
             .map_or((line, ""), |(n, a)| (n, a.trim()));
         match name {
-            "/help" | "/?" => self.line(HELP),
+            "/help" | "/?" => {
+                self.line(HELP);
+                self.help_custom().await?;
+            }
             "/quit" | "/exit" | "/q" => return Err(Stop::Quit),
             "/new" => {
                 self.new_session(true).await?;
@@ -50,6 +55,7 @@ impl App {
             "/model" => self.set_model(arg).await?,
             "/status" => self.show_status().await?,
             "/sandbox" => self.show_sandbox().await?,
+            "/context" => self.show_context().await?,
             "/sessions" | "/ls" => self.list_sessions().await?,
             "/load" | "/resume" if arg.is_empty() => {
                 self.line("usage: /load ID or /load N (a number from /sessions)");
@@ -104,9 +110,7 @@ impl App {
                 Ok(false) => self.line(&dim("nothing is running")),
                 Err(e) => self.failed("cancel failed", &e)?,
             },
-            other => self.line(&format!(
-                "unknown command {other}; /help lists the commands"
-            )),
+            other => self.custom(other, arg).await?,
         }
         Ok(())
     }

@@ -2,12 +2,14 @@
 //! line and hands it to a slash command or to the agent, and what those share.
 //!
 //! The parts, each an `impl App` of its own: `commands.rs` (the slash commands and `/help`),
+//! `custom.rs` (the project's custom commands),
 //! `sessions.rs` (choosing, creating and loading a session), `turn.rs` (a turn streamed on
 //! screen, with its approvals, questions and Ctrl-C).
 
 /// Public for [`commands::HELP`], which the completer checks against its command list.
 mod checkpoints;
 pub mod commands;
+mod custom;
 mod sandbox;
 mod sessions;
 mod turn;

@@ -18,6 +18,7 @@ mod harness;
 mod approvals;
 mod basics;
 mod checkpoints;
+mod commands;
 mod input;
 mod rendering;
 mod titles;

@@ -30,6 +30,7 @@ mod read_file;
 mod registry;
 mod schema;
 pub mod scrub;
+mod skill;
 pub mod spill;
 mod text;
 mod write_file;
@@ -51,6 +52,9 @@ pub use ask_user::{Answer, AskUser};
 pub use client_files::ClientFiles;
 pub use registry::{Checked, DynTool, ToolPolicy, ToolSet, Tools, not_started};
 pub use scrub::EnvScrub;
+
+/// The `skill` tool's name: a turn offers it only when the project has skills.
+pub const SKILL: &str = <skill::SkillTool as Tool>::NAME;
 
 use crate::config::Policy;
 
@@ -76,6 +80,7 @@ builtin![
     list_dir::ListDir,
     grep::Grep,
     ask_user::AskUserTool,
+    skill::SkillTool,
 ];
 
 /// One built-in tool, typed. [`Tools::builtin`] turns it into a [`DynTool`]: the definition
@@ -221,6 +226,8 @@ pub struct ToolContext {
     pub client_files: Option<Arc<dyn ClientFiles>>,
     /// What the session's commands run under (`bash` prepares it per command).
     pub sandbox: crate::sandbox::ToolSandbox,
+    /// The skills the turn's system prompt lists, which `skill` reads.
+    pub skills: Vec<crate::project::Skill>,
 }
 
 /// `args` checked against `def`'s schema (as a built-in tool's are), for a tool known only
@@ -309,7 +316,8 @@ mod tests {
                 "edit_file",
                 "list_dir",
                 "grep",
-                "ask_user"
+                "ask_user",
+                "skill"
             ]
         );
         for d in defs {
@@ -336,6 +344,7 @@ mod tests {
         assert_eq!(req("list_dir"), Some(json!(["path"])));
         assert_eq!(req("grep"), Some(json!(["pattern"])));
         assert_eq!(req("ask_user"), Some(json!(["question"])));
+        assert_eq!(req("skill"), Some(json!(["name"])));
         assert_eq!(
             def("ask_user").map(|s| s["properties"]["choices"]["items"]["type"].clone()),
             Some(json!("string"))
@@ -345,7 +354,7 @@ mod tests {
             Some(json!("integer"))
         );
         let ro: Vec<bool> = defs.iter().map(|d| d.read_only).collect();
-        assert_eq!(ro, [false, true, false, false, true, true, true]);
+        assert_eq!(ro, [false, true, false, false, true, true, true, true]);
         assert_eq!(names, BUILTIN_NAMES);
         // What `[approvals]` falls back to: asking before a change, not before a look.
         let defaults: Vec<ToolPolicy> = names
@@ -356,7 +365,7 @@ mod tests {
             ToolPolicy::Configurable(Policy::Ask),
             ToolPolicy::Configurable(Policy::Allow),
         );
-        assert_eq!(defaults, [ask, allow, ask, ask, allow, allow, allow]);
+        assert_eq!(defaults, [ask, allow, ask, ask, allow, allow, allow, allow]);
         assert!(set.get("nope").is_none());
     }
 

@@ -191,6 +191,17 @@ impl ToolSet {
         );
         ToolSet::new(tools)
     }
+
+    /// These tools but the one called `name` (`skill` in a session that has no skills).
+    pub fn without(&self, name: &str) -> ToolSet {
+        let tools = self
+            .tools
+            .iter()
+            .filter(|t| t.definition().name != name)
+            .cloned()
+            .collect();
+        ToolSet::new(tools)
+    }
 }
 
 impl fmt::Debug for ToolSet {

@@ -20,6 +20,7 @@ pub(super) fn ctx(dir: &Path) -> ToolContext {
         scrub: EnvScrub::default(),
         spill: None,
         sandbox: crate::sandbox::ToolSandbox::unconfined(dir.to_path_buf()),
+        skills: Vec::new(),
     }
 }
 

@@ -59,6 +59,8 @@ pub struct Env<'a> {
     pub sandbox: &'a crate::sandbox::Sandbox,
     /// Snapshots of the session's cwd before and after the turn.
     pub checkpoints: &'a Arc<crate::checkpoints::Checkpointer>,
+    /// The project files' cache.
+    pub project_files: &'a Arc<crate::project::Files>,
 }
 
 impl<'a> Env<'a> {
@@ -72,6 +74,7 @@ impl<'a> Env<'a> {
             dirs: &agent.dirs,
             sandbox: &agent.sandbox,
             checkpoints: &agent.checkpoints,
+            project_files: &agent.project_files,
         }
     }
 }

@@ -11,6 +11,7 @@ use super::halt::{Halt, or_cancelled};
 use super::{Env, Failure, Origin, TurnError};
 use crate::history;
 use crate::mcp::Mcp;
+use crate::project;
 use crate::provider::{
     ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, window,
 };
@@ -200,13 +201,16 @@ impl Turn<'_> {
         context.messages.push(ChatMessage::User {
             text: self.prompt.to_owned(),
         });
-        let system = self
+        let mut system = self
             .env
             .config
             .agent
             .system_prompt
             .clone()
             .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
+        let project = self.project().await?;
+        system.push_str(&project.prompt_sections());
+        self.tools_context.skills = project.skills;
         let own = self.session.mcp();
         let settled = async {
             self.env.mcp.settled(false).await;
@@ -222,10 +226,29 @@ impl Turn<'_> {
         })
     }
 
+    /// What the session's project holds (`project/`), read from disk now so a change to
+    /// an AGENTS.md or a skill shows from the next turn on.
+    async fn project(&self) -> Result<project::Loaded, Halt> {
+        let loaded = project::load_async(
+            self.env.dirs.config_dir().to_path_buf(),
+            self.session.cwd.clone().into(),
+            self.env.project_files.clone(),
+        );
+        let loaded = or_cancelled(&self.active.cancel, loaded).await?;
+        for warning in &loaded.warnings {
+            tracing::warn!(session = %self.session.id, "{warning}");
+        }
+        Ok(loaded)
+    }
+
     /// The tools offered to the next model call, which its calls then run against: the
-    /// daemon's, then those of the session's own MCP servers (`own`, as the turn started).
+    /// daemon's, then those of the session's own MCP servers (`own`, as the turn started);
+    /// `skill` only when the project has skills.
     fn offered_tools(&self, own: Option<&Mcp>) -> Arc<ToolSet> {
-        let tools = self.env.tools.snapshot();
+        let mut tools = self.env.tools.snapshot();
+        if self.tools_context.skills.is_empty() {
+            tools = Arc::new(tools.without(crate::tools::SKILL));
+        }
         match own {
             Some(own) => Arc::new(tools.merged(&own.tools.snapshot())),
             None => tools,

@@ -59,6 +59,8 @@ pub(super) fn build(
                     capabilities: origin.fs,
                 }) as Arc<dyn ClientFiles>
             }),
+        // Set by `before_turn` from the project's skills.
+        skills: Vec::new(),
     }
 }
 

@@ -102,6 +102,9 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::SessionRewind>(OPERATE),
     row::<m::SessionUnrewind>(OPERATE),
     row::<m::SessionFork>(OPERATE),
+    row::<m::SessionContext>(READ),
+    row::<m::CommandsList>(READ),
+    row::<m::CommandsExpand>(READ),
 ];
 
 fn find(method: &str) -> Option<(Handler, Access)> {

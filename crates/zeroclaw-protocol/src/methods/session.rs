@@ -111,6 +111,21 @@ pub struct SessionInfo {
     /// The session's sandbox, as its turns will run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SessionSandbox>,
+    /// The instruction files its turns load (`session/context` has the whole picture).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<InstructionFile>,
+}
+
+/// An `AGENTS.md` (or `CLAUDE.md`) in the system prompt (`session/context`, `project.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct InstructionFile {
+    pub path: String,
+    /// The file's size on disk.
+    pub bytes: u64,
+    /// Whether the prompt has only its head (the per-file or the total cap).
+    pub truncated: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

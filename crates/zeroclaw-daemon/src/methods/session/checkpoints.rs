@@ -223,6 +223,10 @@ impl Handle for m::SessionFork {
                     title,
                 });
             }
+            // As session/new's result: the fork's turns load the same project files.
+            let instructions = super::project::loaded(daemon, &row.id)
+                .await?
+                .instruction_files();
             Ok(SessionInfo {
                 session_id: row.id,
                 cwd: row.cwd,
@@ -230,6 +234,7 @@ impl Handle for m::SessionFork {
                 title: row.title,
                 created_at: history::timestamp(row.created_at),
                 sandbox: Some(session_sandbox(daemon, row.sandbox)),
+                instructions,
             })
         })
     }

@@ -138,6 +138,9 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
         session.set_mcp(start_session_servers(daemon, &mcp_servers, cwd.clone()));
     }
     ctx.0.attach(&session);
+    let instructions = super::project::loaded(daemon, &session.id)
+        .await?
+        .instruction_files();
     Ok(SessionInfo {
         session_id: row.id,
         cwd: row.cwd,
@@ -145,6 +148,7 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
         title: row.title,
         created_at: history::timestamp(row.created_at),
         sandbox: Some(session_sandbox(daemon, row.sandbox)),
+        instructions,
     })
 }
 

@@ -1,8 +1,9 @@
 //! `session/*`, the session family: its lifecycle (`lifecycle.rs`: new, load, rename,
 //! delete), reading it (`read.rs`: the list, a session's messages), its turns (`turn.rs`:
-//! prompt, cancel, approve), compacting it (`compact.rs`), its model (`model.rs`) and an
+//! prompt, cancel, approve), compacting it (`compact.rs`), its model (`model.rs`), an
 //! id prefix to its session (`resolve.rs`), its checkpoints (`checkpoints.rs`: list, rewind,
-//! unrewind, fork).
+//! unrewind, fork) and what its project holds (`project.rs`: `session/context`,
+//! `commands/*`).
 //! Here, what they share: whether the caller is attached, the refusals, the summary, the
 //! bounds on strings.
 
@@ -10,6 +11,7 @@ mod checkpoints;
 mod compact;
 mod lifecycle;
 mod model;
+mod project;
 mod read;
 mod resolve;
 mod turn;
