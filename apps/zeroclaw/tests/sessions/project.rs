@@ -54,7 +54,7 @@ fn nested_instruction_files_reach_the_system_prompt_in_order_and_a_change_shows_
         "DEEP-RULE: never touch migrations/",
     );
     write(&root.join("sub/deep/CLAUDE.md"), "DEEP-CLAUDE: never read");
-    let cwd = root.join("sub/deep");
+    let cwd = root.join("sub").join("deep");
 
     let mut client = env.daemon.client();
     let info = client.call("session/new", json!({"cwd": cwd}));
@@ -116,7 +116,7 @@ fn instruction_files_are_cut_at_the_per_file_and_total_caps_and_the_cut_is_said(
     write(&root.join("a/AGENTS.md"), &kib("a", 40));
     write(&root.join("a/b/AGENTS.md"), &kib("b", 40));
     write(&root.join("a/b/c/AGENTS.md"), "LAST-ONE");
-    let cwd = root.join("a/b/c");
+    let cwd = root.join("a").join("b").join("c");
 
     let mut client = env.daemon.client();
     let session = client.new_session(&cwd);
