@@ -7,7 +7,6 @@
 
 use super::{attached, ensure_exists, not_found};
 use crate::methods::errors::storage;
-use crate::methods::sandbox::session_sandbox;
 use crate::methods::{Ctx, Handle, Reply};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -223,19 +222,7 @@ impl Handle for m::SessionFork {
                     title,
                 });
             }
-            // As session/new's result: the fork's turns load the same project files.
-            let instructions = super::project::loaded(daemon, &row.id)
-                .await?
-                .instruction_files();
-            Ok(SessionInfo {
-                session_id: row.id,
-                cwd: row.cwd,
-                model: row.model,
-                title: row.title,
-                created_at: history::timestamp(row.created_at),
-                sandbox: Some(session_sandbox(daemon, row.sandbox)),
-                instructions,
-            })
+            super::lifecycle::session_info(daemon, row).await
         })
     }
 }

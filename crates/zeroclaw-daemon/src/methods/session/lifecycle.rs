@@ -138,7 +138,16 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
         session.set_mcp(start_session_servers(daemon, &mcp_servers, cwd.clone()));
     }
     ctx.0.attach(&session);
-    let instructions = super::project::loaded(daemon, &session.id)
+    session_info(daemon, row).await
+}
+
+/// A new session's `SessionInfo` (`session/new`'s and `session/fork`'s result), with the
+/// instruction files its turns will load.
+pub(super) async fn session_info(
+    daemon: &DaemonState,
+    row: zeroclaw_agent::store::SessionRow,
+) -> Result<SessionInfo, RpcError> {
+    let instructions = super::project::loaded(daemon, &row.id)
         .await?
         .instruction_files();
     Ok(SessionInfo {
