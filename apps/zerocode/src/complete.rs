@@ -1,6 +1,7 @@
-//! The prompt's line-editor helper: Tab completion of `/` commands (when several match,
-//! Tab again lists them, each with its line of help) and of `@path` mentions under the
-//! session's cwd, and the keys of multi-line prompts (Alt-Enter, a trailing `\`).
+//! The prompt's line-editor helper: Tab completion of `/` commands — zerocode's own, then
+//! the project's custom commands (docs/project.md) that none of them hides — (when several
+//! match, Tab again lists them, each with its line of help) and of `@path` mentions under
+//! the session's cwd, and the keys of multi-line prompts (Alt-Enter, a trailing `\`).
 //!
 //! No hints as one types: they make the editor redraw the whole line, prompt included, at
 //! every key, so the prompt would show up in the scrollback between the keys.
@@ -123,6 +124,17 @@ pub struct Shared {
     /// when the line is read ([`Shared::take_continuations`]). One entry per Enter, and
     /// cleared for each read.
     continuations: Arc<Mutex<Vec<usize>>>,
+    /// The session's custom commands as last listed (before each prompt is read).
+    custom: Arc<Mutex<Vec<Custom>>>,
+}
+
+/// A custom command, as completion shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Custom {
+    /// Its name without the `/`.
+    pub name: String,
+    pub argument_hint: Option<String>,
+    pub description: Option<String>,
 }
 
 impl Shared {
@@ -132,6 +144,18 @@ impl Shared {
 
     pub fn cwd(&self) -> PathBuf {
         self.cwd
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The custom commands `/` completes from now on.
+    pub fn set_custom(&self, custom: Vec<Custom>) {
+        *self.custom.lock().unwrap_or_else(PoisonError::into_inner) = custom;
+    }
+
+    fn custom(&self) -> Vec<Custom> {
+        self.custom
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
@@ -173,6 +197,16 @@ impl Shared {
     }
 }
 
+/// zerocode's names besides those [`COMMANDS`] lists (its aliases).
+const ALIASES: &[&str] = &["/?", "/exit", "/q", "/ls", "/resume"];
+
+/// Whether `/name` is one of zerocode's own commands (which win over a custom command of
+/// the same name).
+pub fn built_in(name: &str) -> bool {
+    let slashed = format!("/{name}");
+    COMMANDS.iter().any(|c| c.name == slashed) || ALIASES.contains(&slashed.as_str())
+}
+
 /// The editor's helper.
 pub struct PromptHelper {
     pub shared: Shared,
@@ -194,7 +228,12 @@ impl Completer for PromptHelper {
         if !self.shared.is_prompt() {
             return Ok((0, Vec::new()));
         }
-        Ok(complete(line, pos, &self.shared.cwd()))
+        Ok(complete(
+            line,
+            pos,
+            &self.shared.cwd(),
+            &self.shared.custom(),
+        ))
     }
 }
 
@@ -204,9 +243,10 @@ impl Hinter for PromptHelper {
 
 impl Highlighter for PromptHelper {}
 
-/// Candidates for the word before `pos`: `/` commands at the start of the line, `@path`
-/// mentions anywhere. Answers where the replaced text starts.
-pub fn complete(line: &str, pos: usize, cwd: &Path) -> (usize, Vec<Pair>) {
+/// Candidates for the word before `pos`: `/` commands at the start of the line (zerocode's
+/// own, then the `custom` ones none of them hides), `@path` mentions anywhere. Answers
+/// where the replaced text starts.
+pub fn complete(line: &str, pos: usize, cwd: &Path, custom: &[Custom]) -> (usize, Vec<Pair>) {
     let Some(before) = line.get(..pos) else {
         return (0, Vec::new());
     };
@@ -220,15 +260,25 @@ pub fn complete(line: &str, pos: usize, cwd: &Path) -> (usize, Vec<Pair>) {
         return (start, complete_path(cwd, partial));
     }
     if start == 0 && word.starts_with('/') {
-        let names = COMMANDS
+        let own = COMMANDS
             .iter()
             .filter(|c| c.name.starts_with(word))
             .map(|c| Pair {
                 display: format!("{:<16}  {}", format!("{} {}", c.name, c.args), c.about),
                 replacement: c.name.to_owned(),
-            })
-            .collect();
-        return (0, names);
+            });
+        let theirs = custom
+            .iter()
+            .filter(|c| !built_in(&c.name) && c.name.starts_with(&word[1..]))
+            .map(|c| {
+                let usage = format!("/{} {}", c.name, c.argument_hint.as_deref().unwrap_or(""));
+                let about = c.description.as_deref().unwrap_or("(custom command)");
+                Pair {
+                    display: format!("{usage:<16}  {about}"),
+                    replacement: format!("/{}", c.name),
+                }
+            });
+        return (0, own.chain(theirs).collect());
     }
     (0, Vec::new())
 }
@@ -310,7 +360,7 @@ mod tests {
     use super::*;
 
     fn replacements(line: &str, cwd: &Path) -> (usize, Vec<String>) {
-        let (start, pairs) = complete(line, line.len(), cwd);
+        let (start, pairs) = complete(line, line.len(), cwd, &[]);
         (start, pairs.into_iter().map(|p| p.replacement).collect())
     }
 
@@ -323,10 +373,41 @@ mod tests {
             ["/clear", "/cancel", "/compact", "/context"]
         );
         assert!(replacements("say /st", cwd).1.is_empty());
-        let (_, listed) = complete("/mo", 3, cwd);
+        let (_, listed) = complete("/mo", 3, cwd, &[]);
         assert_eq!(
             listed[0].display,
             "/model [NAME]     set this session's model from the next turn (alone: show it)"
+        );
+    }
+
+    #[test]
+    fn custom_commands_complete_after_zerocode_s_own_and_never_hide_them() {
+        let cwd = Path::new("/nonexistent");
+        let custom = |name: &str, hint: Option<&str>| Custom {
+            name: name.to_owned(),
+            argument_hint: hint.map(str::to_owned),
+            description: Some(format!("the {name} command")),
+        };
+        let custom = [
+            custom("review", Some("[FILE]")),
+            custom("status", None),
+            custom("q", None),
+            custom("ship", None),
+        ];
+        let (_, pairs) = complete("/s", 2, cwd, &custom);
+        let names: Vec<_> = pairs.iter().map(|p| p.replacement.as_str()).collect();
+        // zerocode's /status and /sandbox first; the project's /status is hidden by ours.
+        assert_eq!(names, ["/status", "/sandbox", "/sessions", "/ship"]);
+        let (_, pairs) = complete("/rev", 4, cwd, &custom);
+        assert_eq!(pairs.len(), 1);
+        assert_eq!(pairs[0].replacement, "/review");
+        assert_eq!(pairs[0].display, "/review [FILE]    the review command");
+        // An alias hides a custom command too.
+        assert!(
+            complete("/q", 2, cwd, &custom)
+                .1
+                .iter()
+                .all(|p| p.replacement != "/q")
         );
     }
 

@@ -82,6 +82,11 @@ impl Input {
         self.shared.set_cwd(cwd);
     }
 
+    /// The custom commands `/` completes.
+    pub fn set_custom(&self, custom: Vec<crate::complete::Custom>) {
+        self.shared.set_custom(custom);
+    }
+
     /// Reads a prompt for the agent, with completion, hints and multi-line editing.
     pub async fn read_prompt(&self, prompt: &str) -> Read {
         self.read_as(prompt, true).await

@@ -11,6 +11,8 @@
 //   transcript.js  the open session's transcript: text blocks, scrolling
 //   approvals.js   tool call cards, their approval buttons, and the agent's questions
 //   checkpoints.js "Rewind to here" and "Fork from here" on each prompt, with confirmations
+//   project.js     the session's Context dialog, and `/` completion and expansion of the
+//                  project's custom commands in the prompt box
 //
 // This module holds what happens on each connection: the page reads the daemon's state
 // again every 5 s while connected, and on connecting reads it all, then rebuilds the open

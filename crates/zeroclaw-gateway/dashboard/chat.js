@@ -13,6 +13,7 @@ import { LOST, SESSION_BUSY, rpc } from "./connection.js";
 import { $, dialog, el, showError } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import * as approvals from "./approvals.js";
+import * as project from "./project.js";
 import * as sessions from "./sessions.js";
 import { emit, on } from "./store.js";
 import * as transcript from "./transcript.js";
@@ -180,13 +181,22 @@ $("prompt-form").addEventListener("submit", async (event) => {
     transcript.note("Not connected to the daemon; the prompt was not sent.", "error");
     return;
   }
+  // `/NAME ARGS` naming a custom command: its prompt is what is sent (and shown).
+  let prompt;
+  try {
+    prompt = await project.expand(prompting.sessionId, text);
+  } catch (e) {
+    if (view === prompting) transcript.note(e.message, "error");
+    return;
+  }
+  if (view !== prompting) return;
   $("prompt").value = "";
   // The daemon does not echo a prompt live (only a replay has it), so it is shown here.
-  transcript.addText("user", "local", text);
+  transcript.addText("user", "local", prompt);
   sessions.setRunning(prompting.sessionId, true);
   let result;
   try {
-    result = await rpc.call("session/prompt", { sessionId: prompting.sessionId, prompt: text });
+    result = await rpc.call("session/prompt", { sessionId: prompting.sessionId, prompt });
   } catch (e) {
     if (e.code === LOST) return; // the reconnect reloads the session
     if (view === prompting) transcript.note(e.message, "error");

@@ -46,6 +46,7 @@ const ASSETS: &[Asset] = &[
     asset!("sessions.js", "text/javascript; charset=utf-8"),
     asset!("chat.js", "text/javascript; charset=utf-8"),
     asset!("checkpoints.js", "text/javascript; charset=utf-8"),
+    asset!("project.js", "text/javascript; charset=utf-8"),
     asset!("transcript.js", "text/javascript; charset=utf-8"),
     asset!("approvals.js", "text/javascript; charset=utf-8"),
     asset!("markdown.js", "text/javascript; charset=utf-8"),

@@ -37,6 +37,8 @@ mod mcp;
 #[cfg(unix)]
 mod output;
 #[cfg(unix)]
+mod project;
+#[cfg(unix)]
 mod questions;
 #[cfg(unix)]
 mod reconnect;
@@ -58,6 +60,7 @@ fn main() {
     browser::run(&[
         login::TESTS,
         csp::TESTS,
+        project::TESTS,
         sessions::TESTS,
         failed_prompt::TESTS,
         streaming::TESTS,

@@ -4,17 +4,8 @@
 //! commands win on a clash: `/help` says which custom commands they hide.
 
 use super::{App, Step};
-use crate::complete::COMMANDS;
+use crate::complete::{Custom, built_in};
 use crate::term::dim;
-
-/// zerocode's names besides those [`COMMANDS`] lists (its aliases).
-const ALIASES: &[&str] = &["/?", "/exit", "/q", "/ls", "/resume"];
-
-/// Whether `/name` is one of zerocode's own commands.
-fn built_in(name: &str) -> bool {
-    let slashed = format!("/{name}");
-    COMMANDS.iter().any(|c| c.name == slashed) || ALIASES.contains(&slashed.as_str())
-}
 
 impl App {
     /// `/NAME ARGS` for a name zerocode does not know: the custom command's prompt sent.
@@ -40,6 +31,25 @@ impl App {
         };
         self.line(&dim(&format!("/{name}: sending the command's prompt")));
         self.prompt(&prompt).await
+    }
+
+    /// Brings Tab completion's custom commands up to date (before each prompt is read, so a
+    /// command file added meanwhile completes). A failure leaves the last list: completion
+    /// is a convenience, and `/NAME` still asks the daemon.
+    pub(super) async fn refresh_completion(&mut self) {
+        let Ok(commands) = self.client.commands_list(&self.session.id).await else {
+            return;
+        };
+        self.input.set_custom(
+            commands
+                .into_iter()
+                .map(|c| Custom {
+                    name: c.name,
+                    argument_hint: c.argument_hint,
+                    description: c.description,
+                })
+                .collect(),
+        );
     }
 
     /// `/help`'s part for the session's custom commands.

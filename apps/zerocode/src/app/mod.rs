@@ -235,6 +235,7 @@ impl App {
     async fn repl(&mut self) -> Stop {
         let mut interrupted = false;
         loop {
+            self.refresh_completion().await;
             let read = {
                 let read = self.input.read_prompt(PROMPT);
                 tokio::pin!(read);
