@@ -20,7 +20,6 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use zeroclaw_protocol::methods::HookInfo;
 
 use super::{Files, Project};
-use crate::tools::scrub::EnvScrub;
 
 /// A hook's time limit when `timeout_secs` is not given (Claude Code's too).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
@@ -332,7 +331,9 @@ pub struct RunIn<'a> {
     /// The project root, as `ZEROCLAW_PROJECT_DIR` (and `CLAUDE_PROJECT_DIR`, so Claude
     /// Code's scripts find it).
     pub project_root: &'a Path,
-    pub scrub: &'a EnvScrub,
+    /// The daemon's variables a hook does not inherit (`tools/scrub.rs`: the provider's
+    /// key, `tools.scrub_env`).
+    pub removed: &'a [std::ffi::OsString],
 }
 
 /// Runs `hook` with `input` on its stdin; never fails and never outlives its time-out: a
@@ -413,7 +414,6 @@ async fn run_child(hook: &Hook, input: &Value, at: &RunIn<'_>) -> Ran {
 
 #[cfg(unix)]
 fn spawn(command: &str, at: &RunIn<'_>) -> std::io::Result<tokio::process::Child> {
-    crate::tools::scrub::protect_process_files();
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c").arg(command).process_group(0);
     configure(&mut cmd, at);
@@ -436,7 +436,7 @@ fn configure(cmd: &mut tokio::process::Command, at: &RunIn<'_>) {
         .env("ZEROCLAW_PROJECT_DIR", at.project_root)
         .env("CLAUDE_PROJECT_DIR", at.project_root)
         .kill_on_drop(true);
-    for name in at.scrub.removed() {
+    for name in at.removed {
         cmd.env_remove(name);
     }
 }

@@ -78,12 +78,15 @@ impl Fire<'_> {
             return Ok(Vec::new());
         }
         let input = self.input(fields);
-        let scrub = crate::state::scrub(self.env.config);
+        // As for `bash`: the daemon's secrets kept out of what the hook can read.
+        #[cfg(unix)]
+        crate::tools::scrub::protect_process_files();
+        let removed = crate::state::scrub(self.env.config).removed();
         let cwd = std::path::PathBuf::from(&self.session.cwd);
         let at = RunIn {
             cwd: &cwd,
             project_root: self.project_root,
-            scrub: &scrub,
+            removed: &removed,
         };
         let mut verdicts = Vec::new();
         for hook in hooks {
