@@ -59,7 +59,7 @@ fn read(data_dir: &Path) -> Result<TrustFile, String> {
 /// nothing, and says why. Blocking.
 pub fn is_trusted(data_dir: &Path, root: &Path) -> Result<bool, String> {
     let key = key(root);
-    Ok(read(data_dir)?.projects.iter().any(|p| *p == key))
+    Ok(read(data_dir)?.projects.contains(&key))
 }
 
 /// Adds (`trusted`) or removes the project rooted at `root`; returns its entry as kept
@@ -68,7 +68,7 @@ pub fn is_trusted(data_dir: &Path, root: &Path) -> Result<bool, String> {
 pub fn set(data_dir: &Path, root: &Path, trusted: bool) -> Result<(String, bool), String> {
     let key = key(root);
     let mut list = read(data_dir)?;
-    let had = list.projects.iter().any(|p| *p == key);
+    let had = list.projects.contains(&key);
     if had == trusted {
         return Ok((key, false));
     }
