@@ -410,3 +410,31 @@ fn a_bad_hook_in_config_toml_stops_the_daemon_with_the_entry_named() {
     assert!(log.contains("hooks.PreToolUse[0]"), "{log}");
     assert!(log.contains("not a regular expression"), "{log}");
 }
+
+#[test]
+fn a_pre_compact_hook_runs_before_session_compact_with_its_trigger() {
+    let env = env_with(
+        "[[hooks.PreCompact]]\nmatcher = \"manual\"\ncommand = \"sh ../hooks/compact.sh\"\n",
+    );
+    script(&env, "compact", "cat > ../compact_input.json\n");
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    for n in 0..2 {
+        env.fake.push(openai::text(&[&format!("answer {n}")]));
+        client.prompt(&session, &format!("prompt {n}"), no_questions);
+    }
+    env.fake.push(openai::text(&["SUMMARY."]));
+    let result = client.call("session/compact", json!({"sessionId": session}));
+    assert_eq!(result["messagesFolded"], 2, "{result}");
+
+    let input = json_file(&env, "compact_input.json");
+    assert_eq!(input["hook_event_name"], "PreCompact");
+    assert_eq!(input["trigger"], "manual");
+    let events = client.take_events();
+    let hook = events
+        .iter()
+        .find(|e| e["type"] == "hook_result")
+        .unwrap_or_else(|| panic!("{events:#?}"));
+    assert_eq!(hook["event"], "PreCompact");
+    assert!(hook.get("turnId").is_none(), "{hook}");
+}
