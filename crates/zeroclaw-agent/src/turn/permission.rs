@@ -72,6 +72,8 @@ pub(super) fn decide(facts: &Facts<'_>) -> Permission {
         // says `ask`.
         let policy = match (unattended.named, facts.policy) {
             (Some(named), _) => named,
+            // The user's own `PreToolUse` hook allowed it: that is the approval.
+            (None, Policy::Ask) if facts.hook == Some(HookPermission::Allow) => Policy::Allow,
             (None, Policy::Ask) => Policy::Deny,
             (None, fallback) => fallback,
         };
@@ -210,6 +212,22 @@ mod tests {
                     ..person(Allow)
                 },
                 Permission::AskEscape("needs the network".into()),
+            ),
+            (
+                "a hook's allow in an unattended run runs what the table does not name",
+                Facts {
+                    hook: Some(HookPermission::Allow),
+                    ..unattended(None, Ask)
+                },
+                Permission::Allow,
+            ),
+            (
+                "a hook's allow in an unattended run does not lift the table's deny",
+                Facts {
+                    hook: Some(HookPermission::Allow),
+                    ..unattended(Some(Deny), Ask)
+                },
+                deny(DENIED),
             ),
             (
                 "a hook that asks in an unattended run is a refusal",
