@@ -139,8 +139,16 @@ impl Fire<'_> {
             message,
             context,
         };
-        if let Verdict::Error(why) = verdict {
-            tracing::warn!(session = %self.session.id, event = self.event.name(), "a hook failed: {why}");
+        if let Verdict::Error(_) = verdict {
+            // Not its stderr, which is the hook's to say (it is in the event and the
+            // history): the log gets no text a script printed.
+            tracing::warn!(
+                session = %self.session.id,
+                event = self.event.name(),
+                exit_code = ?ran.exit_code,
+                timed_out = ran.timed_out,
+                "a hook failed"
+            );
         }
         let message = NewMessage {
             turn_id: self.turn_id.map(str::to_owned),
