@@ -208,6 +208,22 @@ Exit status of `check`: 0 healthy, 1 could not check, 2 problems found.",
         #[command(subcommand)]
         action: TokenAction,
     },
+    /// Let a project's hooks (<project>/.zeroclaw/hooks.toml) run, or no longer (--revoke).
+    #[command(
+        long_about = "Let a project's hooks (<project>/.zeroclaw/hooks.toml) run: they are commands \
+from a repository, so they run only in projects you trust. PATH is any directory of the project; \
+its root (the nearest directory holding .git, else PATH) is what is trusted. The list is kept in \
+<data dir>/trusted_projects.json; a running daemon follows it from each session's next turn. \
+See docs/project.md.",
+        after_help = "Examples:\n  zeroclaw trust .\n  zeroclaw trust --revoke ~/src/app"
+    )]
+    Trust {
+        /// A directory of the project.
+        path: PathBuf,
+        /// Stop trusting it.
+        #[arg(long)]
+        revoke: bool,
+    },
     /// Print a one-time login link to the gateway's dashboard (valid 5 minutes, once).
     #[command(after_help = "Examples:\n  zeroclaw dashboard\n  zeroclaw dashboard --open")]
     Dashboard {
@@ -253,6 +269,7 @@ impl Command {
             Command::Store { .. } => ("store", None),
             Command::Token { .. } => ("token", None),
             Command::Dashboard { .. } => ("dashboard", None),
+            Command::Trust { .. } => ("trust", None),
             Command::Endpoint => ("endpoint", None),
             Command::Acp => ("acp", None),
             Command::Completions { .. } => ("completions", None),
@@ -560,6 +577,7 @@ fn main() -> ExitCode {
             Command::Dashboard { open } => {
                 commands::token::dashboard(&paths, open).await.map(|()| 0)
             }
+            Command::Trust { path, revoke } => commands::trust::run(&paths, &path, revoke),
             Command::Endpoint => {
                 println!("{}", paths.endpoint);
                 Ok(0)

@@ -322,6 +322,10 @@ impl Screen {
                 self.end_line();
                 self.line(&dim(&compacted(*messages_folded)));
             }
+            Update::HookResult(hook) => {
+                self.end_line();
+                self.line(&dim(&hook_line(hook)));
+            }
             // A failed turn's stored error: the session says why that prompt has no answer.
             Update::TurnComplete {
                 error: Some(error), ..
@@ -332,6 +336,28 @@ impl Screen {
             _ => {}
         }
     }
+}
+
+/// A hook's run in one line: `⚙ PreToolUse hook ./guard.sh: block (exit 2, 12 ms): no rm`.
+pub fn hook_line(hook: &zeroclaw_client::protocol::events::HookResult) -> String {
+    let exit = match (hook.exit_code, hook.timed_out) {
+        (_, true) => "timed out".to_owned(),
+        (Some(code), _) => format!("exit {code}"),
+        (None, _) => "no exit code".to_owned(),
+    };
+    let said = hook
+        .message
+        .as_deref()
+        .or(hook.context.as_deref())
+        .map(|m| format!(": {}", one_line(&sanitize(m), 120)))
+        .unwrap_or_default();
+    format!(
+        "⚙ {} hook {}: {} ({exit}, {} ms){said}",
+        hook.event,
+        one_line(&sanitize(&hook.command), 60),
+        hook.outcome,
+        hook.duration_ms
+    )
 }
 
 /// The line saying a session was compacted.

@@ -1,5 +1,5 @@
 //! The agent's part of `<config dir>/config.toml`: `[provider]`, `[agent]`, `[approvals]`,
-//! `[tools]`, `[[mcp_servers]]` and `[sandbox]`. The daemon reads the whole file (its `config.rs`) and
+//! `[tools]`, `[[mcp_servers]]`, `[sandbox]` and `[hooks]`. The daemon reads the whole file (its `config.rs`) and
 //! hands this part over. Every key has a default; an unknown key is an error (a typo should
 //! not be silently ignored).
 
@@ -18,6 +18,9 @@ pub struct Config {
     pub mcp_servers: Vec<McpServerConfig>,
     /// `[sandbox]`: what tools' commands can touch (`sandbox.rs`, docs/sandbox.md).
     pub sandbox: crate::sandbox::SandboxConfig,
+    /// `[[hooks.EVENT]]`: the user's hooks, which always run (`project/hooks.rs`,
+    /// docs/project.md).
+    pub hooks: crate::project::hooks::HooksConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -335,6 +338,9 @@ impl Config {
     /// `tools`: the built-in tools' names, the only ones `[approvals]` may name.
     pub fn validate(&self, tools: &[&str]) -> Result<(), String> {
         if let Some(problem) = self.approvals.problem(tools) {
+            return Err(problem);
+        }
+        if let Some(problem) = self.hooks.problem() {
             return Err(problem);
         }
         for (name, value) in [

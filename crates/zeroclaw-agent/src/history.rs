@@ -6,11 +6,13 @@
 //! listed. What the model is sent after a summary has old tool outputs cut to their head
 //! and tail.
 
+use crate::project::hooks;
 use crate::provider::{ChatMessage, ToolCall};
 use crate::store::{MessageKind, MessageRow};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::time::{Duration, UNIX_EPOCH};
+use zeroclaw_protocol::events::HookResult;
 use zeroclaw_protocol::{Message, Update};
 
 /// What the model is sent of a session's history.
@@ -75,6 +77,32 @@ pub fn conversation(rows: &[MessageRow]) -> Context {
                 });
             }
             MessageKind::Thought | MessageKind::Summary | MessageKind::Error => {}
+            MessageKind::Hook => {
+                let Some(hook) = hook_result(row) else {
+                    continue;
+                };
+                match (hook.event.as_str(), hook.outcome.as_str()) {
+                    // What the hook added goes with the prompt it ran for.
+                    ("UserPromptSubmit", "continue") => {
+                        if let (Some(context), Some(ChatMessage::User { text })) =
+                            (&hook.context, messages.last_mut())
+                        {
+                            text.push_str(&hooks::prompt_context(&hook.command, context));
+                        }
+                    }
+                    // The turn went on: the hook's reason is what the model was sent.
+                    ("Stop", "block") => {
+                        current = None;
+                        messages.push(ChatMessage::User {
+                            text: hooks::stop_feedback(
+                                &hook.command,
+                                hook.message.as_deref().unwrap_or_default(),
+                            ),
+                        });
+                    }
+                    _ => {}
+                }
+            }
             MessageKind::Assistant | MessageKind::ToolCall => {
                 let at = match current {
                     Some((turn, step, at)) if (turn, step) == key => at,
@@ -186,8 +214,9 @@ fn answer_orphan_calls(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
 }
 
 /// The turns that failed before the model answered anything: a prompt and its `error`
-/// entry, nothing else. The model is never sent them: to it, that prompt was never made
-/// (as before such turns were kept), so a retried prompt does not reach it twice.
+/// entry, nothing else but hooks' runs. The model is never sent them: to it, that prompt
+/// was never made (as before such turns were kept), so a retried prompt does not reach it
+/// twice. So with a prompt a `UserPromptSubmit` hook rejected.
 fn unanswered_turns(rows: &[MessageRow]) -> std::collections::HashSet<&str> {
     let mut failed: std::collections::HashSet<&str> = rows
         .iter()
@@ -195,13 +224,53 @@ fn unanswered_turns(rows: &[MessageRow]) -> std::collections::HashSet<&str> {
         .filter_map(|row| row.turn_id.as_deref())
         .collect();
     for row in rows {
-        if !matches!(row.kind, MessageKind::User | MessageKind::Error)
-            && let Some(turn) = row.turn_id.as_deref()
+        if !matches!(
+            row.kind,
+            MessageKind::User | MessageKind::Error | MessageKind::Hook
+        ) && let Some(turn) = row.turn_id.as_deref()
         {
             failed.remove(turn);
         }
     }
+    let rejected = rows.iter().filter(|row| {
+        row.kind == MessageKind::Hook
+            && hook_result(row)
+                .is_some_and(|h| h.event == "UserPromptSubmit" && h.outcome == "block")
+    });
+    failed.extend(rejected.filter_map(|row| row.turn_id.as_deref()));
     failed
+}
+
+/// A `hook` message's run, as stored.
+pub fn hook_result(row: &MessageRow) -> Option<HookResult> {
+    serde_json::from_value(row.data.clone()?).ok()
+}
+
+/// What the session's `SessionStart` hooks added, for the system prompt: of each command,
+/// its latest run's context (a session loaded again runs them again).
+pub fn session_context(rows: &[MessageRow]) -> Option<String> {
+    let mut latest: Vec<(String, String)> = Vec::new();
+    for hook in rows
+        .iter()
+        .filter(|row| row.kind == MessageKind::Hook && row.turn_id.is_none())
+        .filter_map(hook_result)
+        .filter(|h| h.event == "SessionStart")
+    {
+        latest.retain(|(command, _)| *command != hook.command);
+        if let Some(context) = hook.context {
+            latest.push((hook.command, context));
+        }
+    }
+    if latest.is_empty() {
+        return None;
+    }
+    let mut out = String::from(
+        "\n\n# Session context\n\nWhat the user's SessionStart hooks said when this session started:",
+    );
+    for (command, context) in latest {
+        out.push_str(&format!("\n\n## `{command}`\n\n{context}"));
+    }
+    Some(out)
 }
 
 fn settle(out: &mut Vec<ChatMessage>, owed: &mut Vec<(String, String)>) {
@@ -245,6 +314,10 @@ pub fn replay_event(row: &MessageRow) -> Update<'static> {
             stop_reason: zeroclaw_protocol::StopReason::Error,
             error: row.text.clone(),
         },
+        MessageKind::Hook => match hook_result(row) {
+            Some(hook) => Update::HookResult(Box::new(hook)),
+            None => Update::Unknown,
+        },
     }
 }
 
@@ -273,6 +346,13 @@ pub fn message(row: &MessageRow) -> Message {
         | MessageKind::Summary
         | MessageKind::Error => {
             message.text = Some(row.text.clone().unwrap_or_default());
+        }
+        MessageKind::Hook => {
+            message.text = row.text.clone();
+            message.tool_call_id = row.tool_call_id.clone();
+            message.name = row.tool_name.clone();
+            message.raw_output = data();
+            message.is_error = Some(row.is_error);
         }
         MessageKind::ToolCall | MessageKind::ToolResult => {
             message.tool_call_id = row.tool_call_id.clone();

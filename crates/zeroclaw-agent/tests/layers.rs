@@ -24,7 +24,9 @@ const LAYERS: &[&[&str]] = &[
     &["history"],
     &["provider", "mcp", "checkpoints"],
     &["tools", "store"],
-    &["config", "link", "project"],
+    &["config", "link"],
+    // Below `config`, which holds its `[hooks]` (`project/hooks.rs`).
+    &["project"],
     &["sandbox"],
 ];
 

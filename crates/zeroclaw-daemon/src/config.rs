@@ -1,5 +1,5 @@
 //! `<config dir>/config.toml`, the whole file: the agent's part (`[provider]`, `[agent]`,
-//! `[approvals]`, `[tools]`, `[[mcp_servers]]`, `[sandbox]`: `zeroclaw_agent::config`) and the daemon's
+//! `[approvals]`, `[tools]`, `[[mcp_servers]]`, `[sandbox]`, `[hooks]`: `zeroclaw_agent::config`) and the daemon's
 //! (`[daemon]`, `[gateway]`, `[[webhooks]]`, `[[schedules]]`). Every key has a default, so
 //! no file at all is a valid configuration; an unknown key is an error (a typo should not be
 //! silently ignored).
@@ -48,6 +48,7 @@ struct File {
     tools: ToolsConfig,
     mcp_servers: Vec<McpServerConfig>,
     sandbox: SandboxConfig,
+    hooks: zeroclaw_agent::project::hooks::HooksConfig,
     gateway: zeroclaw_gateway::GatewayConfig,
     webhooks: Vec<WebhookConfig>,
     schedules: Vec<ScheduleConfig>,
@@ -63,6 +64,7 @@ impl From<File> for Config {
                 tools: file.tools,
                 mcp_servers: file.mcp_servers,
                 sandbox: file.sandbox,
+                hooks: file.hooks,
             }),
             daemon: file.daemon,
             gateway: file.gateway,

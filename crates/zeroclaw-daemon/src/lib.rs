@@ -20,6 +20,13 @@ mod connection;
 mod daemon;
 mod link;
 pub mod maintenance;
+/// The projects whose hooks may run, for `zeroclaw trust` (docs/project.md): a file in the
+/// data dir, which the agent reads at each turn's start.
+pub mod trust {
+    pub use zeroclaw_agent::project::Project;
+    pub use zeroclaw_agent::project::hooks::PROJECT_FILE;
+    pub use zeroclaw_agent::project::trust::set;
+}
 mod methods;
 mod state;
 pub mod testing;

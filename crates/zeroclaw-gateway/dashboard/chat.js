@@ -135,6 +135,14 @@ function render(p) {
       transcript.append(el("details", { class: "note compacted" }, el("summary", {}, `Earlier messages summarised (${p.messagesFolded})`), el("div", { class: "body" }, renderMarkdown(p.summary || ""))));
       transcript.endBlock();
       break;
+    case "hook_result": {
+      // One line per hook run (docs/project.md): event, command, outcome, exit, time.
+      const exit = p.timedOut ? "timed out" : p.exitCode === undefined ? "no exit code" : `exit ${p.exitCode}`;
+      const said = p.message || p.context || "";
+      transcript.append(el("div", { class: `note hook ${p.outcome}` }, `⚙ ${p.event} hook ${p.command}: ${p.outcome} (${exit}, ${p.durationMs} ms)${said ? `: ${said}` : ""}`));
+      transcript.endBlock();
+      break;
+    }
     default:
       break;
   }

@@ -131,14 +131,14 @@ $("new-form").addEventListener("submit", async (event) => {
   $("prompt").focus();
 });
 
-// A session's events tell when its turn starts and ends. The prompt, a history's replay
-// and a compaction are not a turn starting.
+// A session's events tell when its turn starts and ends. The prompt, a history's replay,
+// a compaction and a hook run outside a turn (SessionStart, no turnId) are not a turn starting.
 on("update", (p) => {
   if (p.type === "turn_complete") {
     live.delete(p.sessionId);
     setRunning(p.sessionId, false);
     refresh();
-  } else if (p.type !== "context_compacted" && p.type !== "user_message_chunk" && p.sessionId !== replaying) {
+  } else if (p.type !== "context_compacted" && p.type !== "user_message_chunk" && !(p.type === "hook_result" && !p.turnId) && p.sessionId !== replaying) {
     live.add(p.sessionId);
     setRunning(p.sessionId, true);
   }

@@ -21,6 +21,7 @@ pub const EVENTS: &[&str] = &[
     "context_compacted",
     "session_rewound",
     "session_forked",
+    "hook_result",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -139,9 +140,50 @@ pub enum Update<'a> {
         checkpoint_id: Option<String>,
         title: String,
     },
+    /// A hook ran (docs/project.md): a user's command configured for one of the agent's
+    /// events, its exit code and what it decided. Stored in the history and replayed.
+    /// Boxed: a large member that would otherwise grow every `Update`.
+    HookResult(Box<HookResult>),
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
+}
+
+/// One hook's run: which event, which command, how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookResult {
+    /// `SessionStart`, `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop` or
+    /// `PreCompact`.
+    pub event: String,
+    /// The command as configured.
+    pub command: String,
+    /// Where it was configured: `user` (config.toml) or `project` (`.zeroclaw/hooks.toml`).
+    pub source: String,
+    /// Its exit code; absent when it was killed (a time-out, a signal) or could not start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// The tool call it was about (`PreToolUse`, `PostToolUse`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// What the agent did with it: `continue`, `block` (exit 2 or `decision: "block"`),
+    /// `allow`, `deny` or `ask` (a `PreToolUse` `permissionDecision`), or `error` (another
+    /// exit code, a time-out, a command that could not start: shown, never blocking).
+    pub outcome: String,
+    /// Killed at its `timeout_secs`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// The reason given to the model or the user (stderr on exit 2, `reason`,
+    /// `permissionDecisionReason`), or why it failed; cut to 4 KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// What its stdout added to the model's context (`SessionStart`, `UserPromptSubmit`);
+    /// cut to the capture's limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 /// What an `approval_request`'s call would do, for the person deciding, tagged by `kind`.
@@ -227,6 +269,7 @@ impl<'a> Update<'a> {
             Update::ContextCompacted { .. } => "context_compacted",
             Update::SessionRewound { .. } => "session_rewound",
             Update::SessionForked { .. } => "session_forked",
+            Update::HookResult(_) => "hook_result",
             Update::Unknown => "unknown",
         }
     }
@@ -311,6 +354,19 @@ mod tests {
                 checkpoint_id: None,
                 title: "fork of t".into(),
             },
+            Update::HookResult(Box::new(HookResult {
+                event: "PreToolUse".into(),
+                command: "./guard.sh".into(),
+                source: "project".into(),
+                exit_code: Some(2),
+                duration_ms: 12,
+                tool_call_id: Some("c".into()),
+                tool_name: Some("bash".into()),
+                outcome: "block".into(),
+                timed_out: false,
+                message: Some("no rm".into()),
+                context: None,
+            })),
         ]
     }
 

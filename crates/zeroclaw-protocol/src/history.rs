@@ -23,6 +23,10 @@ pub enum MessageKind {
     /// answer gave it, so the session's history says what became of its last prompt. Never
     /// sent to the model.
     Error,
+    /// A hook's run (`rawOutput`: the `hook_result` event's members). Never sent to the
+    /// model as such: the context a `SessionStart` or `UserPromptSubmit` hook added goes
+    /// with the next prompt.
+    Hook,
 }
 
 impl MessageKind {
@@ -35,6 +39,7 @@ impl MessageKind {
             MessageKind::ToolResult => "tool_result",
             MessageKind::Summary => "summary",
             MessageKind::Error => "error",
+            MessageKind::Hook => "hook",
         }
     }
 
@@ -47,6 +52,7 @@ impl MessageKind {
             "tool_result" => MessageKind::ToolResult,
             "summary" => MessageKind::Summary,
             "error" => MessageKind::Error,
+            "hook" => MessageKind::Hook,
             _ => return None,
         })
     }

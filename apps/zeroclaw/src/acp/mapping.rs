@@ -128,8 +128,8 @@ fn text_chunk(text: &str) -> ContentChunk {
 
 /// One of our events as the ACP `session/update` an editor shows; `None` for those ACP
 /// has no update for (`approval_request` becomes a request of its own, `turn_complete`
-/// the prompt's answer, `context_compacted`, `session_rewound` and `session_forked` are ours
-/// alone: docs/checkpoints.md says how an editor reaches checkpoints).
+/// the prompt's answer, `context_compacted`, `session_rewound`, `session_forked` and
+/// `hook_result` are ours alone: docs/checkpoints.md says how an editor reaches checkpoints).
 pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
     Some(match update {
         Update::AgentMessageChunk { text } => SessionUpdate::AgentMessageChunk(text_chunk(text)),
@@ -151,6 +151,7 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         | Update::ContextCompacted { .. }
         | Update::SessionRewound { .. }
         | Update::SessionForked { .. }
+        | Update::HookResult(_)
         | Update::Unknown => return None,
     })
 }

@@ -9,6 +9,7 @@ pub mod runs;
 pub mod sessions;
 pub mod store;
 pub mod token;
+pub mod trust;
 mod words;
 
 pub use words::{describe_call_error, resolve_session};

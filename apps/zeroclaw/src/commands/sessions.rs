@@ -95,6 +95,33 @@ pub async fn show(paths: &Paths, id: &str, json: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// A hook's run in one line: `⚙ PreToolUse ./guard.sh: block (exit 2, 12 ms) no rm`.
+fn hook_line(m: &Message) -> String {
+    let data = m.raw_output.clone().unwrap_or_default();
+    let field = |k: &str| {
+        data.get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or("?")
+            .to_owned()
+    };
+    let exit = match data.get("exitCode").and_then(|v| v.as_i64()) {
+        Some(code) => format!("exit {code}"),
+        None => "no exit code".into(),
+    };
+    let ms = data.get("durationMs").and_then(|v| v.as_u64()).unwrap_or(0);
+    let text = m
+        .text
+        .as_deref()
+        .map(|t| format!(" {t}"))
+        .unwrap_or_default();
+    format!(
+        "⚙ {} {}: {} ({exit}, {ms} ms){text}",
+        field("event"),
+        field("command"),
+        field("outcome")
+    )
+}
+
 fn render(m: &Message) -> String {
     let text = m.text.clone().unwrap_or_default();
     let cancelled = if m.cancelled {
@@ -113,6 +140,7 @@ fn render(m: &Message) -> String {
             ))
         ),
         MessageKind::Error => format!("{}\n", dim(&format!("✗ the turn failed: {text}"))),
+        MessageKind::Hook => format!("{}\n", dim(&hook_line(m))),
         MessageKind::ToolCall => format!(
             "{}\n",
             dim(&format!(

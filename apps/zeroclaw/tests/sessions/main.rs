@@ -26,6 +26,9 @@ mod checkpoints;
 mod compaction;
 mod disconnects;
 mod hardening;
+// Scripted with sh.
+#[cfg(unix)]
+mod hooks;
 mod limits;
 mod many_turns;
 // The MCP tests find the test server as a Linux build; under Wine they are not run yet.

@@ -193,6 +193,10 @@ impl App {
                 self.screen().end_line();
                 self.line(&dim(&render::compacted(messages_folded)));
             }
+            Update::HookResult(hook) => {
+                self.screen().end_line();
+                self.line(&dim(&render::hook_line(&hook)));
+            }
             Update::TurnComplete { stop_reason, error } if following => {
                 self.screen().end_line();
                 if let Some(error) = error {

@@ -1,8 +1,9 @@
 //! What the agent knows of a session's project (docs/project.md), read from disk at each
 //! turn's start: the instruction files (`instructions.rs`), the skills (`skills.rs`) and
 //! the custom commands (`commands.rs`), the latter two with YAML front matter
-//! (`front_matter.rs`); every file through one cache that reads a file again only when it
-//! changed (`files.rs`). The project root is found once per load ([`Project::find`]).
+//! (`front_matter.rs`); the hooks (`hooks.rs`: the user's and, if the project is trusted
+//! (`trust.rs`), the project's); every file through one cache that reads a file again only
+//! when it changed (`files.rs`). The project root is found once per load ([`Project::find`]).
 //!
 //! Finding and reading here is blocking: callers on the async reactor go through
 //! [`load_async`].
@@ -10,8 +11,10 @@
 mod commands;
 mod files;
 pub mod front_matter;
+pub mod hooks;
 mod instructions;
 mod skills;
+pub mod trust;
 
 pub use commands::{Command, expand, split};
 pub use files::{Files, Text};
@@ -20,7 +23,9 @@ pub use skills::{Skill, listing as skill_listing, read_file as read_skill_file};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use zeroclaw_protocol::methods::{CommandInfo, InstructionFile, ProjectContext, SkillInfo};
+use zeroclaw_protocol::methods::{
+    CommandInfo, HookInfo, InstructionFile, ProjectContext, SkillInfo,
+};
 
 /// Where a session's project files are looked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,34 +60,57 @@ pub struct Loaded {
     pub instructions: Vec<Instruction>,
     pub skills: Vec<Skill>,
     pub commands: Vec<Command>,
+    /// The hooks that run: the user's, and the project's if it is trusted.
+    pub hooks: hooks::HookSet,
+    /// Every hook configured, those that do not run marked `skipped`.
+    pub hook_infos: Vec<HookInfo>,
+    /// The user trusts the project (`trust.rs`).
+    pub trusted: bool,
     pub warnings: Vec<String>,
 }
 
+/// The user's side of what a session loads: the config dir (its `AGENTS.md`, skills and
+/// commands), the data dir (the trusted projects) and config.toml's `[hooks]`.
+#[derive(Debug, Clone)]
+pub struct UserSide {
+    pub config_dir: PathBuf,
+    pub data_dir: PathBuf,
+    pub hooks: hooks::HooksConfig,
+}
+
 /// Reads the project's files (blocking).
-pub fn load(project: Project, files: &Files) -> Loaded {
+pub fn load(project: Project, files: &Files, user: &UserSide) -> Loaded {
     let mut warnings = Vec::new();
     let instructions = instructions::load(&project, files, &mut warnings);
     let skills = skills::load(&project, files, &mut warnings);
     let commands = commands::load(&project, files, &mut warnings);
+    let trusted = trust::is_trusted(&user.data_dir, &project.root).unwrap_or_else(|why| {
+        warnings.push(format!("no project is trusted: {why}"));
+        false
+    });
+    let (hooks, hook_infos) = hooks::load(&project, files, &user.hooks, trusted, &mut warnings);
     Loaded {
         project,
         instructions,
         skills,
         commands,
+        hooks,
+        hook_infos,
+        trusted,
         warnings,
     }
 }
 
 /// The project of `cwd` found and [`load`]ed on the blocking pool (finding the root stats
 /// every directory up to it). Never fails: reading the project must not fail a turn, so a
-/// reading task that panicked loads nothing and says so in the warnings.
-pub async fn load_async(config_dir: PathBuf, cwd: PathBuf, files: Arc<Files>) -> Loaded {
+/// reading task that panicked loads nothing (no hooks either) and says so in the warnings.
+pub async fn load_async(user: UserSide, cwd: PathBuf, files: Arc<Files>) -> Loaded {
     let fallback = Project {
-        config_dir: config_dir.clone(),
+        config_dir: user.config_dir.clone(),
         root: cwd.clone(),
         cwd: cwd.clone(),
     };
-    let read = move || load(Project::find(&config_dir, &cwd), &files);
+    let read = move || load(Project::find(&user.config_dir, &cwd), &files, &user);
     match tokio::task::spawn_blocking(read).await {
         Ok(loaded) => loaded,
         Err(e) => Loaded {
@@ -90,6 +118,9 @@ pub async fn load_async(config_dir: PathBuf, cwd: PathBuf, files: Arc<Files>) ->
             instructions: Vec::new(),
             skills: Vec::new(),
             commands: Vec::new(),
+            hooks: hooks::HookSet::default(),
+            hook_infos: Vec::new(),
+            trusted: false,
             warnings: vec![format!("the project's files could not be read: {e}")],
         },
     }
@@ -148,6 +179,8 @@ impl Loaded {
                 .collect(),
             commands: self.command_infos(),
             warnings: self.warnings.clone(),
+            hooks: self.hook_infos.clone(),
+            project_trusted: self.trusted,
         }
     }
 }

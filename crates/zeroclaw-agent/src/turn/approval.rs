@@ -2,6 +2,7 @@
 //! decision is to ask waits for the user's answer, which any attached client may give with
 //! `session/approve`.
 
+use super::hooks::HookPermission;
 use super::permission::{Facts, Permission, UnattendedFacts, decide};
 use super::step::Turn;
 use super::target::Target;
@@ -22,6 +23,7 @@ impl Turn<'_> {
         target: Option<&Target>,
         policy: ToolPolicy,
         escape: Option<&str>,
+        hook: Option<HookPermission>,
         preview: impl Future<Output = Option<ApprovalPreview>>,
     ) -> Result<(), String> {
         let name = call.name.as_str();
@@ -45,6 +47,7 @@ impl Turn<'_> {
                 },
             ),
             escape,
+            hook,
         };
         match decide(&facts) {
             Permission::Allow => Ok(()),

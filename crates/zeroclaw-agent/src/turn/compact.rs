@@ -14,7 +14,9 @@
 //! read at once: each piece updates the summary so far.
 
 use super::Env;
+use super::hooks::Fire;
 use crate::history::{self, head_and_tail};
+use crate::project::hooks::HookEvent;
 use crate::provider::window::{Calibration, tokens_of};
 use crate::provider::{ChatMessage, ChatRequest, Delta, ProviderError};
 use crate::session::Session;
@@ -109,6 +111,7 @@ impl Compaction<'_> {
         let Some(last) = fold.last() else {
             return Ok(None);
         };
+        self.pre_compact_hooks().await?;
         let summary = self
             .summarise(previous.as_deref(), fold, calibration)
             .await?;
@@ -135,6 +138,37 @@ impl Compaction<'_> {
         }
         tracing::info!(session = %self.session.id, folded, "context compacted");
         Ok(Some(Compacted { summary, folded }))
+    }
+
+    /// The session's `PreCompact` hooks (`hooks.rs`), matched on the trigger: `auto` in a
+    /// turn, `manual` for `session/compact`. They cannot stop the compaction: what they say
+    /// is shown, not acted on.
+    async fn pre_compact_hooks(&self) -> Result<(), CompactError> {
+        let trigger = if self.turn_id.is_some() {
+            "auto"
+        } else {
+            "manual"
+        };
+        let loaded = self.env.project(self.session).await;
+        let hooks = loaded.hooks.matching(HookEvent::PreCompact, Some(trigger));
+        if hooks.is_empty() {
+            return Ok(());
+        }
+        let fire = Fire {
+            env: self.env,
+            session: self.session,
+            turn_id: self.turn_id,
+            step: 0,
+            project_root: &loaded.project.root,
+            event: HookEvent::PreCompact,
+            call: None,
+        };
+        let fields = json!({ "trigger": trigger, "custom_instructions": "" });
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Err(CompactError::Cancelled),
+            ran = fire.run(hooks, fields) => ran.map(|_| ()).map_err(CompactError::Storage),
+        }
     }
 
     /// The model's summary of `previous` and `fold`, written a piece at a time.
@@ -252,7 +286,10 @@ fn transcript(fold: &[&MessageRow]) -> Vec<String> {
                 MessageKind::ToolCall => format!("Agent called {name} with {}", data()),
                 MessageKind::ToolResult if r.is_error => format!("{name} failed: {}", data()),
                 MessageKind::ToolResult => format!("{name} returned: {}", data()),
-                MessageKind::Thought | MessageKind::Summary | MessageKind::Error => return None,
+                MessageKind::Thought
+                | MessageKind::Summary
+                | MessageKind::Error
+                | MessageKind::Hook => return None,
             })
         })
         .collect()

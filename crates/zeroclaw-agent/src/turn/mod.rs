@@ -22,6 +22,7 @@ mod client_files;
 mod compact;
 mod error;
 mod halt;
+mod hooks;
 mod permission;
 mod spawn;
 mod step;
@@ -31,6 +32,7 @@ mod tool_context;
 
 pub use compact::{CompactError, Compaction, Mode as CompactMode};
 pub use error::{Failure, TurnError};
+pub use hooks::session_start;
 pub use spawn::{StartError, start, start_as};
 
 use crate::config::{Config, Policy};

@@ -1,6 +1,7 @@
 //! Whether a tool call may run, decided from facts gathered beforehand (`approval.rs`): a
 //! pure function, so every source of a decision is one row of a table test.
 
+use super::hooks::HookPermission;
 use crate::config::Policy;
 
 /// Everything the decision depends on, for one call.
@@ -20,6 +21,10 @@ pub(super) struct Facts<'a> {
     pub unattended: Option<UnattendedFacts<'a>>,
     /// The call asks to run outside the sandbox, for this reason (`bash`'s escape).
     pub escape: Option<&'a str>,
+    /// A `PreToolUse` hook's `permissionDecision`: `allow` stands for an `allow` policy,
+    /// `ask` for an `ask` one (an unattended run cannot ask: refused); neither lifts a
+    /// `deny` policy, a protected target's question or the sandbox's.
+    pub hook: Option<HookPermission>,
 }
 
 /// An unattended run's rules for the call.
@@ -67,12 +72,19 @@ pub(super) fn decide(facts: &Facts<'_>) -> Permission {
         // says `ask`.
         let policy = match (unattended.named, facts.policy) {
             (Some(named), _) => named,
+            // The user's own `PreToolUse` hook allowed it: that is the approval.
+            (None, Policy::Ask) if facts.hook == Some(HookPermission::Allow) => Policy::Allow,
             (None, Policy::Ask) => Policy::Deny,
             (None, fallback) => fallback,
         };
         let policy = match policy {
             Policy::Ask if facts.always_allowed => Policy::Allow,
             policy => policy,
+        };
+        let policy = match (facts.hook, policy) {
+            (_, Policy::Deny) | (Some(HookPermission::Ask), _) => Policy::Deny,
+            (Some(HookPermission::Allow), _) => Policy::Allow,
+            (None, policy) => policy,
         };
         if policy == Policy::Deny || (facts.protected.is_some() && policy == Policy::Allow) {
             return Permission::Deny(unattended.denied.to_owned());
@@ -85,6 +97,12 @@ pub(super) fn decide(facts: &Facts<'_>) -> Permission {
         Policy::Allow
     } else {
         facts.policy
+    };
+    let policy = match (facts.hook, policy) {
+        (_, Policy::Deny) => Policy::Deny,
+        (Some(HookPermission::Allow), _) => Policy::Allow,
+        (Some(HookPermission::Ask), _) => Policy::Ask,
+        (None, policy) => policy,
     };
     match (policy, facts.protected) {
         (Policy::Deny, _) => Permission::Deny(forbidden(facts)),
@@ -125,6 +143,7 @@ mod tests {
             protected: None,
             unattended: None,
             escape: None,
+            hook: None,
         }
     }
 
@@ -151,6 +170,73 @@ mod tests {
             ("the policy allows", person(Allow), Permission::Allow),
             ("the policy asks", person(Ask), Permission::Ask(None)),
             ("[approvals] denies", person(Deny), deny(FORBIDDEN)),
+            (
+                "a hook allows what the policy asks",
+                Facts {
+                    hook: Some(HookPermission::Allow),
+                    ..person(Ask)
+                },
+                Permission::Allow,
+            ),
+            (
+                "a hook asks what the policy allows",
+                Facts {
+                    hook: Some(HookPermission::Ask),
+                    always_allowed: true,
+                    ..person(Allow)
+                },
+                Permission::Ask(None),
+            ),
+            (
+                "a hook's allow does not lift a deny policy",
+                Facts {
+                    hook: Some(HookPermission::Allow),
+                    ..person(Deny)
+                },
+                deny(FORBIDDEN),
+            ),
+            (
+                "a hook's allow does not lift a protected target's question",
+                Facts {
+                    hook: Some(HookPermission::Allow),
+                    protected,
+                    ..person(Ask)
+                },
+                ask_why.clone(),
+            ),
+            (
+                "a hook's allow does not lift the sandbox's question",
+                Facts {
+                    hook: Some(HookPermission::Allow),
+                    escape: Some("needs the network"),
+                    ..person(Allow)
+                },
+                Permission::AskEscape("needs the network".into()),
+            ),
+            (
+                "a hook's allow in an unattended run runs what the table does not name",
+                Facts {
+                    hook: Some(HookPermission::Allow),
+                    ..unattended(None, Ask)
+                },
+                Permission::Allow,
+            ),
+            (
+                "a hook's allow in an unattended run does not lift the table's deny",
+                Facts {
+                    hook: Some(HookPermission::Allow),
+                    ..unattended(Some(Deny), Ask)
+                },
+                deny(DENIED),
+            ),
+            (
+                "a hook that asks in an unattended run is a refusal",
+                Facts {
+                    hook: Some(HookPermission::Ask),
+                    ..unattended(Some(Allow), Allow)
+                },
+                deny(DENIED),
+            ),
             (
                 "the tool's own policy denies",
                 Facts {

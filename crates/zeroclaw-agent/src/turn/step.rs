@@ -8,17 +8,20 @@
 
 use super::compact::{CompactError, Compaction, Mode};
 use super::halt::{Halt, or_cancelled};
+use super::hooks::{CallRef, Fire, pre_tool_outcome};
 use super::{Env, Failure, Origin, TurnError};
 use crate::history;
 use crate::mcp::Mcp;
 use crate::project;
+use crate::project::hooks::{Hook, HookEvent, HookSet, Verdict};
 use crate::provider::{
     ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, window,
 };
 use crate::session::{ActiveTurn, Session};
 use crate::store::{MessageKind, NewCheckpoint, NewMessage, StoreError, Usage};
 use crate::tools::{ToolContext, ToolOutput, ToolSet};
-use serde_json::Value;
+use serde_json::{Value, json};
+use std::path::PathBuf;
 use std::sync::Arc;
 use zeroclaw_protocol::{PromptResult, StopReason, Update};
 
@@ -58,6 +61,8 @@ struct Start {
     system: String,
     /// The session's own MCP servers.
     own: Option<Arc<Mcp>>,
+    /// Why a `UserPromptSubmit` hook rejected the prompt: the turn ends without a model call.
+    rejected: Option<String>,
 }
 
 pub(super) struct Turn<'a> {
@@ -77,6 +82,13 @@ pub(super) struct Turn<'a> {
     pub(super) tools_context: ToolContext,
     /// The checkpoint taken before the turn (`checkpoint.rs`), stored with it.
     pub(super) checkpoint: Option<NewCheckpoint>,
+    /// The session's hooks, as the turn started (`hooks.rs`).
+    hooks: HookSet,
+    /// The project root, given to hooks as `ZEROCLAW_PROJECT_DIR`.
+    project_root: PathBuf,
+    /// A `Stop` hook has already sent the model back to work in this turn (its
+    /// `stop_hook_active`).
+    stop_hook_active: bool,
 }
 
 /// Runs one turn to its end.
@@ -99,6 +111,9 @@ pub(super) async fn run(
         usage: None,
         tools_context: super::tool_context::build(env, session, active, origin),
         checkpoint: None,
+        hooks: HookSet::default(),
+        project_root: PathBuf::from(&session.cwd),
+        stop_hook_active: false,
     };
     turn.run().await
 }
@@ -130,7 +145,12 @@ impl Turn<'_> {
             mut context,
             system: base_system,
             own,
+            rejected,
         } = self.before_turn().await?;
+        if let Some(why) = rejected {
+            self.text = why;
+            return Ok(StopReason::EndTurn);
+        }
         let window = window::context_window(self.env.config.provider.context_window, &self.model);
         // A copy the requests borrow while the turn itself is borrowed mutably.
         let model = self.model.clone();
@@ -176,7 +196,16 @@ impl Turn<'_> {
                 self.session.set_calibration(calibration);
             }
             if result.tool_calls.is_empty() {
-                return Ok(StopReason::EndTurn);
+                let Some(feedback) = self.stop_hooks(step).await? else {
+                    return Ok(StopReason::EndTurn);
+                };
+                context.messages.push(ChatMessage::Assistant {
+                    text,
+                    tool_calls: Vec::new(),
+                });
+                context.messages.push(ChatMessage::User { text: feedback });
+                step += 1;
+                continue;
             }
             context.messages.push(ChatMessage::Assistant {
                 text,
@@ -210,7 +239,13 @@ impl Turn<'_> {
             .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
         let project = self.project().await?;
         system.push_str(&project.prompt_sections());
+        if let Some(said) = history::session_context(&rows) {
+            system.push_str(&said);
+        }
         self.tools_context.skills = project.skills;
+        self.hooks = project.hooks;
+        self.project_root = project.project.root;
+        let rejected = self.prompt_hooks(&mut context).await?;
         let own = self.session.mcp();
         let settled = async {
             self.env.mcp.settled(false).await;
@@ -223,18 +258,157 @@ impl Turn<'_> {
             context,
             system,
             own,
+            rejected,
         })
+    }
+
+    /// Runs one event's hooks for this turn (`hooks.rs`), each run recorded.
+    async fn fire(
+        &self,
+        event: HookEvent,
+        call: Option<CallRef<'_>>,
+        step: i64,
+        hooks: Vec<Hook>,
+        fields: Value,
+    ) -> Result<Vec<(Hook, Verdict)>, Halt> {
+        let fire = Fire {
+            env: self.env,
+            session: self.session,
+            turn_id: Some(self.id()),
+            step,
+            project_root: &self.project_root,
+            event,
+            call,
+        };
+        let ran = or_cancelled(&self.active.cancel, fire.run(hooks, fields)).await?;
+        Ok(self.stored(ran).await?)
+    }
+
+    /// The `UserPromptSubmit` hooks: what they add goes after the prompt (the last of
+    /// `context`); the reason one rejected it, if one did. The turn is stored first, so
+    /// their runs belong to it.
+    async fn prompt_hooks(
+        &mut self,
+        context: &mut history::Context,
+    ) -> Result<Option<String>, Halt> {
+        let hooks = self.hooks.matching(HookEvent::UserPromptSubmit, None);
+        if hooks.is_empty() {
+            return Ok(None);
+        }
+        self.ensure_started().await?;
+        let fields = json!({ "prompt": self.prompt });
+        let verdicts = self
+            .fire(HookEvent::UserPromptSubmit, None, 0, hooks, fields)
+            .await?;
+        for (hook, verdict) in verdicts {
+            match verdict {
+                Verdict::Block(why) => {
+                    return Ok(Some(format!(
+                        "The UserPromptSubmit hook `{}` rejected this prompt, which was not sent to the model: {why}",
+                        hook.config.command
+                    )));
+                }
+                Verdict::Continue {
+                    context: Some(added),
+                } => {
+                    if let Some(ChatMessage::User { text }) = context.messages.last_mut() {
+                        text.push_str(&project::hooks::prompt_context(
+                            &hook.config.command,
+                            &added,
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// The `Stop` hooks, when the model ends its turn: what the model is told if one sends
+    /// it back to work.
+    async fn stop_hooks(&mut self, step: i64) -> Result<Option<String>, Halt> {
+        let hooks = self.hooks.matching(HookEvent::Stop, None);
+        let fields = json!({ "stop_hook_active": self.stop_hook_active });
+        let verdicts = self
+            .fire(HookEvent::Stop, None, step, hooks, fields)
+            .await?;
+        for (hook, verdict) in verdicts {
+            if let Verdict::Block(why) = verdict {
+                self.stop_hook_active = true;
+                return Ok(Some(project::hooks::stop_feedback(
+                    &hook.config.command,
+                    &why,
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    /// One call's `PreToolUse` hooks, the call (`tool_call.rs`), then its `PostToolUse`
+    /// hooks if it ran. A cancellation while a hook runs is the call's result, recorded as
+    /// any other (`call_tool` then halts).
+    async fn hooked_call(
+        &self,
+        step: i64,
+        call: &ToolCall,
+        tools: &ToolSet,
+    ) -> Result<ToolOutput, Halt> {
+        let at = CallRef {
+            id: &call.id,
+            name: &call.name,
+        };
+        let Ok(args) = &call.arguments else {
+            return Ok(self.execute(call, tools, None).await.0);
+        };
+        let cancelled =
+            || ToolOutput::error("the turn was cancelled while a hook ran; this call did not run");
+        let hooks = self.hooks.matching(HookEvent::PreToolUse, Some(&call.name));
+        let fields = json!({ "tool_name": call.name, "tool_input": args, "tool_use_id": call.id });
+        let verdicts = match self
+            .fire(HookEvent::PreToolUse, Some(at), step, hooks, fields)
+            .await
+        {
+            Err(Halt::Cancelled) => return Ok(cancelled()),
+            other => other?,
+        };
+        let permission = match pre_tool_outcome(&verdicts) {
+            Err(refusal) => return Ok(ToolOutput::error(refusal)),
+            Ok(permission) => permission,
+        };
+        let (mut output, ran) = self.execute(call, tools, permission).await;
+        if !ran {
+            return Ok(output);
+        }
+        let hooks = self
+            .hooks
+            .matching(HookEvent::PostToolUse, Some(&call.name));
+        let fields = json!({
+            "tool_name": call.name,
+            "tool_input": args,
+            "tool_response": { "output": output.text, "is_error": output.is_error },
+            "tool_use_id": call.id,
+        });
+        let verdicts = match self
+            .fire(HookEvent::PostToolUse, Some(at), step, hooks, fields)
+            .await
+        {
+            Err(Halt::Cancelled) => return Ok(output),
+            other => other?,
+        };
+        for (hook, verdict) in verdicts {
+            if let Verdict::Block(why) = verdict {
+                output
+                    .text
+                    .push_str(&project::hooks::post_tool_note(&hook.config.command, &why));
+            }
+        }
+        Ok(output)
     }
 
     /// What the session's project holds (`project/`), read from disk now so a change to
     /// an AGENTS.md or a skill shows from the next turn on.
     async fn project(&self) -> Result<project::Loaded, Halt> {
-        let loaded = project::load_async(
-            self.env.dirs.config_dir().to_path_buf(),
-            self.session.cwd.clone().into(),
-            self.env.project_files.clone(),
-        );
-        let loaded = or_cancelled(&self.active.cancel, loaded).await?;
+        let loaded = or_cancelled(&self.active.cancel, self.env.project(self.session)).await?;
         for warning in &loaded.warnings {
             tracing::warn!(session = %self.session.id, "{warning}");
         }
@@ -393,7 +567,7 @@ impl Turn<'_> {
         self.record(MessageKind::ToolCall, message, update).await?;
         let output = match refused {
             Some(output) => output,
-            None => self.execute(call, tools).await,
+            None => self.hooked_call(step, call, tools).await?,
         };
         let cancelled = self.active.cancel.is_cancelled();
         let raw_output = Value::String(output.text.clone());

@@ -1,6 +1,7 @@
 //! One tool call: checked, its path resolved and guarded (see `target.rs`), approved (see
 //! `approval.rs`), then run with the turn's context (`tool_context.rs`).
 
+use super::hooks::HookPermission;
 use super::step::Turn;
 use super::target::{self, Own, Target};
 use crate::provider::ToolCall;
@@ -9,29 +10,36 @@ use crate::tools::{DynTool, ToolOutput, ToolSet};
 use std::path::PathBuf;
 
 impl Turn<'_> {
-    /// Runs one tool call, asking for approval when its policy (or its target) says so.
-    /// Never fails: every problem becomes an error result the model can read. A call that
+    /// Runs one tool call, asking for approval when its policy (or its target, or a
+    /// `PreToolUse` hook's `hook` decision) says so. Never fails: every problem becomes an
+    /// error result the model can read; the flag says whether the tool ran. A call that
     /// could not run (invalid arguments, a write confined away) is never asked about.
-    pub(super) async fn execute(&self, call: &ToolCall, tools: &ToolSet) -> ToolOutput {
+    pub(super) async fn execute(
+        &self,
+        call: &ToolCall,
+        tools: &ToolSet,
+        hook: Option<HookPermission>,
+    ) -> (ToolOutput, bool) {
         let args = match &call.arguments {
             Ok(args) => args,
-            Err(why) => return ToolOutput::error(why.clone()),
+            Err(why) => return (ToolOutput::error(why.clone()), false),
         };
         let Some(tool) = tools.get(&call.name) else {
-            return ToolOutput::error(format!(
+            let out = ToolOutput::error(format!(
                 "there is no tool named {:?}; the tools are: {}",
                 call.name,
                 tools.names().join(", ")
             ));
+            return (out, false);
         };
         let checked = match tool.check(args) {
             Ok(checked) => checked,
-            Err(out) => return out,
+            Err(out) => return (out, false),
         };
         let target = match checked.path {
             Some(path) => match self.target(tool, path).await {
                 Ok(target) => Some(target),
-                Err(out) => return out,
+                Err(out) => return (out, false),
             },
             None => None,
         };
@@ -47,13 +55,14 @@ impl Turn<'_> {
                 target.as_ref(),
                 tool.policy(),
                 checked.escape.as_deref(),
+                hook,
                 preview,
             )
             .await
         {
-            return ToolOutput::error(refusal);
+            return (ToolOutput::error(refusal), false);
         }
-        tool.run(args, &self.tools_context).await
+        (tool.run(args, &self.tools_context).await, true)
     }
 
     /// The call's `path` resolved (on the blocking pool: it asks the file system); the

@@ -31,6 +31,31 @@ pub struct ProjectContext {
     pub commands: Vec<CommandInfo>,
     /// What was skipped and why (malformed front matter, a name taken, the total cap).
     pub warnings: Vec<String>,
+    /// The hooks configured for the session: the user's (config.toml), then the project's
+    /// (`.zeroclaw/hooks.toml`), those of an untrusted project marked `skipped`.
+    #[serde(default)]
+    pub hooks: Vec<HookInfo>,
+    /// Whether the user trusts the project (`zeroclaw trust`): its hooks run only then.
+    #[serde(default)]
+    pub project_trusted: bool,
+}
+
+/// One configured hook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct HookInfo {
+    /// `SessionStart`, `UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop`, `PreCompact`.
+    pub event: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    pub command: String,
+    pub timeout_secs: u64,
+    /// `user` or `project`.
+    pub source: String,
+    /// Why it does not run (its project is not trusted); absent when it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// A skill whose name and description the system prompt lists.

@@ -15,6 +15,7 @@ use zeroclaw_agent::link::Notification;
 use zeroclaw_agent::session::{JoinError, Session, fit_update};
 use zeroclaw_agent::store::MessageRow;
 use zeroclaw_agent::tools::spill;
+use zeroclaw_agent::turn::Env;
 use zeroclaw_protocol::methods::{self as m, *};
 use zeroclaw_rpc::RpcError;
 
@@ -138,6 +139,8 @@ async fn create(ctx: Ctx, p: NewSessionParams) -> Result<SessionInfo, RpcError> 
         session.set_mcp(start_session_servers(daemon, &mcp_servers, cwd.clone()));
     }
     ctx.0.attach(&session);
+    // Before the answer, so the first prompt's turn has what they said.
+    zeroclaw_agent::turn::session_start(Env::of(&daemon.agent), &session, "startup").await;
     session_info(daemon, row).await
 }
 
@@ -170,6 +173,7 @@ impl Handle for m::SessionLoad {
 async fn load(ctx: Ctx, p: LoadParams) -> Result<SessionSummary, RpcError> {
     let daemon = ctx.0.daemon.clone();
     let mcp_servers = session_servers(&p.mcp_servers)?;
+    let resumed = daemon.agent.sessions.live(&p.session_id).is_none();
     let session = daemon
         .agent
         .sessions
@@ -177,6 +181,11 @@ async fn load(ctx: Ctx, p: LoadParams) -> Result<SessionSummary, RpcError> {
         .await
         .map_err(storage)?
         .ok_or_else(|| not_found(&p.session_id))?;
+    if resumed {
+        // Brought back into memory (by this load or one just before it): its SessionStart
+        // hooks run again, as `resume`, before the replay so it includes them.
+        zeroclaw_agent::turn::session_start(Env::of(&daemon.agent), &session, "resume").await;
+    }
     if !mcp_servers.is_empty() && session.mcp().is_none() {
         let cwd = std::path::PathBuf::from(&session.cwd);
         session.set_mcp(start_session_servers(&daemon, &mcp_servers, cwd));

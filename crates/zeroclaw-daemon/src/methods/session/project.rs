@@ -27,9 +27,9 @@ pub(super) async fn loaded(daemon: &DaemonState, id: &str) -> Result<Loaded, Rpc
                 .cwd
         }
     };
-    let config_dir = daemon.agent.dirs.config_dir().to_path_buf();
+    let user = zeroclaw_agent::turn::Env::of(&daemon.agent).user_side();
     let files = daemon.agent.project_files.clone();
-    Ok(project::load_async(config_dir, cwd.into(), files).await)
+    Ok(project::load_async(user, cwd.into(), files).await)
 }
 
 impl Handle for m::SessionContext {
