@@ -21,6 +21,7 @@ mod daemon;
 mod link;
 pub mod maintenance;
 mod methods;
+pub mod service;
 mod state;
 pub mod testing;
 mod toml_errors;
