@@ -421,6 +421,9 @@ enum ServiceAction {
     Install {
         #[command(flatten)]
         flags: ServiceFlags,
+        /// With --dry-run: print another platform's files (linux, macos, windows).
+        #[arg(long, value_enum, requires = "dry_run")]
+        platform: Option<commands::service::Platform>,
     },
     /// Disable the service and remove its files.
     Uninstall {
@@ -645,8 +648,8 @@ fn main() -> ExitCode {
             }
             Command::Acp => acp::run(paths).await,
             Command::Service { action } => match action {
-                ServiceAction::Install { flags } => {
-                    commands::service::install(&paths, flags.user, flags.dry_run)
+                ServiceAction::Install { flags, platform } => {
+                    commands::service::install(&paths, flags.user, flags.dry_run, platform)
                 }
                 ServiceAction::Uninstall { flags } => {
                     commands::service::uninstall(&paths, flags.user, flags.dry_run)

@@ -98,7 +98,8 @@ fn inherit(listener: std::net::TcpListener, config: &GatewayConfig) -> Result<Tc
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("cannot use the passed gateway socket: {e}"))?;
-    TcpListener::from_std(listener).map_err(|e| format!("cannot use the passed gateway socket: {e}"))
+    TcpListener::from_std(listener)
+        .map_err(|e| format!("cannot use the passed gateway socket: {e}"))
 }
 
 /// Binds and starts serving (or serves `inherited`, a socket passed by the service

@@ -53,15 +53,17 @@ pub async fn readyz(State(app): State<Shared>) -> Response {
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    (status, [(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response()
+    (
+        status,
+        [(header::CACHE_CONTROL, "no-store")],
+        axum::Json(body),
+    )
+        .into_response()
 }
 
 /// `GET /metrics`: the daemon's metrics, for a token of any scope (or anyone, when
 /// `metrics_public` is on and the gateway is on loopback).
-pub async fn metrics(
-    State(app): State<Shared>,
-    authed: Result<Authed, ApiError>,
-) -> Response {
+pub async fn metrics(State(app): State<Shared>, authed: Result<Authed, ApiError>) -> Response {
     // Every scope covers `read`, the least: any live token (or dashboard session) may read.
     if !app.metrics_public
         && let Err(refused) = authed

@@ -6,11 +6,11 @@
 
 use crate::{Accepted, BindError, LocalStream, PeerInfo};
 use rustix::fs::{FlockOperation, Mode};
+use rustix::net::{SocketType, sockopt};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use rustix::net::{SocketType, sockopt};
 use std::os::fd::OwnedFd;
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use tokio::net::UnixListener;
 

@@ -71,6 +71,20 @@ fn carried_env() -> Vec<(&'static str, String)> {
         .collect()
 }
 
+/// `PrivateTmp=yes`, unless the daemon's own files live under a temporary directory: a
+/// private one would hide them from it (and its socket from the clients).
+fn private_tmp(paths: &Paths) -> &'static str {
+    let temporary = |p: &Path| p.starts_with("/tmp") || p.starts_with("/var/tmp");
+    if temporary(&paths.data_dir)
+        || temporary(&paths.config_dir)
+        || temporary(paths.endpoint.as_path())
+    {
+        "# PrivateTmp= is off: the daemon's files are under a temporary directory.\n"
+    } else {
+        "PrivateTmp=yes\n"
+    }
+}
+
 /// The systemd user unit pair.
 pub fn systemd_units(exe: &Path, paths: &Paths, unit_dir: &Path) -> Plan {
     let endpoint = paths.endpoint.as_path();
@@ -119,8 +133,8 @@ TimeoutStopSec=45\n\
 # commands there, so your home stays writable; the rest of the system is read-only.\n\
 NoNewPrivileges=yes\n\
 ProtectSystem=strict\n\
-ReadWritePaths=%h {data_dir} {config_dir}\n\
-PrivateTmp=yes\n\
+ReadWritePaths=%h -{data_dir} -{config_dir}\n\
+{private_tmp}\
 ProtectKernelTunables=yes\n\
 ProtectKernelModules=yes\n\
 ProtectControlGroups=yes\n\
@@ -132,6 +146,7 @@ RestrictRealtime=yes\n\
 WantedBy=default.target\n",
         data_dir = systemd_path(&paths.data_dir),
         config_dir = systemd_path(&paths.config_dir),
+        private_tmp = private_tmp(paths),
     );
     let systemctl = |args: &[&str]| -> Vec<String> {
         std::iter::once("systemctl")
@@ -179,7 +194,13 @@ pub fn launchd_plist(exe: &Path, paths: &Paths, agents_dir: &Path) -> Plan {
     } else {
         let pairs: String = env
             .iter()
-            .map(|(k, v)| format!("    <key>{}</key>\n    <string>{}</string>\n", xml(k), xml(v)))
+            .map(|(k, v)| {
+                format!(
+                    "    <key>{}</key>\n    <string>{}</string>\n",
+                    xml(k),
+                    xml(v)
+                )
+            })
             .collect();
         format!("  <key>EnvironmentVariables</key>\n  <dict>\n{pairs}  </dict>\n")
     };
@@ -213,12 +234,7 @@ pub fn launchd_plist(exe: &Path, paths: &Paths, agents_dir: &Path) -> Plan {
     let target = path.display().to_string();
     Plan {
         files: vec![Unit { path, text }],
-        commands: vec![vec![
-            "launchctl".into(),
-            "load".into(),
-            "-w".into(),
-            target,
-        ]],
+        commands: vec![vec!["launchctl".into(), "load".into(), "-w".into(), target]],
     }
 }
 
@@ -266,20 +282,40 @@ fn systemd_unit_dir() -> Result<PathBuf, String> {
     Ok(config.join("systemd").join("user"))
 }
 
-/// This platform's plan.
-fn plan(paths: &Paths) -> Result<Plan, String> {
+/// The service managers `install` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Platform {
+    /// systemd user units.
+    Linux,
+    /// A launchd agent.
+    Macos,
+    /// A logon task.
+    Windows,
+}
+
+impl Platform {
+    /// The platform this binary runs on.
+    pub fn here() -> Self {
+        if cfg!(target_os = "macos") {
+            Platform::Macos
+        } else if cfg!(windows) {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        }
+    }
+}
+
+/// `platform`'s plan.
+fn plan(paths: &Paths, platform: Platform) -> Result<Plan, String> {
     let exe = exe()?;
-    if cfg!(target_os = "macos") {
-        return Ok(launchd_plist(
-            &exe,
-            paths,
-            &home()?.join("Library").join("LaunchAgents"),
-        ));
-    }
-    if cfg!(windows) {
-        return Ok(windows_task(&exe, paths));
-    }
-    Ok(systemd_units(&exe, paths, &systemd_unit_dir()?))
+    Ok(match platform {
+        Platform::Macos => {
+            launchd_plist(&exe, paths, &home()?.join("Library").join("LaunchAgents"))
+        }
+        Platform::Windows => windows_task(&exe, paths),
+        Platform::Linux => systemd_units(&exe, paths, &systemd_unit_dir()?),
+    })
 }
 
 fn shown(command: &[String]) -> String {
@@ -315,15 +351,27 @@ fn run(command: &[String]) -> Result<(), String> {
 /// rights), so no system-wide unit is offered; the flag is accepted so scripts can say it.
 fn say_user(user: bool) {
     if !user {
-        eprintln!("note: installing a per-user service (the only kind zeroclaw offers; --user says so)");
+        eprintln!(
+            "note: installing a per-user service (the only kind zeroclaw offers; --user says so)"
+        );
     }
 }
 
-pub fn install(paths: &Paths, user: bool, dry_run: bool) -> Result<(), String> {
-    let plan = plan(paths)?;
+/// `platform`: another platform's files, printed (`--dry-run --platform`), so they can
+/// be checked or copied from here.
+pub fn install(
+    paths: &Paths,
+    user: bool,
+    dry_run: bool,
+    platform: Option<Platform>,
+) -> Result<(), String> {
+    if platform.is_some_and(|p| p != Platform::here()) && !dry_run {
+        return Err("--platform names another platform: use it with --dry-run".into());
+    }
+    let plan = plan(paths, platform.unwrap_or_else(Platform::here))?;
     if dry_run {
         for unit in &plan.files {
-            println!("# {}", unit.path.display());
+            println!("==> {} <==", unit.path.display());
             print!("{}", unit.text);
             println!();
         }
@@ -363,14 +411,27 @@ pub fn install(paths: &Paths, user: bool, dry_run: bool) -> Result<(), String> {
 }
 
 pub fn uninstall(paths: &Paths, user: bool, dry_run: bool) -> Result<(), String> {
-    let plan = plan(paths)?;
+    let plan = plan(paths, Platform::here())?;
     let commands: Vec<Vec<String>> = if cfg!(target_os = "macos") {
         plan.files
             .iter()
-            .map(|u| vec!["launchctl".into(), "unload".into(), "-w".into(), u.path.display().to_string()])
+            .map(|u| {
+                vec![
+                    "launchctl".into(),
+                    "unload".into(),
+                    "-w".into(),
+                    u.path.display().to_string(),
+                ]
+            })
             .collect()
     } else if cfg!(windows) {
-        vec![vec!["schtasks".into(), "/Delete".into(), "/TN".into(), TASK.into(), "/F".into()]]
+        vec![vec![
+            "schtasks".into(),
+            "/Delete".into(),
+            "/TN".into(),
+            TASK.into(),
+            "/F".into(),
+        ]]
     } else {
         vec![vec![
             "systemctl".into(),
@@ -427,7 +488,7 @@ fn systemctl_word(question: &str, unit: &str) -> String {
 
 pub fn status(paths: &Paths, user: bool) -> Result<(), String> {
     let _ = user;
-    let plan = plan(paths)?;
+    let plan = plan(paths, Platform::here())?;
     let installed = if plan.files.is_empty() {
         Command::new("schtasks")
             .args(["/Query", "/TN", TASK])
@@ -442,9 +503,18 @@ pub fn status(paths: &Paths, user: bool) -> Result<(), String> {
     }
     if !cfg!(target_os = "macos") && !cfg!(windows) {
         if available("systemctl") {
-            println!("enabled:   {}", systemctl_word("is-enabled", "zeroclaw.socket"));
-            println!("socket:    {}", systemctl_word("is-active", "zeroclaw.socket"));
-            println!("service:   {}", systemctl_word("is-active", "zeroclaw.service"));
+            println!(
+                "enabled:   {}",
+                systemctl_word("is-enabled", "zeroclaw.socket")
+            );
+            println!(
+                "socket:    {}",
+                systemctl_word("is-active", "zeroclaw.socket")
+            );
+            println!(
+                "service:   {}",
+                systemctl_word("is-active", "zeroclaw.service")
+            );
         } else {
             println!("enabled:   unknown (no systemctl here)");
         }

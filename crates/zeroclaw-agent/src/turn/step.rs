@@ -366,7 +366,9 @@ impl Turn<'_> {
             Ok(result) => result,
         };
         if let Some(u) = result.usage {
-            self.env.observer.tokens_used(u.input_tokens, u.output_tokens);
+            self.env
+                .observer
+                .tokens_used(u.input_tokens, u.output_tokens);
             let total = self.usage.get_or_insert(Usage {
                 input_tokens: 0,
                 output_tokens: 0,

@@ -265,11 +265,9 @@ impl Backend for DaemonBackend {
         };
         Box::pin(async move {
             // A read through the store's own threads: it answers, and in time.
-            let answered = tokio::time::timeout(
-                STORE_PROBE,
-                state.agent.sessions.store.session("readyz"),
-            )
-            .await;
+            let answered =
+                tokio::time::timeout(STORE_PROBE, state.agent.sessions.store.session("readyz"))
+                    .await;
             let store = match answered {
                 Ok(Ok(_)) if intact => "ok",
                 Ok(Ok(_)) | Ok(Err(_)) => "unavailable",
@@ -280,9 +278,18 @@ impl Backend for DaemonBackend {
                 _ => "ok",
             };
             vec![
-                Check { name: "store", state: store },
-                Check { name: "doors", state: doors },
-                Check { name: "provider", state: provider },
+                Check {
+                    name: "store",
+                    state: store,
+                },
+                Check {
+                    name: "doors",
+                    state: doors,
+                },
+                Check {
+                    name: "provider",
+                    state: provider,
+                },
             ]
         })
     }

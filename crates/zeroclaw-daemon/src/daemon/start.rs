@@ -4,10 +4,10 @@
 use super::local::LocalDoor;
 use super::serve::{Doors, serve};
 use super::{DaemonError, DaemonOptions, GatewayChoice, open_files};
-use crate::service::{Activation, Notifier};
 use crate::auth::{SessionLimits, Tokens};
 use crate::clients::EPHEMERAL_GRACE;
 use crate::config::Config;
+use crate::service::{Activation, Notifier};
 use crate::state::DaemonState;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -111,7 +111,9 @@ pub fn passed_gateway(
             return Ok(None);
         };
         if options.gateway == GatewayChoice::Off {
-            tracing::warn!("--no-gateway: the gateway socket the service manager passed is not served");
+            tracing::warn!(
+                "--no-gateway: the gateway socket the service manager passed is not served"
+            );
             return Ok(None);
         }
         settings.gateway = true;
@@ -179,8 +181,12 @@ pub fn keep_watchdog(state: &Arc<DaemonState>, notifier: &Arc<Notifier>) {
             let store = state.agent.sessions.store.session("watchdog");
             match tokio::time::timeout(every, store).await {
                 Ok(Ok(_)) => notifier.watchdog(),
-                Ok(Err(e)) => tracing::warn!(error = %e, "the store failed its health read; no watchdog ping"),
-                Err(_) => tracing::warn!("the store did not answer its health read in time; no watchdog ping"),
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "the store failed its health read; no watchdog ping")
+                }
+                Err(_) => tracing::warn!(
+                    "the store did not answer its health read in time; no watchdog ping"
+                ),
             }
         }
     });
@@ -198,7 +204,9 @@ pub fn keep_idle_rule(state: &Arc<DaemonState>, doors: &Doors, idle: Option<std:
         return;
     };
     if !state.config.schedules.is_empty() {
-        tracing::warn!("--exit-when-idle is ignored: [[schedules]] are configured, and nothing would run them while the daemon is gone");
+        tracing::warn!(
+            "--exit-when-idle is ignored: [[schedules]] are configured, and nothing would run them while the daemon is gone"
+        );
         return;
     }
     let (state, doors) = (state.clone(), doors.clone());

@@ -51,7 +51,8 @@ impl Activation {
                 // SAFETY: `sd_listen_fds` hands these descriptors to this process, LISTEN_PID
                 // having named it; nothing else here owns them, and the variables are gone
                 // now, so nothing takes them twice.
-                let owned = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+                let owned =
+                    unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
                 let slot = match name.as_str() {
                     RPC => &mut activation.rpc,
                     GATEWAY => &mut activation.gateway,
@@ -97,7 +98,9 @@ impl Activation {
             return Ok(None);
         };
         let refuse = |why: &str| {
-            format!("the socket passed as `{GATEWAY}` by the service manager cannot be served: {why}")
+            format!(
+                "the socket passed as `{GATEWAY}` by the service manager cannot be served: {why}"
+            )
         };
         let kind = sockopt::socket_type(&fd).map_err(|e| refuse(&e.to_string()))?;
         let family = sockopt::socket_domain(&fd).map_err(|e| refuse(&e.to_string()))?;

@@ -244,7 +244,9 @@ impl Metrics {
     }
 
     pub fn tokens_used(&self, input: u64, output: u64) {
-        self.tokens.get_or_create(&Kind { kind: "input" }).inc_by(input);
+        self.tokens
+            .get_or_create(&Kind { kind: "input" })
+            .inc_by(input);
         self.tokens
             .get_or_create(&Kind { kind: "output" })
             .inc_by(output);
@@ -295,8 +297,14 @@ mod tests {
         metrics.request("status", true, 0.002);
         let _open = metrics.connection("socket");
         let text = metrics.encode(Snapshot::default(), 1.0).unwrap();
-        assert!(text.contains("zeroclaw_requests_total{method=\"status\",outcome=\"ok\"} 1"), "{text}");
-        assert!(text.contains("zeroclaw_connections_open{door=\"socket\"} 1"), "{text}");
+        assert!(
+            text.contains("zeroclaw_requests_total{method=\"status\",outcome=\"ok\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("zeroclaw_connections_open{door=\"socket\"} 1"),
+            "{text}"
+        );
         assert!(text.ends_with("# EOF\n"), "{text}");
         for line in text.lines().filter(|l| l.starts_with("# TYPE")) {
             assert!(line.starts_with("# TYPE zeroclaw_"), "{line}");
