@@ -159,9 +159,7 @@ impl Manager {
         let daemon = dir.command(&all);
         let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c")
-            .arg(format!(
-                "LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=rpc exec \"$@\""
-            ))
+            .arg("LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=rpc exec \"$@\"")
             .arg("sh")
             .arg(daemon.get_program())
             .args(daemon.get_args());
@@ -488,8 +486,10 @@ fn parse_prometheus(text: &str) -> BTreeMap<String, f64> {
             v => v.parse().unwrap_or_else(|_| panic!("not a number: {line}")),
         };
         let name = series.split('{').next().unwrap();
-        if let Some(labels) = series.strip_prefix(name) {
-            if !labels.is_empty() {
+        if let Some(labels) = series.strip_prefix(name)
+            && !labels.is_empty()
+        {
+            {
                 assert!(labels.starts_with('{') && labels.ends_with('}'), "{line}");
                 for pair in labels[1..labels.len() - 1].split("\",") {
                     let (key, value) = pair.split_once("=\"").unwrap();
