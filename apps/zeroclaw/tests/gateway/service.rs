@@ -6,9 +6,11 @@
 
 use crate::common::*;
 use crate::harness::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(unix)]
+use std::path::PathBuf;
 use std::process::Command;
 
 // ---------------------------------------------------------------------------------------
@@ -104,7 +106,7 @@ fn a_client_that_connects_before_the_daemon_runs_is_served_on_the_passed_socket(
             std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         std::fs::set_permissions(&endpoint, std::fs::Permissions::from_mode(0o666)).unwrap();
-        let probe = "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\ns.sendall(b'{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":1},\"id\":1}\\n')\ntry:\n  print('answered' if s.recv(4096) else 'closed')\nexcept ConnectionResetError:\n  print('closed')";
+        let probe = "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\ntry:\n  s.sendall(b'{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":1},\"id\":1}\\n')\n  print('answered' if s.recv(4096) else 'closed')\nexcept (ConnectionResetError, BrokenPipeError):\n  print('closed')";
         let out = as_nobody(
             "/usr/bin/python3",
             &["-I", "-c", probe, endpoint.to_str().unwrap()],
@@ -283,7 +285,7 @@ fn the_manager_hears_ready_once_the_socket_accepts_then_watchdog_pings_then_stop
     let before = notify.until("READY=1");
     assert!(!before.iter().any(|l| l == "STOPPING=1"), "{before:?}");
     // READY=1 came after the doors opened: the socket accepts and serves at once.
-    assert!(daemon.log_count("listening") == 1);
+    daemon.wait_for_log("listening");
     let mut client = daemon.initialized();
     assert!(client.call("status", json!({}))["pid"].is_u64());
     // Its status line says what it does.
@@ -321,6 +323,7 @@ fn dry_run(dir: &TestDir, platform: &str) -> BTreeMap<String, String> {
             platform,
         ])
         .env("HOME", dir.path())
+        .env("USERPROFILE", dir.path())
         .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
         .output()
         .unwrap();
@@ -571,7 +574,8 @@ fn metrics_public_on_a_loopback_gateway_needs_no_token() {
     parse_prometheus(&text);
 }
 
-async fn health(gw: &Gw, path: &str) -> (u16, Value) {
+#[cfg(unix)]
+async fn health(gw: &Gw, path: &str) -> (u16, serde_json::Value) {
     json_of(
         http()
             .get(format!("{}{path}", gw.url))
@@ -582,7 +586,9 @@ async fn health(gw: &Gw, path: &str) -> (u16, Value) {
     .await
 }
 
+// Unix: a file the daemon holds open cannot be renamed away on Windows.
 #[test]
+#[cfg(unix)]
 fn healthz_and_readyz_answer_without_a_token_and_readyz_turns_unready_without_the_store() {
     let gw = Gw::new();
     let (status, alive) = block(health(&gw, "/healthz"));
