@@ -67,6 +67,11 @@ enum Command {
         /// Do not serve the gateway.
         #[arg(long)]
         no_gateway: bool,
+        /// Exit after DURATION (30s, 5m, 1h) with no connection open and no turn running.
+        /// Meant for a socket-activated daemon: the service manager keeps the socket and
+        /// starts it again on the next connection (docs/service.md).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "ephemeral")]
+        exit_when_idle: Option<std::time::Duration>,
     },
     /// Send one prompt to the agent and stream its answer to stdout.
     #[command(
@@ -245,6 +250,16 @@ Exit status: 0 the editor closed stdin, 1 the daemon went away or could not be r
         after_help = "Example (Zed's settings.json):\n  \"agent_servers\": { \"zeroclaw\": { \"command\": \"zeroclaw\", \"args\": [\"acp\"] } }"
     )]
     Acp,
+    /// Install, remove or inspect the daemon as a per-user service started on demand
+    /// (systemd socket activation on Linux, a launchd agent on macOS, a logon task on
+    /// Windows).
+    #[command(
+        after_help = "Examples:\n  zeroclaw service install --user --dry-run\n  zeroclaw service install --user\n  zeroclaw service status\n  zeroclaw service uninstall --user\n\nSee docs/service.md."
+    )]
+    Service {
+        #[command(subcommand)]
+        action: ServiceAction,
+    },
     /// Print a shell completion script.
     #[command(
         after_help = "Examples:\n  zeroclaw completions bash > ~/.local/share/bash-completion/completions/zeroclaw\n  zeroclaw completions zsh > \"${fpath[1]}/_zeroclaw\"\n  zeroclaw completions fish > ~/.config/fish/completions/zeroclaw.fish"
@@ -271,6 +286,7 @@ impl Command {
             Command::Dashboard { .. } => ("dashboard", None),
             Command::Trust { .. } => ("trust", None),
             Command::Endpoint => ("endpoint", None),
+            Command::Service { .. } => ("service", None),
             Command::Acp => ("acp", None),
             Command::Completions { .. } => ("completions", None),
         }
@@ -406,6 +422,48 @@ impl From<ScopeArg> for zeroclaw_protocol::Scope {
     }
 }
 
+#[derive(Debug, Clone, Copy, clap::Args)]
+struct ServiceFlags {
+    /// A per-user service (the only kind offered; accepted so scripts can say it).
+    #[arg(long)]
+    user: bool,
+    /// Print what would be written and run; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum ServiceAction {
+    /// Write the service's files and enable it (socket activation on Linux).
+    Install {
+        #[command(flatten)]
+        flags: ServiceFlags,
+        /// With --dry-run: print another platform's files (linux, macos, windows).
+        #[arg(long, value_enum, requires = "dry_run")]
+        platform: Option<commands::service::Platform>,
+    },
+    /// Disable the service and remove its files.
+    Uninstall {
+        #[command(flatten)]
+        flags: ServiceFlags,
+    },
+    /// Whether the service is installed, enabled and running, and its endpoint.
+    Status {
+        /// A per-user service (the only kind offered).
+        #[arg(long)]
+        user: bool,
+    },
+}
+
+/// `30s`, `5m`, `1h` (humantime's spelling).
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| e.to_string())?;
+    if duration.is_zero() {
+        return Err("must be more than zero".into());
+    }
+    Ok(duration)
+}
+
 #[derive(Debug, Subcommand)]
 enum StoreAction {
     /// Run SQLite's integrity check, and the rules the daemon opens the file by.
@@ -438,6 +496,23 @@ fn main() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
+    // What a service manager passed the daemon, read (and removed from the environment)
+    // before any thread starts, so no child process inherits it.
+    let service = if matches!(cli.command, Command::Daemon { .. }) {
+        // SAFETY: no other thread runs yet: the async runtime is built below, and nothing
+        // before this line starts a thread.
+        let taken = unsafe {
+            zeroclaw_daemon::service::Activation::take_from_env().and_then(|activation| {
+                zeroclaw_daemon::service::Notifier::take_from_env().map(|n| (activation, n))
+            })
+        };
+        match taken {
+            Ok(taken) => Some(taken),
+            Err(e) => return fail(&e),
+        }
+    } else {
+        None
+    };
     // The daemon narrates its lifecycle; a client command stays quiet unless asked.
     // rmcp narrates every MCP message at info and debug (tool traffic, not ours to log).
     init_logging(if matches!(cli.command, Command::Daemon { .. }) {
@@ -467,15 +542,22 @@ fn main() -> ExitCode {
                 ephemeral,
                 gateway,
                 no_gateway,
+                exit_when_idle,
             } => {
                 let gateway = match (gateway, no_gateway) {
                     (_, true) => zeroclaw_daemon::GatewayChoice::Off,
                     (Some(addr), false) => zeroclaw_daemon::GatewayChoice::Listen(addr),
                     (None, false) => zeroclaw_daemon::GatewayChoice::Config,
                 };
-                commands::daemon(paths, ephemeral, gateway)
-                    .await
-                    .map(|()| 0)
+                let (activation, notifier) = service.unwrap_or_default();
+                let run = commands::DaemonRun {
+                    ephemeral,
+                    gateway,
+                    exit_when_idle,
+                    activation,
+                    notifier,
+                };
+                commands::daemon(paths, run).await.map(|()| 0)
             }
             Command::Prompt {
                 text,
@@ -583,6 +665,16 @@ fn main() -> ExitCode {
                 Ok(0)
             }
             Command::Acp => acp::run(paths).await,
+            Command::Service { action } => match action {
+                ServiceAction::Install { flags, platform } => {
+                    commands::service::install(&paths, flags.user, flags.dry_run, platform)
+                }
+                ServiceAction::Uninstall { flags } => {
+                    commands::service::uninstall(&paths, flags.user, flags.dry_run)
+                }
+                ServiceAction::Status { user } => commands::service::status(&paths, user),
+            }
+            .map(|()| 0),
             Command::Completions { .. } => Ok(0),
         }
     });

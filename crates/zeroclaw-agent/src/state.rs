@@ -32,10 +32,18 @@ impl Dirs {
 }
 
 /// Told as turns start and end: the daemon counts them (a running turn keeps an
-/// `--ephemeral` daemon up).
+/// `--ephemeral` daemon up). Also told of what a turn does that the daemon measures (its
+/// metrics): model calls, tokens, tool calls; those default to nothing.
 pub trait TurnCount: Send + Sync + std::fmt::Debug {
     fn turn_started(&self);
     fn turn_ended(&self);
+    /// A model call was opened (or failed to): how long it took the provider to accept
+    /// it, and the kind of its error (`ErrorKind::as_str`) if it failed.
+    fn model_call(&self, _seconds: f64, _error: Option<&'static str>) {}
+    /// A model call's usage, as the provider reported it.
+    fn tokens_used(&self, _input: u64, _output: u64) {}
+    /// A tool call ended: `ok`, `error` (its result is an error) or `cancelled`.
+    fn tool_call(&self, _tool: &str, _outcome: &'static str) {}
 }
 
 #[derive(Debug)]

@@ -1,6 +1,8 @@
 //! Counting initialized clients and running turns, and the ephemeral daemon's exit rule
 //! built on the counts.
 
+use crate::service::Metrics;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -9,18 +11,27 @@ use zeroclaw_agent::state::TurnCount;
 /// How long an ephemeral daemon waits after its last client leaves.
 pub const EPHEMERAL_GRACE: Duration = Duration::from_secs(1);
 
+/// The counts at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Counts {
-    current: usize,
+pub struct Counts {
+    /// Initialized clients connected.
+    pub current: usize,
     ever: u64,
     /// Turns running; a turn outlives the client that started it, so it keeps an
     /// ephemeral daemon up too.
-    turns: usize,
+    pub turns: usize,
+    /// Connections admitted and not yet closed, initialized or not (`--exit-when-idle`
+    /// waits for none: one that has not initialized yet is a client all the same).
+    connections: usize,
 }
 
 impl Counts {
     fn idle(&self) -> bool {
         self.current == 0 && self.turns == 0
+    }
+
+    fn nothing_open(&self) -> bool {
+        self.idle() && self.connections == 0
     }
 }
 
@@ -29,19 +40,67 @@ impl Counts {
 #[derive(Debug)]
 pub struct ClientCounter {
     counts: watch::Sender<Counts>,
+    /// What turns tell it of their model and tool calls goes on to the metrics.
+    metrics: Arc<Metrics>,
 }
 
 impl Default for ClientCounter {
     fn default() -> Self {
-        Self {
-            counts: watch::Sender::new(Counts::default()),
-        }
+        Self::new(Arc::new(Metrics::new()))
     }
 }
 
 impl ClientCounter {
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        Self {
+            counts: watch::Sender::new(Counts::default()),
+            metrics,
+        }
+    }
+
     pub fn current(&self) -> usize {
         self.counts.borrow().current
+    }
+
+    pub fn turns(&self) -> usize {
+        self.counts.borrow().turns
+    }
+
+    /// A connection was admitted; it counts until the guard is dropped.
+    pub fn opened(self: &Arc<Self>) -> OpenCount {
+        self.counts.send_modify(|c| c.connections += 1);
+        OpenCount(self.clone())
+    }
+
+    /// A receiver that sees every change of the counts (for `STATUS=` lines).
+    pub fn changes(&self) -> watch::Receiver<Counts> {
+        self.counts.subscribe()
+    }
+
+    /// Whether no connection is open and no turn runs.
+    pub fn nothing_open(&self) -> bool {
+        self.counts.borrow().nothing_open()
+    }
+
+    /// Resolves once no connection is open and no turn runs, and has stayed so for
+    /// `idle` (`--exit-when-idle`): a connection or a turn meanwhile starts the wait over.
+    pub async fn idle_for(&self, idle: Duration) {
+        let mut rx = self.counts.subscribe();
+        loop {
+            // The guards `wait_for` returns are dropped at once: they are not `Send`.
+            let quiet = rx.wait_for(Counts::nothing_open).await.is_ok();
+            if !quiet {
+                return std::future::pending().await;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(idle) => return,
+                busy = async { rx.wait_for(|c| !c.nothing_open()).await.is_ok() } => {
+                    if !busy {
+                        return std::future::pending().await;
+                    }
+                }
+            }
+        }
     }
 
     pub fn joined(&self) {
@@ -86,7 +145,19 @@ impl ClientCounter {
     }
 }
 
-/// The agent tells it of its turns.
+/// An admitted connection, counted open until dropped.
+#[derive(Debug)]
+pub struct OpenCount(Arc<ClientCounter>);
+
+impl Drop for OpenCount {
+    fn drop(&mut self) {
+        self.0
+            .counts
+            .send_modify(|c| c.connections = c.connections.saturating_sub(1));
+    }
+}
+
+/// The agent tells it of its turns, and of what they call.
 impl TurnCount for ClientCounter {
     fn turn_started(&self) {
         self.counts.send_modify(|c| c.turns += 1);
@@ -95,6 +166,18 @@ impl TurnCount for ClientCounter {
     fn turn_ended(&self) {
         self.counts
             .send_modify(|c| c.turns = c.turns.saturating_sub(1));
+    }
+
+    fn model_call(&self, seconds: f64, error: Option<&'static str>) {
+        self.metrics.model_call(seconds, error);
+    }
+
+    fn tokens_used(&self, input: u64, output: u64) {
+        self.metrics.tokens_used(input, output);
+    }
+
+    fn tool_call(&self, tool: &str, outcome: &'static str) {
+        self.metrics.tool_call(tool, outcome);
     }
 }
 

@@ -28,6 +28,7 @@ pub mod trust {
     pub use zeroclaw_agent::project::trust::set;
 }
 mod methods;
+pub mod service;
 mod state;
 pub mod testing;
 mod toml_errors;

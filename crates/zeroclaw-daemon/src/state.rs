@@ -3,6 +3,7 @@
 use crate::auth::Tokens;
 use crate::clients::ClientCounter;
 use crate::config::Config;
+use crate::service::Metrics;
 use crate::unattended::rules::Queues;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -42,6 +43,8 @@ pub struct DaemonState {
     pub gateway: OnceLock<Option<GatewayStatus>>,
     /// Each webhook's and schedule's bounded queue of unattended runs (`unattended/`).
     pub runs: Queues,
+    /// What `/metrics` serves (`service/metrics.rs`).
+    pub metrics: Arc<Metrics>,
     next_connection: AtomicU64,
 }
 
@@ -55,7 +58,8 @@ impl DaemonState {
         tokens: Tokens,
         support: Support,
     ) -> Self {
-        let clients = Arc::new(ClientCounter::default());
+        let metrics = Arc::new(Metrics::new());
+        let clients = Arc::new(ClientCounter::new(metrics.clone()));
         let dirs = Dirs {
             data_dir: paths.data_dir.clone(),
             config_file: paths.config_file(),
@@ -83,6 +87,7 @@ impl DaemonState {
             close_connections: CancellationToken::new(),
             tokens,
             gateway: OnceLock::new(),
+            metrics,
             next_connection: AtomicU64::new(1),
         }
     }

@@ -27,6 +27,8 @@ const LAYERS: &[&[&str]] = &[
     // Unattended work's parts that run nothing: the state holds its queues.
     &["link", "auth", "unattended/rules"],
     &["config", "clients"],
+    // Activation, notifications and metrics: plain parts the state holds and `daemon` drives.
+    &["service"],
     &["toml_errors"],
 ];
 

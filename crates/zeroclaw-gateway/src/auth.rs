@@ -52,6 +52,8 @@ pub struct App {
     pub accepted: mpsc::Sender<Accepted>,
     /// Cancelled when the daemon closes its connections: streams send their last event.
     pub close: CancellationToken,
+    /// `/metrics` without a token: `gateway.metrics_public` on a loopback gateway.
+    pub metrics_public: bool,
 }
 
 pub type Shared = Arc<App>;

@@ -44,6 +44,9 @@ pub struct GatewayConfig {
     pub dashboard_idle_timeout_secs: u64,
     /// A dashboard session ends this long after its login, however much it is used.
     pub dashboard_max_age_secs: u64,
+    /// Serve `/metrics` without a token. Only on a loopback gateway: on any other
+    /// address it is ignored (with a warning at start-up) and a token is asked for.
+    pub metrics_public: bool,
 }
 
 /// The longest `dashboard_max_age_secs`: 400 days, the longest a browser keeps a cookie.
@@ -67,6 +70,7 @@ impl Default for GatewayConfig {
             sse_heartbeat_secs: 15,
             dashboard_idle_timeout_secs: 12 * 3600,
             dashboard_max_age_secs: 7 * 24 * 3600,
+            metrics_public: false,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! - `/auth/exchange`, `/login`: the dashboard's one-time code for a dashboard session (a
 //!   cookie and a proof the page keeps in `sessionStorage`; `auth`).
 //! - `/`, `/assets/*`: the dashboard itself, embedded (`dashboard`).
+//! - `/healthz`, `/readyz`, `/metrics`: for supervisors and Prometheus (`service`).
 //!
 //! The daemon supplies the [`Backend`]: token checks, in-process connections and login
 //! codes. This crate knows nothing of sessions or the store.
@@ -26,6 +27,7 @@ mod names;
 pub mod openapi;
 mod rest;
 mod server;
+mod service;
 mod slots;
 mod sse;
 mod ws;
@@ -33,6 +35,7 @@ mod ws;
 pub use config::{ConfigError, GatewayConfig, Plan};
 pub use errors::http_status;
 pub use server::{ListenFrom, Started, start};
+pub use service::Check;
 pub use zeroclaw_protocol::Scope;
 
 use std::sync::Arc;
@@ -136,6 +139,10 @@ pub trait Backend: Send + Sync + 'static {
     /// Handles one webhook delivery whose body was read within that limit: the daemon
     /// checks its signature, deduplicates it and records its run.
     fn deliver(&self, delivery: Delivery) -> BoxFuture<HookAnswer>;
+    /// The daemon's metrics in the Prometheus (OpenMetrics) text format, for `/metrics`.
+    fn metrics(&self) -> Result<String, String>;
+    /// Whether the daemon can serve, check by check, for `/readyz`.
+    fn readiness(&self) -> BoxFuture<Vec<Check>>;
 }
 
 /// A `POST /hooks/{name}` request, its body read whole (within the hook's limit).

@@ -64,24 +64,9 @@ pub enum ListenFrom {
     Flag,
 }
 
-/// Binds and starts serving. `stop` ends the accept loop; `close` ends open connections
-/// and streams (after running turns have sent their last events). An error (the address
-/// is taken, a TLS file is unreadable) leaves the daemon serving its socket; a taken
-/// address names what to change, as `listen_from` says.
-pub async fn start(
-    config: &GatewayConfig,
-    max_frame_bytes: usize,
-    backend: Arc<dyn Backend>,
-    stop: CancellationToken,
-    close: CancellationToken,
-    listen_from: ListenFrom,
-) -> Result<Started, String> {
-    let plan = config.plan().map_err(|e| e.0)?;
-    let acceptor = match &plan.tls {
-        Some((cert, key)) => Some(tls_acceptor(cert, key)?),
-        None => None,
-    };
-    let listener = TcpListener::bind(plan.addr).await.map_err(|e| {
+/// Binds `plan.addr`; a taken address names what to change, as `listen_from` says.
+async fn bind(plan: &crate::Plan, listen_from: ListenFrom) -> Result<TcpListener, String> {
+    TcpListener::bind(plan.addr).await.map_err(|e| {
         let change = match listen_from {
             ListenFrom::Config => "change gateway.listen in config.toml",
             ListenFrom::Flag => {
@@ -92,10 +77,61 @@ pub async fn start(
             "cannot listen on {} ({e}); {change}, or run with --no-gateway",
             plan.addr
         )
+    })
+}
+
+/// Serves a socket the service manager bound and passed (socket activation), under the
+/// rules a bound address follows: a non-loopback one needs `allow_remote`, and TLS unless
+/// `allow_plaintext` (its address is the socket's, whatever `gateway.listen` says).
+fn inherit(listener: std::net::TcpListener, config: &GatewayConfig) -> Result<TcpListener, String> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the passed gateway socket's address: {e}"))?;
+    let mut as_bound = config.clone();
+    as_bound.listen = addr.to_string();
+    as_bound.plan().map_err(|e| {
+        format!(
+            "the gateway socket the service manager passed is bound to {addr}, which the configuration does not allow: {}",
+            e.0
+        )
     })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("cannot use the passed gateway socket: {e}"))?;
+    TcpListener::from_std(listener)
+        .map_err(|e| format!("cannot use the passed gateway socket: {e}"))
+}
+
+/// Binds and starts serving (or serves `inherited`, a socket passed by the service
+/// manager). `stop` ends the accept loop; `close` ends open connections
+/// and streams (after running turns have sent their last events). An error (the address
+/// is taken, a TLS file is unreadable) leaves the daemon serving its socket; a taken
+/// address names what to change, as `listen_from` says.
+pub async fn start(
+    config: &GatewayConfig,
+    max_frame_bytes: usize,
+    backend: Arc<dyn Backend>,
+    stop: CancellationToken,
+    close: CancellationToken,
+    listen_from: ListenFrom,
+    inherited: Option<std::net::TcpListener>,
+) -> Result<Started, String> {
+    let plan = config.plan().map_err(|e| e.0)?;
+    let acceptor = match &plan.tls {
+        Some((cert, key)) => Some(tls_acceptor(cert, key)?),
+        None => None,
+    };
+    let listener = match inherited {
+        Some(listener) => inherit(listener, config)?,
+        None => bind(&plan, listen_from).await?,
+    };
     let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the gateway's address: {e}"))?;
+    let metrics_public = config.metrics_public && addr.ip().is_loopback();
+    if config.metrics_public && !metrics_public {
+        tracing::warn!(address = %addr, "gateway.metrics_public is ignored on a non-loopback gateway: /metrics asks for a token");
+    }
     let tls = acceptor.is_some();
     let url = format!("{}://{addr}", if tls { "https" } else { "http" });
     let hosts = Arc::new(Hosts::new(addr, tls, config.hosts()));
@@ -130,6 +166,7 @@ pub async fn start(
         },
         accepted,
         close: close.clone(),
+        metrics_public,
     });
     let router = gateway(app.clone(), hosts);
     let limits = Limits {
@@ -218,6 +255,9 @@ fn router(app: Shared) -> Router {
         .route("/login", get(dashboard::login))
         .route("/", get(dashboard::index))
         .route("/assets/{name}", get(dashboard::asset))
+        .route("/healthz", get(crate::service::healthz))
+        .route("/readyz", get(crate::service::readyz))
+        .route("/metrics", get(crate::service::metrics))
         .fallback(rest::not_found)
         .layer(cors)
         .with_state(app)
@@ -459,6 +499,12 @@ mod tests {
         fn deliver(&self, _: Delivery) -> BoxFuture<HookAnswer> {
             unreachable!("no hook exists, so none is delivered")
         }
+        fn metrics(&self) -> Result<String, String> {
+            Err("no daemon".into())
+        }
+        fn readiness(&self) -> BoxFuture<Vec<crate::Check>> {
+            Box::pin(std::future::ready(Vec::new()))
+        }
     }
 
     fn app() -> Shared {
@@ -480,6 +526,7 @@ mod tests {
             },
             accepted: mpsc::channel(1).0,
             close: CancellationToken::new(),
+            metrics_public: false,
         })
     }
 

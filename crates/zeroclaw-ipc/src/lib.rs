@@ -107,6 +107,9 @@ pub enum BindError {
     Lock { path: PathBuf, source: io::Error },
     #[error("could not {what}: {source}")]
     Io { what: String, source: io::Error },
+    /// A socket the service manager passed (socket activation) cannot be served as it is.
+    #[error("the socket passed as `{name}` by the service manager cannot be served: {reason}")]
+    Inherited { name: &'static str, reason: String },
 }
 
 /// The daemon's listening endpoint.
@@ -126,6 +129,22 @@ impl LocalListener {
         let inner = unix::UnixServer::bind(paths.endpoint.as_path(), &paths.data_dir)?;
         #[cfg(windows)]
         let inner = windows::PipeServer::bind(paths)?;
+        Ok(Self { inner })
+    }
+
+    /// Serves `socket`, the listening Unix socket a service manager bound at
+    /// `paths.endpoint` and passed to this process (socket activation, its name `rpc`),
+    /// instead of binding one. The same rules as [`LocalListener::bind`]'s hold: the data
+    /// dir's lock first, the endpoint's lock, an owner-only socket (tightened to 0600 if the
+    /// manager made it looser), the peer-credential check on every connection. The socket
+    /// file is the manager's: it is never removed, nor re-created if deleted.
+    #[cfg(unix)]
+    pub fn inherit(
+        socket: std::os::fd::OwnedFd,
+        paths: &Paths,
+        _data_dir: &DataDirLock,
+    ) -> Result<Self, BindError> {
+        let inner = unix::UnixServer::inherit(socket, paths.endpoint.as_path())?;
         Ok(Self { inner })
     }
 

@@ -6,8 +6,10 @@
 
 use crate::{Accepted, BindError, LocalStream, PeerInfo};
 use rustix::fs::{FlockOperation, Mode};
+use rustix::net::{SocketType, sockopt};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use tokio::net::UnixListener;
@@ -24,6 +26,9 @@ pub(crate) struct UnixServer {
     /// Held for the daemon's lifetime; the kernel drops the flock when the process dies,
     /// which is what makes a socket left by a SIGKILLed daemon recoverable.
     _lock: File,
+    /// Passed by the service manager (socket activation): the socket file is the
+    /// manager's, so it is never removed or re-created here.
+    inherited: bool,
 }
 
 impl UnixServer {
@@ -48,11 +53,89 @@ impl UnixServer {
             check: None,
             restore_failed: false,
             _lock: lock,
+            inherited: false,
+        })
+    }
+
+    /// Serves `socket`, a listening socket the service manager bound at `path` and passed
+    /// to this process (socket activation). The rules of a socket bound here still hold:
+    /// it must be a listening Unix stream socket bound at `path` itself (so clients, which
+    /// resolve the endpoint as usual, find it), its file is made 0600 if it was looser, the
+    /// endpoint's lock is taken, and every connection's peer credentials are checked in
+    /// `accept` as on a socket bound here. Its file is never removed: it is the manager's.
+    pub(crate) fn inherit(socket: OwnedFd, path: &Path) -> Result<Self, BindError> {
+        let refuse = |reason: String| BindError::Inherited {
+            name: "rpc",
+            reason,
+        };
+        let kind = sockopt::socket_type(&socket)
+            .map_err(|e| refuse(format!("cannot read its type: {e}")))?;
+        if kind != SocketType::STREAM {
+            return Err(refuse("it is not a stream socket (ListenStream=)".into()));
+        }
+        if !sockopt::socket_acceptconn(&socket)
+            .map_err(|e| refuse(format!("cannot tell whether it listens: {e}")))?
+        {
+            return Err(refuse("it is not listening".into()));
+        }
+        let std_listener = std::os::unix::net::UnixListener::from(socket);
+        let local = std_listener
+            .local_addr()
+            .map_err(|e| refuse(format!("it is not a Unix socket: {e}")))?;
+        match local.as_pathname() {
+            Some(bound) if bound == path => {}
+            Some(bound) => {
+                return Err(refuse(format!(
+                    "it is bound at {}, but this daemon's endpoint is {}; clients would not find it. Set ListenStream= to the endpoint (`zeroclaw endpoint` prints it), or ZEROCLAW_SOCKET to the socket's path",
+                    bound.display(),
+                    path.display()
+                )));
+            }
+            None => {
+                return Err(refuse(
+                    "it has no path (an abstract or unnamed socket); clients connect by path"
+                        .into(),
+                ));
+            }
+        }
+        let meta = fs::symlink_metadata(path)
+            .map_err(|e| io_error("inspect the passed socket", path, e))?;
+        if !meta.file_type().is_socket() {
+            return Err(BindError::NotASocket {
+                path: path.to_path_buf(),
+                what: "not a socket",
+            });
+        }
+        if meta.mode() & 0o077 != 0 {
+            tracing::warn!(path = %path.display(), mode = format!("{:o}", meta.mode() & 0o777), "the passed socket was accessible to others; tightening it to 0600 (set SocketMode=0600 in the socket unit)");
+            fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+                .map_err(|e| io_error("set the passed socket's permissions", path, e))?;
+        }
+        let lock = take_lock(path)?;
+        std_listener
+            .set_nonblocking(true)
+            .map_err(|e| io_error("make the passed socket non-blocking", path, e))?;
+        let listener = UnixListener::from_std(std_listener)
+            .map_err(|e| io_error("register the passed socket", path, e))?;
+        Ok(Self {
+            listener,
+            path: path.to_path_buf(),
+            bound: (meta.dev(), meta.ino()),
+            check: None,
+            restore_failed: false,
+            _lock: lock,
+            inherited: true,
         })
     }
 
     /// From now on, `accept` checks every `every` that the socket file still exists.
     pub(crate) fn watch_socket(&mut self, every: std::time::Duration) {
+        if self.inherited {
+            // The manager's socket: if its file goes, re-creating it here would make a
+            // socket the manager does not know; `systemctl restart zeroclaw.socket` is the
+            // way back.
+            return;
+        }
         let mut check = tokio::time::interval(every);
         check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         self.check = Some(check);
@@ -102,6 +185,10 @@ impl UnixServer {
 
     /// Removes the socket, but only if the file at the path is still the one bound here.
     pub(crate) fn remove_socket(&self) {
+        if self.inherited {
+            // The service manager's: it goes on listening after this daemon exits.
+            return;
+        }
         match fs::symlink_metadata(&self.path) {
             Ok(meta) if (meta.dev(), meta.ino()) == self.bound => {
                 if let Err(e) = fs::remove_file(&self.path) {

@@ -6,6 +6,7 @@ pub mod checkpoints;
 pub mod mcp;
 pub mod prompt;
 pub mod runs;
+pub mod service;
 pub mod sessions;
 pub mod store;
 pub mod token;
@@ -39,11 +40,23 @@ type Outcome = Result<(), String>;
 /// How long `zeroclaw stop` waits for the daemon to finish shutting down.
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub async fn daemon(paths: Paths, ephemeral: bool, gateway: GatewayChoice) -> Outcome {
+/// How `zeroclaw daemon` runs: its flags, and what its service manager passed it.
+pub struct DaemonRun {
+    pub ephemeral: bool,
+    pub gateway: GatewayChoice,
+    pub exit_when_idle: Option<Duration>,
+    pub activation: zeroclaw_daemon::service::Activation,
+    pub notifier: zeroclaw_daemon::service::Notifier,
+}
+
+pub async fn daemon(paths: Paths, run: DaemonRun) -> Outcome {
     zeroclaw_daemon::run(DaemonOptions {
         paths,
-        ephemeral,
-        gateway,
+        ephemeral: run.ephemeral,
+        gateway: run.gateway,
+        activation: run.activation,
+        notifier: run.notifier,
+        exit_when_idle: run.exit_when_idle,
     })
     .await
     .map_err(|e| e.to_string())

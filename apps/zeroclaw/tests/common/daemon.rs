@@ -112,6 +112,12 @@ impl TestDir {
             }
         }
         limits.set_on(&mut cmd);
+        self.spawn_command(cmd, endpoint)
+    }
+
+    /// Spawns `cmd` (a daemon, or a program that starts one: a service manager) with its
+    /// stderr collected as the daemon's log; `endpoint` is where its clients connect.
+    pub fn spawn_command(&self, mut cmd: Command, endpoint: PathBuf) -> Daemon {
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -19,6 +19,7 @@ mod limits;
 mod login;
 mod rest;
 mod scopes;
+mod service;
 mod session_expiry;
 mod sse;
 mod tls;

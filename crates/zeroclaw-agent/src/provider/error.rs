@@ -19,6 +19,24 @@ pub enum ErrorKind {
     ContextLength,
 }
 
+impl ErrorKind {
+    /// Its name as metrics label it (`zeroclaw_provider_errors_total{kind}`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Unreachable => "unreachable",
+            ErrorKind::MissingKey => "missing_key",
+            ErrorKind::Auth => "auth",
+            ErrorKind::ModelNotFound => "model_not_found",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::Http => "http",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Stream => "stream",
+            ErrorKind::Provider => "provider",
+            ErrorKind::ContextLength => "context_length",
+        }
+    }
+}
+
 /// What failed, and how to fix it, in words a user can act on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]

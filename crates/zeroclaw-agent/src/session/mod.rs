@@ -101,6 +101,11 @@ impl ActiveTurn {
         lock(&self.approvals).remove(request_id);
     }
 
+    /// Approval requests waiting for a decision.
+    pub fn approvals_waiting(&self) -> usize {
+        lock(&self.approvals).len()
+    }
+
     /// Delivers a decision; `false` if no such request is pending.
     pub fn decide(&self, request_id: &str, decision: Decision) -> bool {
         match lock(&self.approvals).remove(request_id) {
@@ -566,6 +571,20 @@ impl Sessions {
         for mcp in all {
             mcp.stop(wait).await;
         }
+    }
+
+    /// Sessions held in memory (attached, running, or read a moment ago).
+    pub fn loaded_count(&self) -> usize {
+        lock(&self.live).len()
+    }
+
+    /// Approval requests waiting for a decision, in every running turn.
+    pub fn approvals_waiting(&self) -> usize {
+        lock(&self.live)
+            .values()
+            .filter_map(|s| s.active_turn())
+            .map(|turn| turn.approvals_waiting())
+            .sum()
     }
 
     pub fn running_count(&self) -> usize {

@@ -63,6 +63,8 @@ pub struct Env<'a> {
     pub checkpoints: &'a Arc<crate::checkpoints::Checkpointer>,
     /// The project files' cache.
     pub project_files: &'a Arc<crate::project::Files>,
+    /// Told of model calls, tokens and tool calls (the daemon's metrics).
+    pub observer: &'a dyn crate::state::TurnCount,
 }
 
 impl<'a> Env<'a> {
@@ -77,6 +79,7 @@ impl<'a> Env<'a> {
             sandbox: &agent.sandbox,
             checkpoints: &agent.checkpoints,
             project_files: &agent.project_files,
+            observer: &*agent.turn_count,
         }
     }
 }

@@ -492,7 +492,13 @@ impl Turn<'_> {
     /// with the call's result.
     async fn model_call(&mut self, step: i64, request: &ChatRequest<'_>) -> Result<Call, Halt> {
         let cancel = self.active.cancel.clone();
-        let open = match or_cancelled(&cancel, self.env.provider.open(request)).await? {
+        let started = std::time::Instant::now();
+        let opened = or_cancelled(&cancel, self.env.provider.open(request)).await?;
+        self.env.observer.model_call(
+            started.elapsed().as_secs_f64(),
+            opened.as_ref().err().map(|e| e.kind.as_str()),
+        );
+        let open = match opened {
             Err(e) if e.kind == ErrorKind::ContextLength => return Ok(Call::TooLong(e)),
             Err(e) => return Err(self.provider_failure(e).await.into()),
             Ok(open) => open,
@@ -534,6 +540,9 @@ impl Turn<'_> {
             Ok(result) => result,
         };
         if let Some(u) = result.usage {
+            self.env
+                .observer
+                .tokens_used(u.input_tokens, u.output_tokens);
             let total = self.usage.get_or_insert(Usage {
                 input_tokens: 0,
                 output_tokens: 0,
@@ -570,6 +579,12 @@ impl Turn<'_> {
             None => self.hooked_call(step, call, tools).await?,
         };
         let cancelled = self.active.cancel.is_cancelled();
+        let outcome = match (cancelled, output.is_error) {
+            (true, _) => "cancelled",
+            (false, true) => "error",
+            (false, false) => "ok",
+        };
+        self.env.observer.tool_call(&call.name, outcome);
         let raw_output = Value::String(output.text.clone());
         let message = NewMessage {
             data: Some(raw_output.clone()),

@@ -10,8 +10,12 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use zeroclaw_gateway::{
-    Accepted, Backend, DashboardLogin, Delivery, HookAnswer, Principal, WsConnection,
+    Accepted, Backend, Check, DashboardLogin, Delivery, HookAnswer, Principal, WsConnection,
 };
+
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
 use zeroclaw_rpc::{BoxFuture, StreamTransport};
 
 /// Bytes buffered each way on an in-process (REST) connection.
@@ -42,6 +46,7 @@ pub async fn open(
     doors: &Doors,
     wanted: bool,
     listen_from: zeroclaw_gateway::ListenFrom,
+    inherited: Option<std::net::TcpListener>,
 ) -> Option<Serving> {
     if !wanted {
         let _ = state.gateway.set(None);
@@ -50,6 +55,7 @@ pub async fn open(
     let backend = Arc::new(DaemonBackend {
         state: state.clone(),
         doors: doors.clone(),
+        store_file: StoreFile::now(&state.paths),
     });
     let started = zeroclaw_gateway::start(
         &state.config.gateway,
@@ -58,6 +64,7 @@ pub async fn open(
         state.shutdown.clone(),
         state.close_connections.clone(),
         listen_from,
+        inherited,
     )
     .await;
     match started {
@@ -124,6 +131,52 @@ impl Listener for GatewayDoor {
 struct DaemonBackend {
     state: Arc<DaemonState>,
     doors: Doors,
+    store_file: StoreFile,
+}
+
+/// How long `/readyz` waits for the store to answer a read.
+const STORE_PROBE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The database file as it was when the daemon opened it, so `/readyz` can tell when it
+/// was deleted or replaced under the daemon (whose writes would then go nowhere anyone
+/// reads).
+struct StoreFile {
+    path: std::path::PathBuf,
+    #[cfg(unix)]
+    identity: Option<(u64, u64)>,
+}
+
+impl StoreFile {
+    fn now(paths: &zeroclaw_ipc::Paths) -> Self {
+        let path = paths.data_dir.join(zeroclaw_agent::store::FILE_NAME);
+        Self {
+            #[cfg(unix)]
+            identity: identity(&path),
+            path,
+        }
+    }
+
+    /// Whether the file at the path is still the one the daemon opened.
+    fn intact(&self) -> bool {
+        #[cfg(unix)]
+        return self.identity.is_some() && identity(&self.path) == self.identity;
+        #[cfg(not(unix))]
+        self.path.exists()
+    }
+
+    /// The file's and its WAL's size, in bytes.
+    fn bytes(&self) -> u64 {
+        let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        size(&self.path) + size(std::path::Path::new(&wal))
+    }
+}
+
+#[cfg(unix)]
+fn identity(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl Backend for DaemonBackend {
@@ -139,6 +192,9 @@ impl Backend for DaemonBackend {
         if self.state.shutdown.is_cancelled() {
             return None;
         }
+        // Not while `--exit-when-idle` holds the doors paused: the daemon is deciding to
+        // exit (the request gets "stopping", 503, and its retry reaches the next instance).
+        let _admitting = self.doors.admitting()?;
         let (client, server) = tokio::io::duplex(IN_PROCESS_BYTES);
         let max_frame_bytes = self.state.config.daemon.max_frame_bytes;
         let incoming = Incoming {
@@ -171,6 +227,70 @@ impl Backend for DaemonBackend {
 
     fn deliver(&self, delivery: Delivery) -> BoxFuture<HookAnswer> {
         let state = self.state.clone();
-        Box::pin(async move { crate::unattended::deliver(&state, delivery).await })
+        Box::pin(async move {
+            let answer = crate::unattended::deliver(&state, delivery).await;
+            state.metrics.webhook_delivery(match answer.status {
+                200..=299 => "accepted",
+                429 | 500..=599 => "unavailable",
+                _ => "refused",
+            });
+            answer
+        })
+    }
+
+    fn metrics(&self) -> Result<String, String> {
+        let agent = &self.state.agent;
+        let now = crate::service::metrics::Snapshot {
+            sessions_loaded: count(agent.sessions.loaded_count()),
+            turns_running: count(self.state.clients.turns()),
+            approvals_waiting: count(agent.sessions.approvals_waiting()),
+            clients: count(self.state.clients.current()),
+            store_bytes: i64::try_from(self.store_file.bytes()).unwrap_or(i64::MAX),
+        };
+        self.state
+            .metrics
+            .encode(now, self.state.started.elapsed().as_secs_f64())
+            .map_err(|e| e.to_string())
+    }
+
+    fn readiness(&self) -> BoxFuture<Vec<Check>> {
+        let state = self.state.clone();
+        let intact = self.store_file.intact();
+        let doors = if state.shutdown.is_cancelled() {
+            "stopping"
+        } else if self.doors.is_open() {
+            "ok"
+        } else {
+            "starting"
+        };
+        Box::pin(async move {
+            // A read through the store's own threads: it answers, and in time.
+            let answered =
+                tokio::time::timeout(STORE_PROBE, state.agent.sessions.store.session("readyz"))
+                    .await;
+            let store = match answered {
+                Ok(Ok(_)) if intact => "ok",
+                Ok(Ok(_)) | Ok(Err(_)) => "unavailable",
+                Err(_) => "not_answering",
+            };
+            let provider = match state.agent.provider.last_call() {
+                Some(call) if !call.ok => "failing",
+                _ => "ok",
+            };
+            vec![
+                Check {
+                    name: "store",
+                    state: store,
+                },
+                Check {
+                    name: "doors",
+                    state: doors,
+                },
+                Check {
+                    name: "provider",
+                    state: provider,
+                },
+            ]
+        })
     }
 }

@@ -34,6 +34,24 @@ impl LocalDoor {
     }
 }
 
+impl LocalDoor {
+    /// Serves `socket`, the local socket the service manager passed (socket activation):
+    /// the rules of a bound one hold (`LocalListener::inherit`), and its file is never
+    /// removed.
+    #[cfg(unix)]
+    pub fn inherit(
+        socket: std::os::fd::OwnedFd,
+        paths: &Paths,
+        lock: &DataDirLock,
+        config: &DaemonConfig,
+    ) -> Result<Self, BindError> {
+        Ok(Self {
+            listener: Some(LocalListener::inherit(socket, paths, lock)?),
+            max_frame_bytes: config.max_frame_bytes,
+        })
+    }
+}
+
 impl Drop for LocalDoor {
     fn drop(&mut self) {
         if let Some(listener) = self.listener.take() {

@@ -20,13 +20,20 @@ mod stop;
 pub use serve::{Doors, Incoming};
 
 use crate::config::ConfigError;
+use crate::service::{Activation, Notifier};
 use zeroclaw_ipc::{BindError, Paths};
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct DaemonOptions {
     pub paths: Paths,
     pub ephemeral: bool,
     pub gateway: GatewayChoice,
+    /// The sockets a service manager passed (`LISTEN_FDS`); empty otherwise.
+    pub activation: Activation,
+    /// The service manager's notification socket (`NOTIFY_SOCKET`); off otherwise.
+    pub notifier: Notifier,
+    /// `--exit-when-idle`: exit after this long with no connection and no running turn.
+    pub exit_when_idle: Option<std::time::Duration>,
 }
 
 /// `zeroclaw daemon --gateway ADDR` / `--no-gateway`, or neither.
@@ -63,13 +70,26 @@ pub enum DaemonError {
 /// leaving. Returns `Ok` on every orderly stop; a start-up step that fails returns its
 /// error, leaving no socket behind.
 pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
+    let DaemonOptions {
+        mut activation,
+        notifier,
+        exit_when_idle,
+        ..
+    } = options;
+    let options = DaemonOptions {
+        activation: Activation::default(),
+        notifier: Notifier::default(),
+        ..options
+    };
     // Start-up. Until the doors open, nothing is served.
     // Everything the configuration can refuse, before anything is touched.
-    let settings = start::read_settings(&options)?;
+    let mut settings = start::read_settings(&options)?;
+    // A gateway socket the service manager passed, checked before anything is touched.
+    let gateway_socket = start::passed_gateway(&mut activation, &options, &mut settings)?;
     // Before anything in the data dir: a second daemon is refused here. Held to the end.
     let data_dir = start::claim_data_dir(&options.paths)?;
-    // From here a failing step drops the socket, which removes it.
-    let socket = start::bind_socket(&options.paths, &data_dir, &settings.config)?;
+    // From here a failing step drops the socket, which removes it (never a passed one).
+    let socket = start::bind_socket(&options.paths, &data_dir, &settings.config, &mut activation)?;
     let opened = start::open_store(&options.paths).await?;
     start::reap_orphans(&options.paths);
     let tokens = start::load_tokens(&options.paths, &opened.store, &settings.config).await?;
@@ -88,7 +108,14 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     crate::unattended::recover(&state).await;
     let doors = Doors::new(&state);
     // Its HTTP loop accepts from here; what it admits waits for the doors to open.
-    let gateway = gateway::open(&state, &doors, settings.gateway, settings.listen_from).await;
+    let gateway = gateway::open(
+        &state,
+        &doors,
+        settings.gateway,
+        settings.listen_from,
+        gateway_socket,
+    )
+    .await;
     crate::unattended::start(&state, gateway.is_some());
     let socket = start::serve_socket(&state, &doors, socket);
     // Ready: every connection admitted so far, and each later one, is served.
@@ -97,13 +124,21 @@ pub async fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         endpoint = %state.paths.endpoint,
         pid = std::process::id(),
         ephemeral = state.ephemeral,
+        activated = activation.activated,
         "listening"
     );
+    // After the doors open: the manager passes on connections it held once told.
+    let notifier = std::sync::Arc::new(notifier);
+    start::announce_ready(&state, &notifier);
+    start::keep_watchdog(&state, &notifier);
+    start::keep_idle_rule(&state, &doors, exit_when_idle);
 
     state.shutdown.cancelled().await;
 
     // Shutdown.
     tracing::info!("shutting down");
+    // First: the manager knows the stop is orderly (and starts no instance meanwhile).
+    stop::announce_stopping(&notifier);
     // First, so nothing new comes in while the rest stops.
     stop::close_doors(socket, gateway).await;
     stop::stop_turns(&state).await;

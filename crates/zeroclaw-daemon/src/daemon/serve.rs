@@ -7,6 +7,7 @@ use crate::methods::Gate;
 use crate::state::DaemonState;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::{RwLock, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use zeroclaw_protocol::codes;
@@ -51,6 +52,13 @@ pub struct Doors {
     /// the gateway while the daemon still starts) waits for it: no connection is served
     /// before start-up is done (the gateway's status set, runs recovered).
     opened: CancellationToken,
+    /// `--exit-when-idle`'s pause: an accept loop holds a read guard from the moment it
+    /// waits for a connection until it has admitted it; the idle rule takes the write
+    /// guard, which waits for every loop to let go, so once it holds it no loop is between
+    /// an accept and an admit, and none accepts until it lets go.
+    pause: Arc<RwLock<()>>,
+    /// Bumped by the idle rule to wake the loops waiting in `accept`, so they let go.
+    pausing: watch::Sender<u64>,
 }
 
 impl Doors {
@@ -61,28 +69,62 @@ impl Doors {
             connections: TaskTracker::new(),
             slots: Admission::new(state.config.daemon.max_connections),
             opened: CancellationToken::new(),
+            pause: Arc::new(RwLock::new(())),
+            pausing: watch::Sender::new(0),
         }
+    }
+
+    /// Stops every accept loop between two connections and returns once all have
+    /// stopped (each connection accepted so far admitted); they go on when the guard is
+    /// dropped. The connections that arrive meanwhile wait in the listen backlog: with
+    /// socket activation the service manager keeps them for the next instance.
+    pub async fn pause(&self) -> tokio::sync::OwnedRwLockWriteGuard<()> {
+        self.pausing.send_modify(|n| *n = n.wrapping_add(1));
+        self.pause.clone().write_owned().await
+    }
+
+    /// Whether an in-process connection (a REST request) may be admitted now: not while
+    /// the idle rule holds the doors paused.
+    pub fn admitting(&self) -> Option<tokio::sync::OwnedRwLockReadGuard<()>> {
+        self.pause.clone().try_read_owned().ok()
     }
 
     /// Serves the connections admitted so far, and every later one at once.
     pub fn open(&self) {
         self.opened.cancel();
     }
+
+    /// Whether start-up is done and connections are served.
+    pub fn is_open(&self) -> bool {
+        self.opened.is_cancelled()
+    }
 }
 
 /// Runs `listener`'s accept loop until the daemon shuts down, then closes it.
 pub async fn serve<L: Listener>(state: Arc<DaemonState>, doors: Doors, mut listener: L) {
     let mut backoff = ACCEPT_BACKOFF_MIN;
+    let mut pausing = doors.pausing.subscribe();
     loop {
+        // Not while the idle rule holds the doors paused (`Doors::pause`).
+        let guard = tokio::select! {
+            biased;
+            () = state.shutdown.cancelled() => break,
+            guard = doors.pause.clone().read_owned() => guard,
+        };
+        pausing.borrow_and_update();
         let accepted = tokio::select! {
             biased;
             () = state.shutdown.cancelled() => break,
+            // Let go, so the idle rule can hold the doors; `accept` is cancel-safe, so a
+            // connection it had not returned stays in the backlog.
+            _ = pausing.changed() => continue,
             accepted = listener.accept() => accepted,
         };
         match accepted {
             Ok(incoming) => {
                 backoff = ACCEPT_BACKOFF_MIN;
                 doors.admit(&state, incoming);
+                drop(guard);
             }
             Err(e) => {
                 tracing::warn!(error = %e, retry_in = ?backoff, "accept failed; backing off");
@@ -117,11 +159,29 @@ impl Doors {
             return;
         };
         tracing::info!(peer = %label, "connection accepted");
+        let counted = (
+            state.clients.opened(),
+            state.metrics.connection(door_of(&label)),
+        );
         let (state, opened) = (state.clone(), self.opened.clone());
         self.connections.spawn(async move {
+            let _counted = counted;
             opened.cancelled().await;
             serve_connection(state, transport, label, authority, slot).await;
         });
+    }
+}
+
+/// The door a connection came through, for `zeroclaw_connections_total{door}`, from the
+/// label its door gave it: `ws:` for the gateway's `/rpc`, `http:` for a REST request's
+/// in-process connection, anything else the local socket or pipe.
+fn door_of(label: &str) -> &'static str {
+    if label.starts_with("ws:") {
+        "websocket"
+    } else if label.starts_with("http:") {
+        "http"
+    } else {
+        "socket"
     }
 }
 

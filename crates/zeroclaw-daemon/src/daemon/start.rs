@@ -7,6 +7,7 @@ use super::{DaemonError, DaemonOptions, GatewayChoice, open_files};
 use crate::auth::{SessionLimits, Tokens};
 use crate::clients::EPHEMERAL_GRACE;
 use crate::config::Config;
+use crate::service::{Activation, Notifier};
 use crate::state::DaemonState;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -77,12 +78,155 @@ pub fn claim_data_dir(paths: &Paths) -> Result<DataDirLock, DaemonError> {
 /// so a daemon whose endpoint is taken is refused having changed nothing there; a later
 /// step that fails drops it, which removes the socket. Clients that connect meanwhile
 /// wait in the listen backlog until [`serve_socket`].
+///
+/// With socket activation, the socket the service manager passed as `rpc` is served
+/// instead (the same rules; its file is the manager's and stays).
 pub fn bind_socket(
     paths: &Paths,
     lock: &DataDirLock,
     config: &Config,
+    activation: &mut Activation,
 ) -> Result<LocalDoor, DaemonError> {
+    #[cfg(unix)]
+    if let Some(socket) = activation.take_rpc() {
+        tracing::info!(endpoint = %paths.endpoint, "serving the socket the service manager passed");
+        return Ok(LocalDoor::inherit(socket, paths, lock, &config.daemon)?);
+    }
+    let _ = activation;
     Ok(LocalDoor::bind(paths, lock, &config.daemon)?)
+}
+
+/// The gateway's socket if the service manager passed one (`gateway`): the gateway then
+/// serves on it whatever `[gateway] enabled` says, under the same rules for its address
+/// (checked when it starts), unless `--no-gateway` (the socket is then closed, with a
+/// warning). Checked to be a listening TCP socket before anything is touched.
+pub fn passed_gateway(
+    activation: &mut Activation,
+    options: &DaemonOptions,
+    settings: &mut Settings,
+) -> Result<Option<std::net::TcpListener>, DaemonError> {
+    #[cfg(unix)]
+    {
+        let Some(socket) = activation.take_gateway().map_err(DaemonError::Gateway)? else {
+            return Ok(None);
+        };
+        if options.gateway == GatewayChoice::Off {
+            tracing::warn!(
+                "--no-gateway: the gateway socket the service manager passed is not served"
+            );
+            return Ok(None);
+        }
+        settings.gateway = true;
+        Ok(Some(socket))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (activation, options, settings);
+        Ok(None)
+    }
+}
+
+/// Tells the service manager the daemon is ready (`READY=1`, with a first `STATUS=`),
+/// then keeps its status line up to date as clients and turns come and go. Only once the
+/// store is open and every door listens: with `Type=notify`, the manager holds back what
+/// depends on the daemon until then. Nothing without a manager.
+pub fn announce_ready(state: &Arc<DaemonState>, notifier: &Arc<Notifier>) {
+    if !notifier.is_on() {
+        return;
+    }
+    notifier.ready(&status_line(state));
+    let (state, notifier) = (state.clone(), notifier.clone());
+    tokio::spawn(async move {
+        // A watch channel: only the latest counts are kept, however fast they change.
+        let mut changes = state.clients.changes();
+        loop {
+            tokio::select! {
+                () = state.shutdown.cancelled() => return,
+                changed = changes.changed() => if changed.is_err() { return },
+            }
+            notifier.status(&status_line(&state));
+        }
+    });
+}
+
+/// `STATUS=`: what the daemon is doing, in words `systemctl status` shows.
+fn status_line(state: &DaemonState) -> String {
+    format!(
+        "serving {}: {} clients, {} turns running, {} sessions loaded",
+        state.paths.endpoint,
+        state.clients.current(),
+        state.clients.turns(),
+        state.agent.sessions.loaded_count()
+    )
+}
+
+/// With `WATCHDOG_USEC`: sends `WATCHDOG=1` at half that period while the daemon is
+/// healthy. The pings come from a task on the daemon's own runtime, after a read through
+/// the store's threads has answered: a runtime that is stuck, or a store that no longer
+/// answers, stops the pings, and the manager restarts the daemon.
+pub fn keep_watchdog(state: &Arc<DaemonState>, notifier: &Arc<Notifier>) {
+    let Some(every) = notifier.watchdog_every() else {
+        return;
+    };
+    tracing::info!(every = ?every, "watchdog pings on");
+    let (state, notifier) = (state.clone(), notifier.clone());
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = state.shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let store = state.agent.sessions.store.session("watchdog");
+            match tokio::time::timeout(every, store).await {
+                Ok(Ok(_)) => notifier.watchdog(),
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "the store failed its health read; no watchdog ping")
+                }
+                Err(_) => tracing::warn!(
+                    "the store did not answer its health read in time; no watchdog ping"
+                ),
+            }
+        }
+    });
+}
+
+/// `--exit-when-idle DURATION`: once no connection has been open and no turn has run for
+/// that long, stops the doors between two connections (`Doors::pause`), checks again that
+/// nothing came in meanwhile, and shuts down; if something did, the doors go on and the
+/// wait starts over. With socket activation the manager keeps the listening socket, so a
+/// connection that arrives as the daemon exits waits in its backlog and is served by the
+/// next instance. A daemon with `[[schedules]]` never exits this way: nothing would run
+/// them while it is gone.
+pub fn keep_idle_rule(state: &Arc<DaemonState>, doors: &Doors, idle: Option<std::time::Duration>) {
+    let Some(idle) = idle else {
+        return;
+    };
+    if !state.config.schedules.is_empty() {
+        tracing::warn!(
+            "--exit-when-idle is ignored: [[schedules]] are configured, and nothing would run them while the daemon is gone"
+        );
+        return;
+    }
+    let (state, doors) = (state.clone(), doors.clone());
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = state.shutdown.cancelled() => return,
+                () = state.clients.idle_for(idle) => {}
+            }
+            let paused = doors.pause().await;
+            if state.clients.nothing_open() {
+                tracing::info!(idle = ?idle, "idle; exiting (--exit-when-idle)");
+                state.shutdown.cancel();
+                // Held until the loops have seen the shutdown: none accepts again.
+                drop(paused);
+                return;
+            }
+            drop(paused);
+        }
+    });
 }
 
 fn store_file(paths: &Paths) -> PathBuf {

@@ -16,6 +16,12 @@ const MCP_STOP: Duration = Duration::from_secs(5);
 /// How long shutdown waits for connections to flush their last frames.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Tells the service manager an orderly stop has begun (`STOPPING=1`; nothing without
+/// one).
+pub fn announce_stopping(notifier: &crate::service::Notifier) {
+    notifier.stopping();
+}
+
 /// Waits for the doors' accept loops to end. Each ends as soon as `shutdown` is
 /// cancelled (the socket's file is removed as its loop ends), so nothing new comes in
 /// while the rest stops; connections already served go on.

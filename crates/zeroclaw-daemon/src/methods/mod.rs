@@ -107,11 +107,11 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::CommandsExpand>(READ),
 ];
 
-fn find(method: &str) -> Option<(Handler, Access)> {
+fn find(method: &str) -> Option<(&'static str, Handler, Access)> {
     TABLE
         .iter()
         .find(|(name, _, _)| *name == method)
-        .map(|(_, handler, access)| (*handler, *access))
+        .map(|(name, handler, access)| (*name, *handler, *access))
 }
 
 /// Every method of the table.
@@ -209,13 +209,21 @@ impl Service for Gate {
                 ),
             )));
         }
-        match find(&method) {
-            Some((handler, access)) => match refusal(&conn.authority, &method, access) {
-                Some(refused) => ready(Err(refused)),
-                None => handler(Ctx(conn.clone()), params),
+        let started = std::time::Instant::now();
+        let (name, answer) = match find(&method) {
+            Some((name, handler, access)) => match refusal(&conn.authority, &method, access) {
+                Some(refused) => (name, ready(Err(refused))),
+                None => (name, handler(Ctx(conn.clone()), params)),
             },
-            None => ready(Err(RpcError::method_not_found(&method))),
-        }
+            // A name outside the table is counted as `other`: the label stays bounded.
+            None => ("other", ready(Err(RpcError::method_not_found(&method)))),
+        };
+        let metrics = conn.daemon.metrics.clone();
+        Box::pin(async move {
+            let answer = answer.await;
+            metrics.request(name, answer.is_ok(), started.elapsed().as_secs_f64());
+            answer
+        })
     }
 
     fn notification(&self, method: String, _params: Option<Value>) {

@@ -33,6 +33,7 @@ pub async fn work(state: Arc<DaemonState>, target: Arc<Target>, mut rx: mpsc::Re
             tracing::error!(run = %run_id, error = %e, "could not record the end of a run");
         }
         tracing::info!(run = %run_id, source = %target.source.as_str(), name = %target.name, status = %status.as_str(), "run finished");
+        state.metrics.run_ended(status.as_str());
     }
 }
 
