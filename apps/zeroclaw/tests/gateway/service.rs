@@ -433,10 +433,24 @@ fn the_launchd_agent_install_would_write_parses_as_a_plist() {
         args[1..],
         ["--config-dir", dir.config_dir().to_str().unwrap(), "daemon"]
     );
+    // launchd holds the endpoint and starts the daemon on the first connection.
+    let endpoint = dir.command(&["endpoint"]).output().unwrap();
+    let endpoint = String::from_utf8(endpoint.stdout).unwrap();
+    let rpc = dict
+        .get("Sockets")
+        .and_then(|v| v.as_dictionary())
+        .and_then(|s| s.get("rpc"))
+        .and_then(|v| v.as_dictionary())
+        .unwrap();
     assert_eq!(
-        dict.get("RunAtLoad").and_then(|v| v.as_boolean()),
-        Some(true)
+        rpc.get("SockPathName").and_then(|v| v.as_string()),
+        Some(endpoint.trim())
     );
+    assert_eq!(
+        rpc.get("SockPathMode").and_then(|v| v.as_signed_integer()),
+        Some(0o600)
+    );
+    assert!(dict.get("RunAtLoad").is_none(), "started on demand");
 }
 
 // ---------------------------------------------------------------------------------------
