@@ -326,6 +326,12 @@ impl Screen {
                 self.end_line();
                 self.line(&dim(&hook_line(hook)));
             }
+            Update::Plan { entries } => {
+                self.end_line();
+                for line in crate::plan::checklist(entries) {
+                    self.line(&line);
+                }
+            }
             // A failed turn's stored error: the session says why that prompt has no answer.
             Update::TurnComplete {
                 error: Some(error), ..
@@ -374,6 +380,8 @@ pub fn summarize(name: &str, input: &Value, max: usize) -> String {
         "bash" => Some("command"),
         "read_file" | "write_file" | "edit_file" | "list_dir" => Some("path"),
         "ask_user" => Some("question"),
+        "glob" => Some("pattern"),
+        "web_fetch" => Some("url"),
         _ => None,
     };
     let text = key

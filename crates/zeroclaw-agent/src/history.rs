@@ -76,7 +76,10 @@ pub fn conversation(rows: &[MessageRow]) -> Context {
                     text: row.text.clone().unwrap_or_default(),
                 });
             }
-            MessageKind::Thought | MessageKind::Summary | MessageKind::Error => {}
+            MessageKind::Thought
+            | MessageKind::Summary
+            | MessageKind::Error
+            | MessageKind::Plan => {}
             MessageKind::Hook => {
                 let Some(hook) = hook_result(row) else {
                     continue;
@@ -318,7 +321,17 @@ pub fn replay_event(row: &MessageRow) -> Update<'static> {
             Some(hook) => Update::HookResult(Box::new(hook)),
             None => Update::Unknown,
         },
+        MessageKind::Plan => match plan_entries(row) {
+            Some(entries) => Update::Plan { entries },
+            None => Update::Unknown,
+        },
     }
+}
+
+/// A stored `plan` message's entries (its data is `{entries}`).
+fn plan_entries(row: &MessageRow) -> Option<Vec<zeroclaw_protocol::events::PlanEntry>> {
+    let entries = row.data.as_ref()?.get("entries")?;
+    serde_json::from_value(entries.clone()).ok()
 }
 
 /// A `session/messages` entry.
@@ -347,6 +360,7 @@ pub fn message(row: &MessageRow) -> Message {
         | MessageKind::Error => {
             message.text = Some(row.text.clone().unwrap_or_default());
         }
+        MessageKind::Plan => message.raw_output = data(),
         MessageKind::Hook => {
             message.text = row.text.clone();
             message.tool_call_id = row.tool_call_id.clone();

@@ -22,6 +22,7 @@ pub const EVENTS: &[&str] = &[
     "session_rewound",
     "session_forked",
     "hook_result",
+    "plan",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -144,9 +145,43 @@ pub enum Update<'a> {
     /// events, its exit code and what it decided. Stored in the history and replayed.
     /// Boxed: a large member that would otherwise grow every `Update`.
     HookResult(Box<HookResult>),
+    /// The agent's plan changed (its `todo_write` tool): the whole checklist, in order,
+    /// each time. Stored in the history and replayed, so a client joining later (or
+    /// reloading) shows the latest one. ACP's `plan` session update, entry for entry.
+    Plan { entries: Vec<PlanEntry> },
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
+}
+
+/// One step of the agent's plan (a `plan` event's entry): ACP's `PlanEntry`, its
+/// `priority` optional (the `todo_write` tool sets none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanEntry {
+    /// What the step is, in the agent's words.
+    pub content: String,
+    pub status: PlanStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<PlanPriority>,
+}
+
+/// Where a plan's step stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// How much a plan's step matters (ACP's three levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanPriority {
+    High,
+    Medium,
+    Low,
 }
 
 /// One hook's run: which event, which command, how it ended.
@@ -270,6 +305,7 @@ impl<'a> Update<'a> {
             Update::SessionRewound { .. } => "session_rewound",
             Update::SessionForked { .. } => "session_forked",
             Update::HookResult(_) => "hook_result",
+            Update::Plan { .. } => "plan",
             Update::Unknown => "unknown",
         }
     }
@@ -367,6 +403,13 @@ mod tests {
                 message: Some("no rm".into()),
                 context: None,
             })),
+            Update::Plan {
+                entries: vec![PlanEntry {
+                    content: "read the code".into(),
+                    status: PlanStatus::InProgress,
+                    priority: None,
+                }],
+            },
         ]
     }
 

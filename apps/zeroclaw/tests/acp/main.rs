@@ -25,4 +25,6 @@ mod load;
 #[cfg(unix)]
 mod mcp;
 mod permissions;
+// Issue 33: the agent's plan.
+mod plan;
 mod prompt;

@@ -37,6 +37,8 @@ mod mcp;
 #[cfg(unix)]
 mod output;
 #[cfg(unix)]
+mod plan;
+#[cfg(unix)]
 mod project;
 #[cfg(unix)]
 mod questions;
@@ -76,6 +78,7 @@ fn main() {
         approval_preview::TESTS,
         sandbox::TESTS,
         checkpoints::TESTS,
+        plan::TESTS,
     ]);
     #[cfg(not(unix))]
     eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");

@@ -14,12 +14,17 @@
 mod common;
 
 mod anthropic;
+// Issue 33: the agent's plan and the tools users expect.
+mod apply_patch;
 mod approval_preview;
 mod approvals;
 mod ask_user;
 mod backpressure;
 mod big_history;
 mod cancel;
+mod glob;
+mod todo_write;
+mod web_fetch;
 // Scripted with bash, modes and symlinks.
 #[cfg(unix)]
 mod checkpoints;

@@ -197,6 +197,12 @@ impl App {
                 self.screen().end_line();
                 self.line(&dim(&render::hook_line(&hook)));
             }
+            Update::Plan { entries } => {
+                self.screen().end_line();
+                for line in crate::plan::checklist(&entries) {
+                    self.line(&line);
+                }
+            }
             Update::TurnComplete { stop_reason, error } if following => {
                 self.screen().end_line();
                 if let Some(error) = error {

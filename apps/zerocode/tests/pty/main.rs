@@ -20,5 +20,7 @@ mod basics;
 mod checkpoints;
 mod commands;
 mod input;
+// Issue 33: the agent's plan.
+mod plan;
 mod rendering;
 mod titles;

@@ -24,6 +24,7 @@ mod error;
 mod halt;
 mod hooks;
 mod permission;
+mod plan;
 mod spawn;
 mod step;
 mod target;

@@ -600,6 +600,9 @@ impl Turn<'_> {
         };
         self.record(MessageKind::ToolResult, message, update)
             .await?;
+        if !cancelled && !output.is_error {
+            self.record_plan(step, call).await?;
+        }
         if cancelled {
             return Err(Halt::Cancelled);
         }
@@ -608,7 +611,7 @@ impl Turn<'_> {
 
     /// Stores an event's message, then sends the event tagged with its row: stored first,
     /// so a connection joining meanwhile gets it exactly once (see `session/audience.rs`).
-    async fn record(
+    pub(super) async fn record(
         &self,
         kind: MessageKind,
         message: NewMessage,
