@@ -22,6 +22,7 @@ pub const EVENTS: &[&str] = &[
     "session_rewound",
     "session_forked",
     "hook_result",
+    "mode_changed",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -144,6 +145,13 @@ pub enum Update<'a> {
     /// events, its exit code and what it decided. Stored in the history and replayed.
     /// Boxed: a large member that would otherwise grow every `Update`.
     HookResult(Box<HookResult>),
+    /// The session's permission mode changed (`session/set_mode`, or an approved
+    /// `exit_plan`); sent to every attached client, never stored (the mode is in
+    /// `SessionInfo`/`SessionSummary`).
+    ModeChanged {
+        mode: crate::methods::PermissionMode,
+        previous: crate::methods::PermissionMode,
+    },
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
@@ -270,6 +278,7 @@ impl<'a> Update<'a> {
             Update::SessionRewound { .. } => "session_rewound",
             Update::SessionForked { .. } => "session_forked",
             Update::HookResult(_) => "hook_result",
+            Update::ModeChanged { .. } => "mode_changed",
             Update::Unknown => "unknown",
         }
     }
@@ -367,6 +376,10 @@ mod tests {
                 message: Some("no rm".into()),
                 context: None,
             })),
+            Update::ModeChanged {
+                mode: crate::methods::PermissionMode::Default,
+                previous: crate::methods::PermissionMode::Plan,
+            },
         ]
     }
 

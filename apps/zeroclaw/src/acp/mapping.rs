@@ -146,6 +146,7 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
             is_error,
             ..
         } => SessionUpdate::ToolCallUpdate(tool_result(tool_call_id, raw_output, *is_error)),
+        Update::ModeChanged { mode, .. } => super::modes::update(*mode),
         Update::ApprovalRequest { .. }
         | Update::TurnComplete { .. }
         | Update::ContextCompacted { .. }

@@ -23,7 +23,9 @@ mod compact;
 mod error;
 mod halt;
 mod hooks;
+mod modes;
 mod permission;
+mod plan;
 mod spawn;
 mod step;
 mod target;
@@ -33,6 +35,7 @@ mod tool_context;
 pub use compact::{CompactError, Compaction, Mode as CompactMode};
 pub use error::{Failure, TurnError};
 pub use hooks::session_start;
+pub use modes::auto_refused;
 pub use spawn::{StartError, start, start_as};
 
 use crate::config::{Config, Policy};
