@@ -13,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod accept_edits;
 mod anthropic;
 mod approval_preview;
 mod approvals;
@@ -31,6 +32,7 @@ mod hardening;
 mod hooks;
 mod limits;
 mod many_turns;
+mod plan_mode;
 // The MCP tests find the test server as a Linux build; under Wine they are not run yet.
 #[cfg(unix)]
 mod mcp;
@@ -39,6 +41,7 @@ mod provider_errors;
 mod replay;
 mod restart;
 mod session_methods;
+mod set_mode;
 mod set_model;
 mod streaming;
 mod tools;
