@@ -197,6 +197,11 @@ impl App {
                 self.screen().end_line();
                 self.line(&dim(&render::hook_line(&hook)));
             }
+            Update::ModeChanged { mode, .. } => {
+                self.screen().end_line();
+                self.mode_is(mode);
+                self.line(&dim(&super::modes::changed_line(mode)));
+            }
             Update::TurnComplete { stop_reason, error } if following => {
                 self.screen().end_line();
                 if let Some(error) = error {

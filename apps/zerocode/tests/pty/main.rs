@@ -20,5 +20,6 @@ mod basics;
 mod checkpoints;
 mod commands;
 mod input;
+mod modes;
 mod rendering;
 mod titles;
