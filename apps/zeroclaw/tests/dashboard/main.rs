@@ -35,6 +35,8 @@ mod login;
 #[cfg(unix)]
 mod mcp;
 #[cfg(unix)]
+mod modes;
+#[cfg(unix)]
 mod output;
 #[cfg(unix)]
 mod project;
@@ -76,6 +78,7 @@ fn main() {
         approval_preview::TESTS,
         sandbox::TESTS,
         checkpoints::TESTS,
+        modes::TESTS,
     ]);
     #[cfg(not(unix))]
     eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");
