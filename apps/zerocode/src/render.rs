@@ -36,6 +36,8 @@ pub struct Screen {
     live: bool,
     /// The current session's sandbox, shown on each turn's status line.
     sandbox: Option<String>,
+    /// The current session's permission mode, shown on each turn's status line.
+    mode: Option<String>,
 }
 
 impl Default for Screen {
@@ -53,6 +55,7 @@ impl Default for Screen {
             status_drawn: false,
             live: std::io::stdout().is_terminal(),
             sandbox: None,
+            mode: None,
         }
     }
 }
@@ -178,9 +181,22 @@ impl Screen {
     /// A turn starts: the status line appears (on a terminal) and is redrawn by
     /// [`Screen::status_tick`].
     pub fn status_start(&mut self) {
-        self.status = Some(Status::new(Instant::now()).with_sandbox(self.sandbox.clone()));
+        self.status = Some(
+            Status::new(Instant::now())
+                .with_sandbox(self.sandbox.clone())
+                .with_mode(self.mode.clone()),
+        );
         self.status_suspended = false;
         self.write("");
+    }
+
+    /// The session's permission mode, on the status line from now on (the running turn's
+    /// too: a mode changes while a turn runs).
+    pub fn set_mode(&mut self, label: Option<String>) {
+        if let Some(status) = &mut self.status {
+            status.set_mode(label.clone());
+        }
+        self.mode = label;
     }
 
     /// The session's sandbox, for the next turns' status lines (`status::sandbox_label`).

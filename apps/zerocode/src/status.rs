@@ -50,6 +50,8 @@ pub struct Status {
     streamed_chars: usize,
     /// The session's sandbox, as [`sandbox_label`] says it; `None` from an older daemon.
     sandbox: Option<String>,
+    /// The session's permission mode (`mode plan`); `None` before one is known.
+    mode: Option<String>,
 }
 
 /// A session's sandbox in a few words: `sandbox workspace-write`, `… +network`, or
@@ -73,6 +75,7 @@ impl Status {
             phase: Phase::Thinking,
             streamed_chars: 0,
             sandbox: None,
+            mode: None,
         }
     }
 
@@ -80,6 +83,16 @@ impl Status {
     pub fn with_sandbox(mut self, label: Option<String>) -> Self {
         self.sandbox = label;
         self
+    }
+
+    /// Shows the session's permission mode (`mode accept-edits`).
+    pub fn with_mode(mut self, label: Option<String>) -> Self {
+        self.mode = label;
+        self
+    }
+
+    pub fn set_mode(&mut self, label: Option<String>) {
+        self.mode = label;
     }
 
     pub fn set_phase(&mut self, phase: Phase) {
@@ -113,6 +126,10 @@ impl Status {
         if let Some(sandbox) = &self.sandbox {
             text.push_str(" · ");
             text.push_str(sandbox);
+        }
+        if let Some(mode) = &self.mode {
+            text.push_str(" · ");
+            text.push_str(mode);
         }
         text.push_str(" · Ctrl-C cancels");
         let max = width.saturating_sub(1).max(10);
@@ -177,6 +194,11 @@ mod tests {
             "sandbox workspace-write +network"
         );
         assert_eq!(label(SandboxMode::Full, true), "no sandbox");
+        let status = status.with_mode(Some("mode plan".into()));
+        assert_eq!(
+            status.text(start, 100),
+            "⠋ thinking · 0ms · sandbox read-only · mode plan · Ctrl-C cancels"
+        );
     }
 
     #[test]

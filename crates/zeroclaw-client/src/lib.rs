@@ -563,6 +563,20 @@ impl Client {
         self.request::<m::SessionSetModel>(&params).await
     }
 
+    /// Sets the session's permission mode (`session/set_mode`); the caller must be attached.
+    /// Answers the new mode and the one it replaced.
+    pub async fn session_set_mode(
+        &self,
+        session_id: &str,
+        mode: m::PermissionMode,
+    ) -> CallResult<m::SetModeResult> {
+        let params = m::SetModeParams {
+            session_id: session_id.to_owned(),
+            mode,
+        };
+        self.request::<m::SessionSetMode>(&params).await
+    }
+
     /// Folds the session's older messages into a summary now (`session/compact`).
     pub async fn session_compact(&self, session_id: &str) -> CallResult<m::CompactResult> {
         let params = session_id_params(session_id);

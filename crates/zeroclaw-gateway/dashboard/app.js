@@ -22,6 +22,7 @@
 import * as chat from "./chat.js";
 import "./checkpoints.js";
 import "./plan.js";
+import "./modes.js";
 import { connect } from "./connection.js";
 import * as sessions from "./sessions.js";
 import * as status from "./status.js";

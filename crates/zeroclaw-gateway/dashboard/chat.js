@@ -72,7 +72,7 @@ async function open(sessionId) {
   opening.loading = false;
   $("session").dataset.loaded = "true";
   current = answer;
-  emit("loaded", { sessionId, turnId: answer.turnId || null });
+  emit("loaded", { sessionId, turnId: answer.turnId || null, mode: answer.mode });
   renderHead();
   transcript.scrollDown(true);
 }

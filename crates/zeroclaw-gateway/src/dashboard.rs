@@ -45,6 +45,7 @@ const ASSETS: &[Asset] = &[
     asset!("status.js", "text/javascript; charset=utf-8"),
     asset!("sessions.js", "text/javascript; charset=utf-8"),
     asset!("chat.js", "text/javascript; charset=utf-8"),
+    asset!("modes.js", "text/javascript; charset=utf-8"),
     asset!("checkpoints.js", "text/javascript; charset=utf-8"),
     asset!("project.js", "text/javascript; charset=utf-8"),
     asset!("transcript.js", "text/javascript; charset=utf-8"),

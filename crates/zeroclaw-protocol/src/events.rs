@@ -23,6 +23,7 @@ pub const EVENTS: &[&str] = &[
     "session_forked",
     "hook_result",
     "plan",
+    "mode_changed",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -149,6 +150,13 @@ pub enum Update<'a> {
     /// each time. Stored in the history and replayed, so a client joining later (or
     /// reloading) shows the latest one. ACP's `plan` session update, entry for entry.
     Plan { entries: Vec<PlanEntry> },
+    /// The session's permission mode changed (`session/set_mode`, or an approved
+    /// `exit_plan`); sent to every attached client, never stored (the mode is in
+    /// `SessionInfo`/`SessionSummary`).
+    ModeChanged {
+        mode: crate::methods::PermissionMode,
+        previous: crate::methods::PermissionMode,
+    },
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
@@ -306,6 +314,7 @@ impl<'a> Update<'a> {
             Update::SessionForked { .. } => "session_forked",
             Update::HookResult(_) => "hook_result",
             Update::Plan { .. } => "plan",
+            Update::ModeChanged { .. } => "mode_changed",
             Update::Unknown => "unknown",
         }
     }
@@ -409,6 +418,10 @@ mod tests {
                     status: PlanStatus::InProgress,
                     priority: None,
                 }],
+            },
+            Update::ModeChanged {
+                mode: crate::methods::PermissionMode::Default,
+                previous: crate::methods::PermissionMode::Plan,
             },
         ]
     }

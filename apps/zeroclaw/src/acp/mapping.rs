@@ -153,6 +153,7 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
             ..
         } => SessionUpdate::ToolCallUpdate(tool_result(tool_call_id, raw_output, *is_error)),
         Update::Plan { entries } => SessionUpdate::Plan(plan(entries)),
+        Update::ModeChanged { mode, .. } => super::modes::update(*mode),
         Update::ApprovalRequest { .. }
         | Update::TurnComplete { .. }
         | Update::ContextCompacted { .. }

@@ -35,6 +35,8 @@ mod login;
 #[cfg(unix)]
 mod mcp;
 #[cfg(unix)]
+mod modes;
+#[cfg(unix)]
 mod output;
 #[cfg(unix)]
 mod plan;
@@ -79,6 +81,7 @@ fn main() {
         sandbox::TESTS,
         checkpoints::TESTS,
         plan::TESTS,
+        modes::TESTS,
     ]);
     #[cfg(not(unix))]
     eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");

@@ -13,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod accept_edits;
 mod anthropic;
 // Issue 33: the agent's plan and the tools users expect.
 mod apply_patch;
@@ -36,6 +37,7 @@ mod hardening;
 mod hooks;
 mod limits;
 mod many_turns;
+mod plan_mode;
 // The MCP tests find the test server as a Linux build; under Wine they are not run yet.
 #[cfg(unix)]
 mod mcp;
@@ -44,6 +46,7 @@ mod provider_errors;
 mod replay;
 mod restart;
 mod session_methods;
+mod set_mode;
 mod set_model;
 mod streaming;
 mod tools;

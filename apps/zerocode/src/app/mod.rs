@@ -10,6 +10,7 @@
 mod checkpoints;
 pub mod commands;
 mod custom;
+mod modes;
 mod sandbox;
 mod sessions;
 mod turn;
@@ -70,6 +71,8 @@ struct Current {
     titled: bool,
     /// Its sandbox; `None` from a daemon that does not report one.
     sandbox: Option<zeroclaw_client::SessionSandbox>,
+    /// Its permission mode (`modes.rs`), as last said by the daemon.
+    mode: zeroclaw_client::protocol::methods::PermissionMode,
 }
 
 struct App {
@@ -154,6 +157,7 @@ async fn start(paths: Paths, options: Options) -> Result<Stop, String> {
             model: String::new(),
             titled: false,
             sandbox: None,
+            mode: Default::default(),
         },
         cwd: cwd.to_string_lossy().into_owned(),
         listed: Vec::new(),
@@ -234,15 +238,23 @@ impl App {
 
     async fn repl(&mut self) -> Stop {
         let mut interrupted = false;
+        // The line Shift-Tab interrupted, read on after the mode changed.
+        let mut initial = String::new();
         loop {
             self.refresh_completion().await;
+            // Another client's mode change shows while the prompt is read (`modes.rs`).
+            let mut idle = self.client.subscribe(&self.session.id);
+            let prompt = self.prompt_text();
+            let start_with = std::mem::take(&mut initial);
             let read = {
-                let read = self.input.read_prompt(PROMPT);
+                let input = self.input.clone();
+                let read = input.read_prompt(&prompt, &start_with);
                 tokio::pin!(read);
                 loop {
                     tokio::select! {
                         read = &mut read => break read,
                         () = self.client.closed() => return Stop::DaemonGone,
+                        Ok(event) = idle.recv() => self.idle_event(event.update),
                         Some((_, answer)) = self.questions.recv() => {
                             // Only a turn of ours asks, and none runs: nowhere to show it.
                             let _ = answer.send(ElicitationResponse::cancel());
@@ -261,6 +273,13 @@ impl App {
                 }
             };
             interrupted = false;
+            if self.input.take_cycle() {
+                if let Err(stop) = self.cycle_mode().await {
+                    return stop;
+                }
+                initial = line;
+                continue;
+            }
             let line = line.trim();
             if line.is_empty() {
                 continue;

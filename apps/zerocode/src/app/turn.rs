@@ -203,6 +203,11 @@ impl App {
                     self.line(&line);
                 }
             }
+            Update::ModeChanged { mode, .. } => {
+                self.screen().end_line();
+                self.mode_is(mode);
+                self.line(&dim(&super::modes::changed_line(mode)));
+            }
             Update::TurnComplete { stop_reason, error } if following => {
                 self.screen().end_line();
                 if let Some(error) = error {

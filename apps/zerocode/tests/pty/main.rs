@@ -21,6 +21,7 @@ mod checkpoints;
 mod commands;
 mod input;
 // Issue 33: the agent's plan.
+mod modes;
 mod plan;
 mod rendering;
 mod titles;

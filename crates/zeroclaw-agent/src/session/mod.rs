@@ -18,6 +18,7 @@
 mod audience;
 mod chunk_frame;
 mod fit;
+mod mode;
 mod pace;
 
 use crate::link::{Link, Notification};
@@ -148,6 +149,10 @@ pub struct Session {
     /// The session's own MCP servers (`session/new {mcpServers}`), stopped when the session
     /// leaves memory: no connection attached and no turn running.
     mcp: Mutex<Option<Arc<Mcp>>>,
+    /// The permission mode (`mode.rs`): read at every model call and every tool call.
+    mode: Mutex<zeroclaw_protocol::methods::PermissionMode>,
+    /// Held across storing a mode and setting it here (`mode.rs`).
+    mode_change: tokio::sync::Mutex<()>,
 }
 
 impl Session {
@@ -182,6 +187,8 @@ impl Session {
             turn: Mutex::new(None),
             calibration: Mutex::new(Calibration::default()),
             mcp: Mutex::new(None),
+            mode: Mutex::new(row.mode),
+            mode_change: tokio::sync::Mutex::new(()),
         }
     }
 

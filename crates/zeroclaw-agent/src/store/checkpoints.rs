@@ -320,6 +320,8 @@ impl Db {
             updated_at: now,
             message_count: copied,
             sandbox: source.sandbox,
+            // A fork starts asking again, whatever its source's mode.
+            mode: zeroclaw_protocol::methods::PermissionMode::Default,
         })
     }
 }

@@ -152,6 +152,8 @@ pub struct SessionRow {
     pub message_count: i64,
     /// The session's own sandbox; `None`: it follows `[sandbox]`.
     pub sandbox: Option<crate::sandbox::Choice>,
+    /// The session's permission mode (`session/set_mode`).
+    pub mode: zeroclaw_protocol::methods::PermissionMode,
 }
 
 /// One stored message. `data` is a tool call's input or a tool result's output.
@@ -348,6 +350,18 @@ impl Store {
         let (id, model) = (id.to_owned(), model.to_owned());
         self.writer
             .run(move |db| db.set_session_model(&id, &model))
+            .await
+    }
+
+    /// Sets a session's permission mode; `false` if there is no such session.
+    pub async fn set_session_mode(
+        &self,
+        id: &str,
+        mode: zeroclaw_protocol::methods::PermissionMode,
+    ) -> Result<bool> {
+        let id = id.to_owned();
+        self.writer
+            .run(move |db| db.set_session_mode(&id, mode))
             .await
     }
 

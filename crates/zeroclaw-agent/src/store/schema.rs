@@ -153,6 +153,11 @@ CREATE TABLE rewinds (
 );
 CREATE INDEX rewinds_by_session ON rewinds(session_id, created_at);
 "#,
+    // 9: a session's permission mode (`session/set_mode`): `plan`, `default`,
+    // `accept-edits` or `auto`; sessions from before start in `default`.
+    r#"
+ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'default';
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

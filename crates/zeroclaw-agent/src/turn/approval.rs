@@ -20,19 +20,21 @@ impl Turn<'_> {
     pub(super) async fn permission(
         &self,
         call: &ToolCall,
+        tool: &dyn crate::tools::DynTool,
         target: Option<&Target>,
-        policy: ToolPolicy,
         escape: Option<&str>,
         hook: Option<HookPermission>,
         preview: impl Future<Output = Option<ApprovalPreview>>,
     ) -> Result<(), String> {
         let name = call.name.as_str();
+        let policy = tool.policy();
         let (policy, own_policy) = match policy {
             ToolPolicy::Configurable(default) => {
                 (self.env.config.approvals.policy(name, default), false)
             }
             ToolPolicy::Own(policy) => (policy, true),
         };
+        let policy = self.mode_policy(policy, tool, target);
         let denied = self.origin.unattended.as_ref().map(|u| u.denied());
         let facts = Facts {
             tool: name,
@@ -62,7 +64,7 @@ impl Turn<'_> {
 
     /// Sends an `approval_request` for `call` and waits for the answer (the turn's
     /// cancellation and the approval timeout end the wait: a refusal).
-    async fn ask(
+    pub(super) async fn ask(
         &self,
         call: &ToolCall,
         target: Option<&Target>,
@@ -74,7 +76,8 @@ impl Turn<'_> {
         let preview = preview.await.map(Box::new);
         // Leaving the sandbox is allowed once at a time: "always" is not offered, and an
         // `allow_always` sent anyway counts as once (`decide` never consults the list).
-        let escaping = escape.is_some();
+        // An `exit_plan` question is about this one plan (`exit_plan.rs`): once too.
+        let escaping = escape.is_some() || name == super::exit_plan::EXIT_PLAN;
         let options = if escaping {
             vec![Decision::AllowOnce, Decision::Reject]
         } else {

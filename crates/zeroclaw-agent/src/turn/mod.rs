@@ -21,8 +21,10 @@ mod checkpoint;
 mod client_files;
 mod compact;
 mod error;
+mod exit_plan;
 mod halt;
 mod hooks;
+mod modes;
 mod permission;
 mod plan;
 mod spawn;
@@ -34,6 +36,7 @@ mod tool_context;
 pub use compact::{CompactError, Compaction, Mode as CompactMode};
 pub use error::{Failure, TurnError};
 pub use hooks::session_start;
+pub use modes::auto_refused;
 pub use spawn::{StartError, start, start_as};
 
 use crate::config::{Config, Policy};

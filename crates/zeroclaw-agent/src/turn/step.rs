@@ -162,12 +162,14 @@ impl Turn<'_> {
         let mut step = 1;
         while step <= i64::from(self.env.config.agent.max_steps) {
             let tools = self.offered_tools(own.as_deref());
-            let system = with_summary(&base_system, context.summary.as_deref());
+            let mut system = with_summary(&base_system, context.summary.as_deref());
+            system.push_str(self.mode_prompt());
+            let offered = self.offered_definitions(&tools);
             let request = ChatRequest {
                 model: &model,
                 system: Some(&system),
                 messages: &context.messages,
-                tools: tools.definitions(),
+                tools: &offered,
             };
             let estimate = self.env.provider.estimate(&request);
             if compacted_at < step && self.session.calibration().apply(estimate) > limit {

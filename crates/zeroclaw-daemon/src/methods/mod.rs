@@ -97,6 +97,7 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::SchedulesList>(READ),
     row::<m::ScheduleRun>(OPERATE),
     row::<m::SessionSetModel>(OPERATE),
+    row::<m::SessionSetMode>(OPERATE),
     row::<m::SessionResolve>(READ),
     row::<m::SessionCheckpoints>(READ),
     row::<m::SessionRewind>(OPERATE),

@@ -114,6 +114,9 @@ pub struct SessionInfo {
     /// The instruction files its turns load (`session/context` has the whole picture).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instructions: Vec<InstructionFile>,
+    /// The session's permission mode (`session/set_mode`); `default` from older daemons.
+    #[serde(default)]
+    pub mode: super::PermissionMode,
 }
 
 /// An `AGENTS.md` (or `CLAUDE.md`) in the system prompt (`session/context`, `project.rs`).
@@ -172,6 +175,9 @@ pub struct SessionSummary {
     /// The session's sandbox, as its turns will run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SessionSandbox>,
+    /// The session's permission mode (`session/set_mode`); `default` from older daemons.
+    #[serde(default)]
+    pub mode: super::PermissionMode,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
