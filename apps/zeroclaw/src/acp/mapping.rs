@@ -153,7 +153,10 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
             ..
         } => SessionUpdate::ToolCallUpdate(tool_result(tool_call_id, raw_output, *is_error)),
         Update::Plan { entries } => SessionUpdate::Plan(plan(entries)),
-        Update::ModeChanged { mode, .. } => super::modes::update(*mode),
+        // A mode's ACP id is its name on our wire (`modes.rs`).
+        Update::ModeChanged { mode, .. } => SessionUpdate::CurrentModeUpdate(
+            agent_client_protocol::v1::schema::CurrentModeUpdate::new(mode.as_str()),
+        ),
         Update::ApprovalRequest { .. }
         | Update::TurnComplete { .. }
         | Update::ContextCompacted { .. }

@@ -1,13 +1,12 @@
 //! Our permission modes as ACP's session modes: `modes` (`currentModeId`,
 //! `availableModes`) in the `session/new` and `session/load` answers, the editor's
-//! `session/set_mode` as ours, and our `mode_changed` as ACP's `current_mode_update`
+//! `session/set_mode` as ours (our `mode_changed` is ACP's `current_mode_update`: `mapping.rs`)
 //! (docs/acp.md, "Session modes"). A mode's ACP id is its name on our wire.
 
 use agent_client_protocol::Error as AcpError;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    CurrentModeUpdate, SessionMode, SessionModeState, SessionUpdate, SetSessionModeRequest,
-    SetSessionModeResponse,
+    SessionMode, SessionModeState, SetSessionModeRequest, SetSessionModeResponse,
 };
 use zeroclaw_client::Client;
 use zeroclaw_client::protocol::methods::PermissionMode;
@@ -44,11 +43,6 @@ pub fn state(current: PermissionMode) -> SessionModeState {
         })
         .collect();
     SessionModeState::new(current.as_str(), available)
-}
-
-/// Our `mode_changed` as ACP's `current_mode_update`.
-pub fn update(mode: PermissionMode) -> SessionUpdate {
-    SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str()))
 }
 
 /// The editor's `session/set_mode`: ours; an unknown mode id is `-32602` naming the modes.

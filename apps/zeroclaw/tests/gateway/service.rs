@@ -413,7 +413,11 @@ fn the_launchd_agent_install_would_write_parses_as_a_plist() {
     let files = dry_run(&dir, "macos");
     let (path, text) = files.iter().next().unwrap();
     assert!(
-        path.ends_with("Library/LaunchAgents/dev.zeroclaw.daemon.plist"),
+        std::path::Path::new(path).ends_with(
+            std::path::Path::new("Library")
+                .join("LaunchAgents")
+                .join("dev.zeroclaw.daemon.plist")
+        ),
         "{path}"
     );
     let plist = plist::Value::from_reader_xml(text.as_bytes()).unwrap();
@@ -655,4 +659,41 @@ fn the_service_docs_list_every_metric_the_daemon_serves() {
             "docs/service.md has no row `| `{shown}` | {ty} |`"
         );
     }
+}
+
+/// Runs on Linux and, under Wine, as a Windows binary (scripts/windows-tests.sh): the logon
+/// task's command line names this binary, the config dir and `daemon`.
+#[test]
+fn the_windows_logon_task_install_would_create_runs_the_daemon_of_this_config_dir() {
+    let dir = TestDir::new();
+    let out = dir
+        .command(&[
+            "service",
+            "install",
+            "--user",
+            "--dry-run",
+            "--platform",
+            "windows",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let command = text
+        .lines()
+        .find_map(|l| l.strip_prefix("$ "))
+        .unwrap_or_else(|| panic!("no command in:\n{text}"));
+    assert!(
+        command.starts_with("schtasks /Create /TN zeroclaw /SC ONLOGON /RL LIMITED /TR "),
+        "{command}"
+    );
+    let config_dir = dir.config_dir();
+    let expected = format!(
+        "\"--config-dir\" \"{}\" \"daemon\" /F",
+        config_dir.display()
+    );
+    assert!(
+        command.ends_with(&expected),
+        "{command}\nwanted the end: {expected}"
+    );
 }

@@ -67,7 +67,16 @@ fn plan_mode_offers_only_read_only_tools_and_refuses_a_write_called_anyway() {
     for request in &requests {
         assert_eq!(
             offered(&request.body),
-            ["read_file", "list_dir", "grep", "ask_user", "exit_plan"]
+            [
+                "read_file",
+                "list_dir",
+                "grep",
+                "ask_user",
+                "todo_write",
+                "glob",
+                "web_fetch",
+                "exit_plan"
+            ]
         );
         assert!(system(&request.body).contains("You are in plan mode"));
     }
