@@ -22,6 +22,8 @@ pub const EVENTS: &[&str] = &[
     "session_rewound",
     "session_forked",
     "hook_result",
+    "user_message",
+    "approval_resolved",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -144,9 +146,34 @@ pub enum Update<'a> {
     /// events, its exit code and what it decided. Stored in the history and replayed.
     /// Boxed: a large member that would otherwise grow every `Update`.
     HookResult(Box<HookResult>),
+    /// A `session/steer` message, as the running turn takes it (stored, then sent, before
+    /// the model request that carries it).
+    UserMessage { text: Cow<'a, str> },
+    /// An `approval_request` was settled: answered by a client, timed out, or dropped by the
+    /// turn's cancellation. Sent before the call's `tool_result`; clients remove the prompt.
+    #[serde(rename_all = "camelCase")]
+    ApprovalResolved {
+        request_id: String,
+        /// What was decided; a time-out or a cancellation is `reject`.
+        decision: Decision,
+        /// Who settled it: `client`, `timeout` or `cancelled`.
+        by: ResolvedBy,
+    },
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
+}
+
+/// Who settled an approval request (`approval_resolved`'s `by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolvedBy {
+    /// A client's `session/approve` (any attached client).
+    Client,
+    /// Nobody answered within `approvals.timeout_secs`.
+    Timeout,
+    /// The turn was cancelled (or its session deleted, the daemon stopped) first.
+    Cancelled,
 }
 
 /// One hook's run: which event, which command, how it ended.
@@ -270,6 +297,8 @@ impl<'a> Update<'a> {
             Update::SessionRewound { .. } => "session_rewound",
             Update::SessionForked { .. } => "session_forked",
             Update::HookResult(_) => "hook_result",
+            Update::UserMessage { .. } => "user_message",
+            Update::ApprovalResolved { .. } => "approval_resolved",
             Update::Unknown => "unknown",
         }
     }
@@ -367,6 +396,14 @@ mod tests {
                 message: Some("no rm".into()),
                 context: None,
             })),
+            Update::UserMessage {
+                text: "also this".into(),
+            },
+            Update::ApprovalResolved {
+                request_id: "r".into(),
+                decision: Decision::Reject,
+                by: ResolvedBy::Timeout,
+            },
         ]
     }
 

@@ -19,6 +19,7 @@ mod audience;
 mod chunk_frame;
 mod fit;
 mod pace;
+mod steer;
 
 use crate::link::{Link, Notification};
 use crate::mcp::Mcp;
@@ -52,6 +53,8 @@ impl From<StoreError> for JoinError {
 }
 
 pub use audience::ConnId;
+pub use steer::SteerRefused;
+use steer::Steers;
 pub use fit::fit_update;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -74,6 +77,8 @@ pub struct ActiveTurn {
     /// Cancelled once the turn has ended and left its session.
     pub finished: CancellationToken,
     approvals: Mutex<HashMap<String, PendingApproval>>,
+    /// `session/steer` messages the turn has not taken yet (`steer.rs`).
+    steers: Mutex<Steers>,
 }
 
 impl ActiveTurn {
@@ -83,7 +88,24 @@ impl ActiveTurn {
             cancel: CancellationToken::new(),
             finished: CancellationToken::new(),
             approvals: Mutex::new(HashMap::new()),
+            steers: Mutex::new(Steers::default()),
         })
+    }
+
+    /// Queues a `session/steer` message for the turn's next step.
+    pub fn steer(&self, text: String) -> Result<(), SteerRefused> {
+        lock(&self.steers).push(text)
+    }
+
+    /// The steer messages waiting, oldest first, taken from the queue.
+    pub fn take_steers(&self) -> Vec<String> {
+        lock(&self.steers).take()
+    }
+
+    /// The steer messages waiting; if there are none, the queue is closed (the turn is
+    /// about to end) and every later `steer` is refused as [`SteerRefused::Ended`].
+    pub fn take_steers_or_close(&self) -> Vec<String> {
+        lock(&self.steers).take_or_close()
     }
 
     /// Registers an approval request; the receiver yields the decision.

@@ -25,6 +25,7 @@ mod halt;
 mod hooks;
 mod permission;
 mod spawn;
+mod steer;
 mod step;
 mod target;
 mod tool_call;
