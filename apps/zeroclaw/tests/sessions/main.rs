@@ -15,6 +15,7 @@ mod common;
 
 mod anthropic;
 mod approval_preview;
+mod approval_resolved;
 mod approvals;
 mod ask_user;
 mod backpressure;
@@ -40,5 +41,6 @@ mod replay;
 mod restart;
 mod session_methods;
 mod set_model;
+mod steer;
 mod streaming;
 mod tools;
