@@ -41,14 +41,15 @@ fn a_websocket_client_gets_approval_resolved_before_the_tool_result_and_can_stee
         let prompt = a.start_prompt(&session, "run it");
         let ask = updates_until(&mut ws, "approval_request").await.pop().unwrap();
 
-        send(
+        // The steer waits for the turn's next step, after the call the approval holds.
+        let steered = call(
             &mut ws,
-            json!({"jsonrpc": "2.0", "id": 3, "method": "session/steer",
-                "params": {"sessionId": session, "text": "from the browser"}}),
+            3,
+            "session/steer",
+            json!({"sessionId": session, "text": "from the browser"}),
         )
         .await;
-        let seen = updates_until(&mut ws, "user_message").await;
-        assert_eq!(seen.last().unwrap()["text"], "from the browser");
+        assert!(steered["result"]["turnId"].is_string(), "{steered}");
         a.call(
             "session/approve",
             json!({"sessionId": session, "requestId": ask["requestId"], "decision": "allow_once"}),
@@ -59,6 +60,9 @@ fn a_websocket_client_gets_approval_resolved_before_the_tool_result_and_can_stee
         assert_eq!(seen[0]["requestId"], ask["requestId"]);
         assert_eq!(seen[0]["by"], "client");
         assert_eq!(seen[0]["decision"], "allow_once");
+        let seen = updates_until(&mut ws, "user_message").await;
+        assert_eq!(seen, [json!({"sessionId": session, "turnId": ask["turnId"],
+            "type": "user_message", "text": "from the browser"})]);
         let turn = a.drive(&prompt, ignore_all);
         assert_eq!(turn.result()["stopReason"], "end_turn");
     });

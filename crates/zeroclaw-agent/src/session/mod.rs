@@ -622,6 +622,14 @@ impl Sessions {
             .is_some_and(|s| s.active_turn().is_some())
     }
 
+    /// Whether the session's running turn waits for an answer to an approval request.
+    pub fn is_waiting(&self, session_id: &str) -> bool {
+        lock(&self.live)
+            .get(session_id)
+            .and_then(|s| s.active_turn())
+            .is_some_and(|turn| turn.approvals_waiting() > 0)
+    }
+
     /// Cancels every running turn (daemon shutdown).
     pub fn cancel_all(&self) -> usize {
         let live = lock(&self.live);
