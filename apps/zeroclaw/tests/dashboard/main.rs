@@ -49,6 +49,8 @@ mod sandbox;
 #[cfg(unix)]
 mod sessions;
 #[cfg(unix)]
+mod steer;
+#[cfg(unix)]
 mod streaming;
 #[cfg(unix)]
 mod theme;
@@ -65,6 +67,7 @@ fn main() {
         failed_prompt::TESTS,
         streaming::TESTS,
         approvals::TESTS,
+        steer::TESTS,
         keyboard::TESTS,
         output::TESTS,
         questions::TESTS,

@@ -13,6 +13,9 @@ mod custom;
 mod sandbox;
 mod sessions;
 mod turn;
+mod typing;
+
+pub use typing::Typing;
 
 use crate::forms::{Forwarder, Question, TerminalForms};
 use crate::input::{Input, Read};
@@ -90,6 +93,9 @@ struct App {
     running: Option<Turn>,
     /// The undo id of this session's last rewind (`/rewind back`).
     last_undo: Option<String>,
+    /// Prompts typed with Alt-Enter during a turn, sent one by one after it
+    /// (`typing.rs`; at most [`typing::MAX_QUEUED`]).
+    queued: typing::Queued,
 }
 
 /// Runs zerocode to its end; returns the exit status. Every exit path leaves the terminal
@@ -159,6 +165,7 @@ async fn start(paths: Paths, options: Options) -> Result<Stop, String> {
         listed: Vec::new(),
         running: None,
         last_undo: None,
+        queued: typing::Queued::new(),
     };
     let opened = match options.session {
         Some(id) => match app.find_session(&id, false).await {
@@ -235,6 +242,14 @@ impl App {
     async fn repl(&mut self) -> Stop {
         let mut interrupted = false;
         loop {
+            // A prompt queued during the last turn (Alt-Enter) goes first.
+            if let Some(queued) = self.next_queued() {
+                self.line(&format!("{PROMPT}{queued}"));
+                if let Err(stop) = self.prompt(&queued).await {
+                    return stop;
+                }
+                continue;
+            }
             self.refresh_completion().await;
             let read = {
                 let read = self.input.read_prompt(PROMPT);
