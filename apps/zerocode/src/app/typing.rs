@@ -129,8 +129,17 @@ impl App {
     /// the next prompt instead.
     async fn steer(&mut self, text: String) -> Step {
         match self.client.session_steer(&self.session.id, &text).await {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.screen().end_line();
+                self.line(&dim(&format!(
+                    "steer sent (the model reads it after the current step): {}",
+                    crate::term::sanitize(&text)
+                )));
+                Ok(())
+            }
             Err(CallError::Rpc(e)) if e.code == codes::NO_TURN_RUNNING => {
+                self.screen().end_line();
+                self.line(&dim(&format!("the turn is ending; sent as the next prompt: {text}")));
                 self.queued.push_back(text);
                 Ok(())
             }

@@ -21,4 +21,5 @@ mod checkpoints;
 mod commands;
 mod input;
 mod rendering;
+mod steer;
 mod titles;
