@@ -113,7 +113,11 @@ impl Status {
             let hint = " · Enter steers · Alt-Enter queues";
             let room = max.saturating_sub(hint.chars().count() + 2).max(1);
             let count = self.typed.chars().count();
-            let tail: String = self.typed.chars().skip(count.saturating_sub(room)).collect();
+            let tail: String = self
+                .typed
+                .chars()
+                .skip(count.saturating_sub(room))
+                .collect();
             return format!("› {tail}{hint}").chars().take(max).collect();
         }
         let frame = (elapsed.as_millis() / FRAME.as_millis()) as usize % SPINNER.len();

@@ -22,8 +22,7 @@ use zeroclaw_protocol::{
     MessagePage, NewSessionParams, NoParams, ProjectContext, PromptResult, RewindParams,
     RewindResult, Run, RunsGetParams, RunsListParams, RunsListResult, SessionInfo,
     SessionListResult, SessionSummary, StatusResult, SteerResult, UnrewindParams, UnrewindResult,
-    codes,
-    methods as m,
+    codes, methods as m,
 };
 
 /// `POST /api/v1/sessions/{id}/prompt`'s body (the session is in the path).

@@ -49,11 +49,7 @@ fn an_approval_answered_in_one_window_leaves_the_other_before_the_result_and_ent
         // The second window shows the request, and its list shows the session waiting.
         c.switch_to_window(second.clone()).await.unwrap();
         element(c, &allow).await;
-        element(
-            c,
-            &format!(".session-item[data-id='{id}'] .waiting-label"),
-        )
-        .await;
+        element(c, &format!(".session-item[data-id='{id}'] .waiting-label")).await;
 
         // Allowed in the first window...
         c.switch_to_window(first.clone()).await.unwrap();
@@ -71,7 +67,9 @@ fn an_approval_answered_in_one_window_leaves_the_other_before_the_result_and_ent
         until_text(c, &format!("{card} .tool-state"), "allowed").await;
         until(
             c,
-            &format!("document.querySelector(\".session-item[data-id='{id}'] .waiting-label\") === null"),
+            &format!(
+                "document.querySelector(\".session-item[data-id='{id}'] .waiting-label\") === null"
+            ),
             json!(null),
         )
         .await;

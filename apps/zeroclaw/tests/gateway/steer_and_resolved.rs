@@ -39,7 +39,10 @@ fn a_websocket_client_gets_approval_resolved_before_the_tool_result_and_can_stee
         let loaded = call(&mut ws, 2, "session/load", json!({"sessionId": session})).await;
         assert!(loaded.get("error").is_none(), "{loaded}");
         let prompt = a.start_prompt(&session, "run it");
-        let ask = updates_until(&mut ws, "approval_request").await.pop().unwrap();
+        let ask = updates_until(&mut ws, "approval_request")
+            .await
+            .pop()
+            .unwrap();
 
         // The steer waits for the turn's next step, after the call the approval holds.
         let steered = call(
@@ -61,8 +64,11 @@ fn a_websocket_client_gets_approval_resolved_before_the_tool_result_and_can_stee
         assert_eq!(seen[0]["by"], "client");
         assert_eq!(seen[0]["decision"], "allow_once");
         let seen = updates_until(&mut ws, "user_message").await;
-        assert_eq!(seen, [json!({"sessionId": session, "turnId": ask["turnId"],
-            "type": "user_message", "text": "from the browser"})]);
+        assert_eq!(
+            seen,
+            [json!({"sessionId": session, "turnId": ask["turnId"],
+            "type": "user_message", "text": "from the browser"})]
+        );
         let turn = a.drive(&prompt, ignore_all);
         assert_eq!(turn.result()["stopReason"], "end_turn");
     });

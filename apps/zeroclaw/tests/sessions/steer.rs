@@ -24,7 +24,8 @@ fn sent(body: &Value) -> Vec<(String, String)> {
 fn a_steer_sent_while_an_approval_waits_is_in_the_next_request_and_the_history_in_order() {
     let env = Env::new("", "");
     env.fake.push(bash_call("call_1", "echo steered", 2));
-    env.fake.push(openai::text(&["done, and checked the tests"]));
+    env.fake
+        .push(openai::text(&["done, and checked the tests"]));
     let mut a = env.daemon.client();
     let mut b = env.daemon.client();
     let session = a.new_session(&env.work);
@@ -147,7 +148,10 @@ fn a_steer_with_no_turn_running_is_refused_so_the_client_sends_a_prompt() {
     );
     assert_eq!(refused["code"], -32005, "{refused}");
     assert!(
-        refused["message"].as_str().unwrap().contains("session/prompt"),
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("session/prompt"),
         "{refused}"
     );
     assert!(client.messages(&session).is_empty());
@@ -157,12 +161,8 @@ fn a_steer_with_no_turn_running_is_refused_so_the_client_sends_a_prompt() {
 fn a_steer_too_long_or_one_too_many_is_refused_naming_the_limit() {
     let env = Env::new("", "");
     let gate = Gate::new();
-    env.fake.push(
-        openai::Builder::new()
-            .wait_for(&gate)
-            .text("ok")
-            .build(),
-    );
+    env.fake
+        .push(openai::Builder::new().wait_for(&gate).text("ok").build());
     env.fake.push(openai::text(&["all taken"]));
     let mut client = env.daemon.client();
     let session = client.new_session(&env.work);
@@ -170,16 +170,10 @@ fn a_steer_too_long_or_one_too_many_is_refused_naming_the_limit() {
     env.fake.wait_for_requests(1);
 
     let long = "x".repeat(64 * 1024 + 1);
-    let refused = client.fail(
-        "session/steer",
-        json!({"sessionId": session, "text": long}),
-    );
+    let refused = client.fail("session/steer", json!({"sessionId": session, "text": long}));
     assert_eq!(refused["code"], -32602, "{refused}");
     assert_eq!(refused["data"]["limit"], 64 * 1024, "{refused}");
-    let empty = client.fail(
-        "session/steer",
-        json!({"sessionId": session, "text": "  "}),
-    );
+    let empty = client.fail("session/steer", json!({"sessionId": session, "text": "  "}));
     assert_eq!(empty["code"], -32602, "{empty}");
 
     for i in 0..8 {
@@ -205,5 +199,8 @@ fn a_steer_too_long_or_one_too_many_is_refused_naming_the_limit() {
         .filter(|(role, text)| role == "user" && text.starts_with("note "))
         .map(|(_, text)| text.as_str())
         .collect();
-    assert_eq!(steers, (0..8).map(|i| format!("note {i}")).collect::<Vec<_>>());
+    assert_eq!(
+        steers,
+        (0..8).map(|i| format!("note {i}")).collect::<Vec<_>>()
+    );
 }

@@ -3,13 +3,12 @@
 
 use super::typing::Typed;
 use super::{App, Step, Stop, Typing};
-use std::collections::VecDeque;
 use crate::approval;
 use crate::mentions;
 use crate::render;
 use crate::status::{self, Phase};
 use crate::term::{self, dim, red};
-use zeroclaw_client::protocol::events::ResolvedBy;
+use std::collections::VecDeque;
 use zeroclaw_client::{Approval, Decision, Turn, TurnEvent, Update};
 
 impl App {
@@ -83,7 +82,17 @@ impl App {
         loop {
             // Events that arrived while an approval question waited, in order.
             while let Some(event) = held.pop_front() {
-                if self.event(&mut turn, &mut typing, &mut held, event, following, &mut cancelling).await? {
+                if self
+                    .event(
+                        &mut turn,
+                        &mut typing,
+                        &mut held,
+                        event,
+                        following,
+                        &mut cancelling,
+                    )
+                    .await?
+                {
                     return Ok(());
                 }
             }
@@ -126,7 +135,9 @@ impl App {
             };
             if interrupted {
                 if cancelling {
-                    self.line(&dim("quitting; the turn may still be winding down in the daemon"));
+                    self.line(&dim(
+                        "quitting; the turn may still be winding down in the daemon",
+                    ));
                     return Err(Stop::Interrupted);
                 }
                 self.cancel(&turn, &mut cancelling).await?;
@@ -165,7 +176,7 @@ impl App {
                 // question goes at once (`approval_resolved`).
                 let decision = tokio::select! {
                     decision = self.ask_approval(&request, typing) => decision,
-                    (by, decision) = resolved_elsewhere(turn, &request.request_id, held) => {
+                    (by, decision) = turn.resolved(&request.request_id, held) => {
                         self.screen().end_line();
                         self.line(&dim(&format!("\n{}", render::resolved_elsewhere(decision, by))));
                         self.screen().status_suspend(false);
@@ -269,26 +280,5 @@ impl App {
         let question = approval::question(&request.name, &request.raw_input);
         let always = request.options.is_empty() || request.options.contains(&Decision::AllowAlways);
         approval::decide(&self.input, &question, always, Some(typing)).await
-    }
-}
-
-/// Waits for the `approval_resolved` of `request_id` among the turn's events, keeping the
-/// others in `held` (in order) for the turn loop; who settled it and how. Waits forever
-/// once the turn's events end (the turn's end is then in `held`'s last).
-async fn resolved_elsewhere(
-    turn: &mut Turn,
-    request_id: &str,
-    held: &mut VecDeque<TurnEvent>,
-) -> (ResolvedBy, Decision) {
-    loop {
-        match turn.next().await {
-            Some(TurnEvent::Update(Update::ApprovalResolved {
-                request_id: settled,
-                decision,
-                by,
-            })) if settled == request_id => return (by, decision),
-            Some(other) => held.push_back(other),
-            None => std::future::pending::<()>().await,
-        }
     }
 }

@@ -95,7 +95,11 @@ pub enum Typed {
 
 impl App {
     /// Takes one key typed during a turn in session `session_id`.
-    pub(super) async fn typed(&mut self, typing: &mut Typing, key: Key) -> Result<Typed, super::Stop> {
+    pub(super) async fn typed(
+        &mut self,
+        typing: &mut Typing,
+        key: Key,
+    ) -> Result<Typed, super::Stop> {
         match key {
             Key::Char(c) if typing.line.len() < MAX_TYPED => typing.line.push(c),
             Key::Backspace => {
@@ -139,7 +143,9 @@ impl App {
             }
             Err(CallError::Rpc(e)) if e.code == codes::NO_TURN_RUNNING => {
                 self.screen().end_line();
-                self.line(&dim(&format!("the turn is ending; sent as the next prompt: {text}")));
+                self.line(&dim(&format!(
+                    "the turn is ending; sent as the next prompt: {text}"
+                )));
                 self.queued.push_back(text);
                 Ok(())
             }

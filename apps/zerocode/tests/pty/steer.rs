@@ -27,13 +27,19 @@ impl Other {
             next: 0,
             updates: Vec::new(),
         };
-        other.call("initialize", json!({"protocolVersion": 1, "clientInfo": {"name": "other", "version": "0"}}));
+        other.call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientInfo": {"name": "other", "version": "0"}}),
+        );
         other
     }
 
     fn read(&mut self) -> Value {
         let mut line = String::new();
-        assert!(self.reader.read_line(&mut line).unwrap() > 0, "the daemon closed");
+        assert!(
+            self.reader.read_line(&mut line).unwrap() > 0,
+            "the daemon closed"
+        );
         serde_json::from_str(&line).unwrap()
     }
 
@@ -68,7 +74,10 @@ impl Other {
     /// Attaches to zerocode's session (the only one).
     fn attach(&mut self) -> String {
         let list = self.call("session/list", json!({}));
-        let id = list["sessions"][0]["sessionId"].as_str().unwrap().to_owned();
+        let id = list["sessions"][0]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         self.call("session/load", json!({"sessionId": id}));
         id
     }

@@ -53,9 +53,9 @@ impl From<StoreError> for JoinError {
 }
 
 pub use audience::ConnId;
+pub use fit::fit_update;
 pub use steer::SteerRefused;
 use steer::Steers;
-pub use fit::fit_update;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every critical section here is a few map operations that leave the data consistent
