@@ -226,6 +226,14 @@ impl Screen {
         }
     }
 
+    /// Shows what has been typed during the turn on the status line (`app/typing.rs`).
+    pub fn status_typed(&mut self, typed: &str) {
+        if let Some(status) = &mut self.status {
+            status.set_typed(typed);
+            self.write("");
+        }
+    }
+
     /// While `true`, the status line is erased and not drawn: call it before anything
     /// other than this screen writes to the terminal or reads a line there (a line editor,
     /// a form), and with `false` after.
@@ -474,6 +482,24 @@ fn output_text(output: &Value) -> String {
 }
 
 /// The line after a turn: `[end_turn]  12 in · 3 out tokens · 4.2s`.
+/// The line for a `session/steer` message as the turn took it.
+pub fn steered(text: &str) -> String {
+    format!("› {} (steered into the turn)", crate::term::sanitize(text))
+}
+
+/// The line for an approval question settled elsewhere, which is then withdrawn.
+pub fn resolved_elsewhere(
+    decision: zeroclaw_client::Decision,
+    by: zeroclaw_client::protocol::events::ResolvedBy,
+) -> String {
+    use zeroclaw_client::protocol::events::ResolvedBy;
+    match by {
+        ResolvedBy::Client => format!("answered in another client: {}", decision.as_str()),
+        ResolvedBy::Timeout => "not answered in time: refused".into(),
+        ResolvedBy::Cancelled => "the turn was cancelled: refused".into(),
+    }
+}
+
 pub fn status_line(stop: StopReason, usage: Option<Usage>, elapsed: Option<Duration>) -> String {
     let mut line = format!("[{}]", stop.as_str());
     if let Some(u) = usage {

@@ -52,6 +52,8 @@ pub struct Status {
     sandbox: Option<String>,
     /// The session's permission mode (`mode plan`); `None` before one is known.
     mode: Option<String>,
+    /// What the user has typed during the turn (`app/typing.rs`), shown instead of the rest.
+    typed: String,
 }
 
 /// A session's sandbox in a few words: `sandbox workspace-write`, `… +network`, or
@@ -76,6 +78,7 @@ impl Status {
             streamed_chars: 0,
             sandbox: None,
             mode: None,
+            typed: String::new(),
         }
     }
 
@@ -95,6 +98,11 @@ impl Status {
         self.mode = label;
     }
 
+    /// What has been typed during the turn; empty: the usual line.
+    pub fn set_typed(&mut self, typed: &str) {
+        crate::term::sanitize(typed).clone_into(&mut self.typed);
+    }
+
     pub fn set_phase(&mut self, phase: Phase) {
         self.phase = phase;
     }
@@ -112,6 +120,19 @@ impl Status {
     /// free: writing it makes some terminals wrap).
     pub fn text(&self, now: Instant, width: usize) -> String {
         let elapsed = self.elapsed(now);
+        let max = width.saturating_sub(1).max(10);
+        if !self.typed.is_empty() {
+            // The end of what is typed, where the cursor would be.
+            let hint = " · Enter steers · Alt-Enter queues";
+            let room = max.saturating_sub(hint.chars().count() + 2).max(1);
+            let count = self.typed.chars().count();
+            let tail: String = self
+                .typed
+                .chars()
+                .skip(count.saturating_sub(room))
+                .collect();
+            return format!("› {tail}{hint}").chars().take(max).collect();
+        }
         let frame = (elapsed.as_millis() / FRAME.as_millis()) as usize % SPINNER.len();
         let mut text = format!(
             "{} {} · {}",
@@ -132,7 +153,6 @@ impl Status {
             text.push_str(mode);
         }
         text.push_str(" · Ctrl-C cancels");
-        let max = width.saturating_sub(1).max(10);
         if text.chars().count() > max {
             text = text.chars().take(max).collect();
         }

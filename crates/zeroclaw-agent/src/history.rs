@@ -294,6 +294,10 @@ pub fn replay_event(row: &MessageRow) -> Update<'static> {
     let name = row.tool_name.clone().unwrap_or_default();
     let data = row.data.clone().unwrap_or(Value::Null);
     match row.kind {
+        // A `session/steer` message is replayed as it was first sent.
+        MessageKind::User if data.get("steer").and_then(Value::as_bool) == Some(true) => {
+            Update::UserMessage { text: text() }
+        }
         MessageKind::User => Update::UserMessageChunk { text: text() },
         MessageKind::Assistant => Update::AgentMessageChunk { text: text() },
         MessageKind::Thought => Update::AgentThoughtChunk { text: text() },

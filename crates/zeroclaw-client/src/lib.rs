@@ -540,6 +540,18 @@ impl Client {
         turn::approve(&self.handle, session_id, request_id, decision).await
     }
 
+    /// Adds `text` to the session's running turn (`session/steer`): the model gets it at
+    /// the turn's next step. Answers the turn's id; with no turn running, the daemon's
+    /// `NO_TURN_RUNNING` error (send a prompt instead).
+    pub async fn session_steer(&self, session_id: &str, text: &str) -> CallResult<String> {
+        let params = m::SteerParams {
+            session_id: session_id.to_owned(),
+            text: text.to_owned(),
+        };
+        let result = self.request::<m::SessionSteer>(&params).await?;
+        Ok(result.turn_id)
+    }
+
     /// Sets a session's title; `None` (or a blank title) clears it.
     pub async fn session_rename(&self, session_id: &str, title: Option<&str>) -> CallResult<()> {
         let params = m::RenameParams {

@@ -24,6 +24,8 @@ pub const EVENTS: &[&str] = &[
     "hook_result",
     "plan",
     "mode_changed",
+    "user_message",
+    "approval_resolved",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -157,6 +159,19 @@ pub enum Update<'a> {
         mode: crate::methods::PermissionMode,
         previous: crate::methods::PermissionMode,
     },
+    /// A `session/steer` message, as the running turn takes it (stored, then sent, before
+    /// the model request that carries it).
+    UserMessage { text: Cow<'a, str> },
+    /// An `approval_request` was settled: answered by a client, timed out, or dropped by the
+    /// turn's cancellation. Sent before the call's `tool_result`; clients remove the prompt.
+    #[serde(rename_all = "camelCase")]
+    ApprovalResolved {
+        request_id: String,
+        /// What was decided; a time-out or a cancellation is `reject`.
+        decision: Decision,
+        /// Who settled it: `client`, `timeout` or `cancelled`.
+        by: ResolvedBy,
+    },
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
@@ -190,6 +205,18 @@ pub enum PlanPriority {
     High,
     Medium,
     Low,
+}
+
+/// Who settled an approval request (`approval_resolved`'s `by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolvedBy {
+    /// A client's `session/approve` (any attached client).
+    Client,
+    /// Nobody answered within `approvals.timeout_secs`.
+    Timeout,
+    /// The turn was cancelled (or its session deleted, the daemon stopped) first.
+    Cancelled,
 }
 
 /// One hook's run: which event, which command, how it ended.
@@ -315,6 +342,8 @@ impl<'a> Update<'a> {
             Update::HookResult(_) => "hook_result",
             Update::Plan { .. } => "plan",
             Update::ModeChanged { .. } => "mode_changed",
+            Update::UserMessage { .. } => "user_message",
+            Update::ApprovalResolved { .. } => "approval_resolved",
             Update::Unknown => "unknown",
         }
     }
@@ -422,6 +451,14 @@ mod tests {
             Update::ModeChanged {
                 mode: crate::methods::PermissionMode::Default,
                 previous: crate::methods::PermissionMode::Plan,
+            },
+            Update::UserMessage {
+                text: "also this".into(),
+            },
+            Update::ApprovalResolved {
+                request_id: "r".into(),
+                decision: Decision::Reject,
+                by: ResolvedBy::Timeout,
             },
         ]
     }

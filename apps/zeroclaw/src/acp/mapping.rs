@@ -141,6 +141,8 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         Update::AgentMessageChunk { text } => SessionUpdate::AgentMessageChunk(text_chunk(text)),
         Update::AgentThoughtChunk { text } => SessionUpdate::AgentThoughtChunk(text_chunk(text)),
         Update::UserMessageChunk { text } => SessionUpdate::UserMessageChunk(text_chunk(text)),
+        // A `session/steer` message (another client's): shown as the user's words.
+        Update::UserMessage { text } => SessionUpdate::UserMessageChunk(text_chunk(text)),
         Update::ToolCall {
             tool_call_id,
             name,
@@ -164,6 +166,8 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         | Update::SessionForked { .. }
         | Update::HookResult(_)
         | Update::Unknown => return None,
+        // Cancels the pending `session/request_permission` instead (`acp/mod.rs`).
+        Update::ApprovalResolved { .. } => return None,
     })
 }
 

@@ -53,6 +53,8 @@ mod sandbox;
 #[cfg(unix)]
 mod sessions;
 #[cfg(unix)]
+mod steer;
+#[cfg(unix)]
 mod streaming;
 #[cfg(unix)]
 mod theme;
@@ -69,6 +71,7 @@ fn main() {
         failed_prompt::TESTS,
         streaming::TESTS,
         approvals::TESTS,
+        steer::TESTS,
         keyboard::TESTS,
         output::TESTS,
         questions::TESTS,

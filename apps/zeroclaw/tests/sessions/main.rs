@@ -18,6 +18,7 @@ mod anthropic;
 // Issue 33: the agent's plan and the tools users expect.
 mod apply_patch;
 mod approval_preview;
+mod approval_resolved;
 mod approvals;
 mod ask_user;
 mod backpressure;
@@ -48,5 +49,6 @@ mod restart;
 mod session_methods;
 mod set_mode;
 mod set_model;
+mod steer;
 mod streaming;
 mod tools;

@@ -14,6 +14,9 @@ mod modes;
 mod sandbox;
 mod sessions;
 mod turn;
+mod typing;
+
+pub use typing::Typing;
 
 use crate::forms::{Forwarder, Question, TerminalForms};
 use crate::input::{Input, Read};
@@ -93,6 +96,9 @@ struct App {
     running: Option<Turn>,
     /// The undo id of this session's last rewind (`/rewind back`).
     last_undo: Option<String>,
+    /// Prompts typed with Alt-Enter during a turn, sent one by one after it
+    /// (`typing.rs`; at most [`typing::MAX_QUEUED`]).
+    queued: typing::Queued,
 }
 
 /// Runs zerocode to its end; returns the exit status. Every exit path leaves the terminal
@@ -163,6 +169,7 @@ async fn start(paths: Paths, options: Options) -> Result<Stop, String> {
         listed: Vec::new(),
         running: None,
         last_undo: None,
+        queued: typing::Queued::new(),
     };
     let opened = match options.session {
         Some(id) => match app.find_session(&id, false).await {
@@ -241,6 +248,14 @@ impl App {
         // The line Shift-Tab interrupted, read on after the mode changed.
         let mut initial = String::new();
         loop {
+            // A prompt queued during the last turn (Alt-Enter) goes first.
+            if let Some(queued) = self.next_queued() {
+                self.line(&format!("{PROMPT}{queued}"));
+                if let Err(stop) = self.prompt(&queued).await {
+                    return stop;
+                }
+                continue;
+            }
             self.refresh_completion().await;
             // Another client's mode change shows while the prompt is read (`modes.rs`).
             let mut idle = self.client.subscribe(&self.session.id);

@@ -24,4 +24,5 @@ mod input;
 mod modes;
 mod plan;
 mod rendering;
+mod steer;
 mod titles;

@@ -20,6 +20,7 @@ mod chunk_frame;
 mod fit;
 mod mode;
 mod pace;
+mod steer;
 
 use crate::link::{Link, Notification};
 use crate::mcp::Mcp;
@@ -54,6 +55,8 @@ impl From<StoreError> for JoinError {
 
 pub use audience::ConnId;
 pub use fit::fit_update;
+pub use steer::SteerRefused;
+use steer::Steers;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every critical section here is a few map operations that leave the data consistent
@@ -75,6 +78,8 @@ pub struct ActiveTurn {
     /// Cancelled once the turn has ended and left its session.
     pub finished: CancellationToken,
     approvals: Mutex<HashMap<String, PendingApproval>>,
+    /// `session/steer` messages the turn has not taken yet (`steer.rs`).
+    steers: Mutex<Steers>,
 }
 
 impl ActiveTurn {
@@ -84,7 +89,24 @@ impl ActiveTurn {
             cancel: CancellationToken::new(),
             finished: CancellationToken::new(),
             approvals: Mutex::new(HashMap::new()),
+            steers: Mutex::new(Steers::default()),
         })
+    }
+
+    /// Queues a `session/steer` message for the turn's next step.
+    pub fn steer(&self, text: String) -> Result<(), SteerRefused> {
+        lock(&self.steers).push(text)
+    }
+
+    /// The steer messages waiting, oldest first, taken from the queue.
+    pub fn take_steers(&self) -> Vec<String> {
+        lock(&self.steers).take()
+    }
+
+    /// The steer messages waiting; if there are none, the queue is closed (the turn is
+    /// about to end) and every later `steer` is refused as [`SteerRefused::Ended`].
+    pub fn take_steers_or_close(&self) -> Vec<String> {
+        lock(&self.steers).take_or_close()
     }
 
     /// Registers an approval request; the receiver yields the decision.
@@ -605,6 +627,14 @@ impl Sessions {
         lock(&self.live)
             .get(session_id)
             .is_some_and(|s| s.active_turn().is_some())
+    }
+
+    /// Whether the session's running turn waits for an answer to an approval request.
+    pub fn is_waiting(&self, session_id: &str) -> bool {
+        lock(&self.live)
+            .get(session_id)
+            .and_then(|s| s.active_turn())
+            .is_some_and(|turn| turn.approvals_waiting() > 0)
     }
 
     /// Cancels every running turn (daemon shutdown).

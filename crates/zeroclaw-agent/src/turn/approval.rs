@@ -9,7 +9,7 @@ use super::target::Target;
 use crate::provider::ToolCall;
 use crate::tools::ToolPolicy;
 use std::time::Duration;
-use zeroclaw_protocol::events::{ApprovalPreview, ApprovalTarget};
+use zeroclaw_protocol::events::{ApprovalPreview, ApprovalTarget, ResolvedBy};
 use zeroclaw_protocol::{Decision, SandboxEscape, Update};
 
 impl Turn<'_> {
@@ -109,17 +109,23 @@ impl Turn<'_> {
             biased;
             () = self.active.cancel.cancelled() => {
                 self.active.remove_approval(&request_id);
+                self.resolved(&request_id, Decision::Reject, ResolvedBy::Cancelled);
                 return Err("the turn was cancelled before this call was approved; it did not run".into());
             }
             decision = answer => decision.ok(),
             () = tokio::time::sleep(timeout) => {
                 self.active.remove_approval(&request_id);
+                self.resolved(&request_id, Decision::Reject, ResolvedBy::Timeout);
                 return Err(format!(
                     "nobody answered the approval request within {} s, so this {name} call was refused",
                     timeout.as_secs()
                 ));
             }
         };
+        match decision {
+            Some(decision) => self.resolved(&request_id, decision, ResolvedBy::Client),
+            None => self.resolved(&request_id, Decision::Reject, ResolvedBy::Cancelled),
+        }
         match decision {
             Some(Decision::AllowOnce) => Ok(()),
             Some(Decision::AllowAlways) if escaping => Ok(()),
@@ -140,5 +146,19 @@ impl Turn<'_> {
             )),
             None => Err("the approval request was dropped; the call did not run".into()),
         }
+    }
+
+    /// Tells every attached client that approval request `request_id` is settled, so each
+    /// removes its prompt at once; sent before the call runs or is refused, so before its
+    /// `tool_result`.
+    fn resolved(&self, request_id: &str, decision: Decision, by: ResolvedBy) {
+        self.session.broadcast(
+            self.id(),
+            Update::ApprovalResolved {
+                request_id: request_id.to_owned(),
+                decision,
+                by,
+            },
+        );
     }
 }

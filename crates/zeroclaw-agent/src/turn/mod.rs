@@ -28,6 +28,7 @@ mod modes;
 mod permission;
 mod plan;
 mod spawn;
+mod steer;
 mod step;
 mod target;
 mod tool_call;

@@ -83,6 +83,7 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::SessionPrompt>(OPERATE),
     row::<m::SessionCancel>(OPERATE),
     row::<m::SessionApprove>(OPERATE),
+    row::<m::SessionSteer>(OPERATE),
     row::<m::SessionRename>(OPERATE),
     row::<m::SessionCompact>(OPERATE),
     row::<m::SessionDelete>(OPERATE),

@@ -169,6 +169,9 @@ pub struct SessionSummary {
     pub updated_at: String,
     pub message_count: u64,
     pub running: bool,
+    /// The running turn waits for an answer to an `approval_request` (still `running`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub waiting: bool,
     /// Set by `session/load` while a turn runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,

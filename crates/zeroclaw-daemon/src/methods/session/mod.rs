@@ -113,6 +113,7 @@ fn summary(daemon: &DaemonState, row: &SessionRow) -> SessionSummary {
         updated_at: history::timestamp(row.updated_at),
         message_count: u64::try_from(row.message_count).unwrap_or(0),
         running: daemon.agent.sessions.is_running(&row.id),
+        waiting: daemon.agent.sessions.is_waiting(&row.id),
         turn_id: None,
         sandbox: Some(super::sandbox::session_sandbox(daemon, row.sandbox)),
         mode: row.mode,
