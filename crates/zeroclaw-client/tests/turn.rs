@@ -157,6 +157,7 @@ async fn an_allowed_approval_runs_the_tool() {
         [
             "tool_call",
             "approval bash",
+            "approval_resolved",
             "tool_result error=false ran",
             "text It ran.",
             "turn_complete EndTurn",
@@ -174,6 +175,7 @@ async fn a_rejected_approval_refuses_the_call() {
         [
             "tool_call",
             "approval bash",
+            "approval_resolved",
             "tool_result error=true the user rejected this bash call; it did not run. Do not retry it unchanged; ask the user or try another approach",
             "text Understood.",
             "turn_complete EndTurn",
@@ -207,6 +209,7 @@ async fn a_followed_turn_yields_its_pending_approval_and_ends_at_its_turn_comple
         run(&mut followed, Decision::AllowOnce).await,
         [
             "approval bash",
+            "approval_resolved",
             "tool_result error=false ran",
             "text It ran.",
             "turn_complete EndTurn",

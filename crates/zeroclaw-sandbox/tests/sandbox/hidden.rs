@@ -223,9 +223,11 @@ fn the_daemons_socket_cannot_be_reached_wherever_it_lives() {
 #[test]
 fn an_abstract_unix_socket_outside_the_sandbox_cannot_be_reached() {
     use std::os::linux::net::SocketAddrExt;
-    for (variant, support) in variants() {
+    for (index, (variant, support)) in variants().into_iter().enumerate() {
         let fx = Fixture::new();
-        let name = format!("zeroclaw-sandbox-test-{}", std::process::id());
+        // A name of its own per variant: a process another test forks may still hold the
+        // previous listener (between its fork and its exec), keeping that name taken.
+        let name = format!("zeroclaw-sandbox-test-{}-{index}", std::process::id());
         let addr = std::os::unix::net::SocketAddr::from_abstract_name(&name).unwrap();
         let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
         listener.set_nonblocking(true).unwrap();
