@@ -32,6 +32,7 @@ mod schema;
 pub mod scrub;
 mod skill;
 pub mod spill;
+pub mod task;
 mod text;
 mod write_file;
 
@@ -55,6 +56,10 @@ pub use scrub::EnvScrub;
 
 /// The `skill` tool's name: a turn offers it only when the project has skills.
 pub const SKILL: &str = <skill::SkillTool as Tool>::NAME;
+
+/// The `task` tool's name: a turn offers it (`tools/task.rs`) unless its session is a
+/// subagent's or `[agents] max_concurrent` is 0.
+pub const TASK: &str = <task::TaskTool as Tool>::NAME;
 
 use crate::config::Policy;
 
