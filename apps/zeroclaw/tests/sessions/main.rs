@@ -41,4 +41,5 @@ mod restart;
 mod session_methods;
 mod set_model;
 mod streaming;
+mod subagents;
 mod tools;

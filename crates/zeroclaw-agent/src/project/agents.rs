@@ -250,7 +250,9 @@ mod tests {
         assert_eq!(get("all").tools, ToolChoice::All);
         assert_eq!(get("explore").tools, ToolChoice::ReadOnly);
         assert!(
-            warnings.iter().any(|w| w.contains("nodesc.md") && w.contains("description")),
+            warnings
+                .iter()
+                .any(|w| w.contains("nodesc.md") && w.contains("description")),
             "{warnings:?}"
         );
         assert!(

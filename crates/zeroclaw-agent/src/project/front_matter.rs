@@ -79,7 +79,10 @@ fn lists(lines: &[&str]) -> Vec<(String, Vec<String>)> {
     let mut open: Option<usize> = None;
     for line in lines {
         let trimmed = line.trim();
-        if let Some(item) = trimmed.strip_prefix("- ").or((trimmed == "-").then_some("")) {
+        if let Some(item) = trimmed
+            .strip_prefix("- ")
+            .or((trimmed == "-").then_some(""))
+        {
             if let Some(at) = open {
                 let item = strip_comment(item.trim());
                 let item = item
@@ -201,7 +204,8 @@ mod tests {
 
     #[test]
     fn block_lists_are_read_indented_or_not() {
-        let parsed = parse("---\ntools:\n- read_file\n  - \"grep\"  # a comment\nmodel: x\n---\n").unwrap();
+        let parsed =
+            parse("---\ntools:\n- read_file\n  - \"grep\"  # a comment\nmodel: x\n---\n").unwrap();
         assert_eq!(
             parsed.list("tools"),
             Some(&["read_file".to_owned(), "grep".to_owned()][..])

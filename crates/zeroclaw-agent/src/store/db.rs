@@ -675,7 +675,12 @@ mod tests {
         let mut after: Option<(i64, String)> = None;
         loop {
             let page = db
-                .sessions_page(after.as_ref().map(|(at, id)| (*at, id.as_str())), None, false, 3)
+                .sessions_page(
+                    after.as_ref().map(|(at, id)| (*at, id.as_str())),
+                    None,
+                    false,
+                    3,
+                )
                 .unwrap();
             let Some(last) = page.last() else { break };
             after = Some((last.updated_at, last.id.clone()));

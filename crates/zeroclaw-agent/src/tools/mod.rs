@@ -57,6 +57,9 @@ pub use scrub::EnvScrub;
 /// The `skill` tool's name: a turn offers it only when the project has skills.
 pub const SKILL: &str = <skill::SkillTool as Tool>::NAME;
 
+/// The `ask_user` tool's name: a subagent, which has no client of its own, is not offered it.
+pub const ASK_USER: &str = <ask_user::AskUserTool as Tool>::NAME;
+
 /// The `task` tool's name: a turn offers it (`tools/task.rs`) unless its session is a
 /// subagent's or `[agents] max_concurrent` is 0.
 pub const TASK: &str = <task::TaskTool as Tool>::NAME;

@@ -13,11 +13,11 @@ use super::{Env, Failure, Origin, TurnError};
 use crate::history;
 use crate::mcp::Mcp;
 use crate::project;
+use crate::project::AgentProfile;
 use crate::project::hooks::{Hook, HookEvent, HookSet, Verdict};
 use crate::provider::{
     ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, window,
 };
-use crate::project::AgentProfile;
 use crate::session::{ActiveTurn, Session};
 use crate::store::{MessageKind, NewCheckpoint, NewMessage, StoreError, Usage};
 use crate::tools::{ToolContext, ToolOutput, ToolSet};
@@ -480,7 +480,9 @@ impl Turn<'_> {
         let mut i = 0;
         while i < calls.len() {
             let end = if is_task(i) {
-                (i..calls.len()).find(|&j| !is_task(j)).unwrap_or(calls.len())
+                (i..calls.len())
+                    .find(|&j| !is_task(j))
+                    .unwrap_or(calls.len())
             } else {
                 i + 1
             };

@@ -12,9 +12,8 @@
 //!   `turn_complete` excepted;
 //! - its approval requests are answered like the parent's: `session/approve` on the
 //!   parent session reaches them (`ActiveTurn::decide` looks in the children's);
-//! - it is never offered `task` (depth 1), nor `ask_user`'s questions (it has no client of
-//!   its own: the tool says so), and it reads and writes the disk, not an editor's
-//!   buffers.
+//! - it is never offered `task` (depth 1) nor `ask_user` (it has no client of its own to
+//!   ask), and it reads and writes the disk, not an editor's buffers.
 //!
 //! At most `[agents] max_concurrent` children run at once across the daemon: a call past it
 //! waits for a slot, first come first served, and stops waiting when its turn is
@@ -28,7 +27,7 @@ use crate::project::{AgentProfile, ToolChoice};
 use crate::provider::ToolCall;
 use crate::session::{ActiveTurn, Forward, Session};
 use crate::store::ParentRef;
-use crate::tools::{DynTool, TASK, ToolOutput, ToolSet, task};
+use crate::tools::{ASK_USER, DynTool, TASK, ToolOutput, ToolSet, task};
 use serde_json::Value;
 use std::sync::Arc;
 use zeroclaw_protocol::StopReason;
@@ -81,7 +80,7 @@ impl Turn<'_> {
     /// profile's.
     pub(super) fn with_subagents(&self, tools: Arc<ToolSet>) -> Arc<ToolSet> {
         if let Some(profile) = self.subagent {
-            let tools = tools.without(TASK);
+            let tools = tools.without(TASK).without(ASK_USER);
             return Arc::new(match profile.map(|p| &p.tools) {
                 None | Some(ToolChoice::All) => tools,
                 Some(ToolChoice::ReadOnly) => tools.only(|d| d.read_only),
@@ -115,7 +114,8 @@ impl Turn<'_> {
                 }
             },
         };
-        let cancelled = || ToolOutput::error("task: the turn was cancelled; the subagent did not run");
+        let cancelled =
+            || ToolOutput::error("task: the turn was cancelled; the subagent did not run");
         let slot = or_cancelled(
             &self.active.cancel,
             self.env.subagent_slots.clone().acquire_owned(),
@@ -153,7 +153,9 @@ impl Turn<'_> {
             Ok(row) => row,
             Err(e) => {
                 tracing::error!(error = %e, session = %self.session.id, "could not store a subagent's session");
-                return ToolOutput::error(format!("task: the subagent's session could not be stored: {e}"));
+                return ToolOutput::error(format!(
+                    "task: the subagent's session could not be stored: {e}"
+                ));
             }
         };
         self.env.sessions.count_change(1);
@@ -207,12 +209,16 @@ impl Turn<'_> {
                         text = "(the subagent ended without an answer)".into();
                     }
                     if stop == StopReason::MaxTurns {
-                        text.push_str("\n\n[the subagent stopped at agent.max_steps before it finished]");
+                        text.push_str(
+                            "\n\n[the subagent stopped at agent.max_steps before it finished]",
+                        );
                     }
                     ToolOutput::ok(cut(text, limit, &child_id))
                 }
             },
-            Err(e) => ToolOutput::error(format!("task: the subagent (session {child_id}) failed: {e}")),
+            Err(e) => ToolOutput::error(format!(
+                "task: the subagent (session {child_id}) failed: {e}"
+            )),
         }
     }
 }
@@ -243,7 +249,10 @@ mod tests {
     fn a_long_answer_is_cut_at_a_character_and_says_where_the_rest_is() {
         assert_eq!(cut("short".into(), 10, "c"), "short");
         let cut = cut("ééééé".into(), 5, "c1");
-        assert!(cut.starts_with("éé\n[... cut: the first 4 of the answer's 10 bytes"), "{cut}");
+        assert!(
+            cut.starts_with("éé\n[... cut: the first 4 of the answer's 10 bytes"),
+            "{cut}"
+        );
         assert!(cut.contains("session c1"), "{cut}");
     }
 }
