@@ -77,7 +77,8 @@ fn a_streamed_answer_arrives_as_ordered_chunks_then_turn_complete_then_the_resul
             "edit_file",
             "list_dir",
             "grep",
-            "ask_user"
+            "ask_user",
+            "task"
         ]
     );
 
