@@ -94,7 +94,8 @@ enum End {
 
 /// What [`Turn::next`] woke up to.
 enum Woke {
-    Event(Result<SessionUpdate, RecvError>),
+    /// Boxed: an event is much larger than an outcome.
+    Event(Box<Result<SessionUpdate, RecvError>>),
     Outcome(CallResult<PromptResult>),
 }
 
@@ -157,20 +158,22 @@ impl Turn {
                 End::Known(_) => continue,
                 End::Prompt(call) => tokio::select! {
                     biased;
-                    event = events.recv(), if subscribed => Woke::Event(event),
+                    event = events.recv(), if subscribed => Woke::Event(Box::new(event)),
                     joined = call => Woke::Outcome(joined_outcome(joined)),
                 },
                 End::Follow => tokio::select! {
                     biased;
-                    event = events.recv(), if subscribed => Woke::Event(event),
+                    event = events.recv(), if subscribed => Woke::Event(Box::new(event)),
                     () = self.handle.closed() => Woke::Outcome(Err(CallError::Closed)),
                 },
             };
             match woke {
                 Woke::Outcome(outcome) => self.end = End::Known(outcome),
-                Woke::Event(Ok(update)) => return Some(self.event(update)),
-                Woke::Event(Err(RecvError::Lagged(n))) => return Some(TurnEvent::Lagged(n)),
-                Woke::Event(Err(RecvError::Closed)) => self.subscribed = false,
+                Woke::Event(event) => match *event {
+                    Ok(update) => return Some(self.event(update)),
+                    Err(RecvError::Lagged(n)) => return Some(TurnEvent::Lagged(n)),
+                    Err(RecvError::Closed) => self.subscribed = false,
+                },
             }
         }
     }
