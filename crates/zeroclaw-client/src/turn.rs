@@ -170,6 +170,7 @@ impl Turn {
             match woke {
                 Woke::Outcome(outcome) => self.end = End::Known(outcome),
                 Woke::Event(event) => match *event {
+                    Ok(update) if subagent_text(&update) => {}
                     Ok(update) => return Some(self.event(update)),
                     Err(RecvError::Lagged(n)) => return Some(TurnEvent::Lagged(n)),
                     Err(RecvError::Closed) => self.subscribed = false,
@@ -184,15 +185,18 @@ impl Turn {
         if matches!(self.end, End::Over) {
             return None;
         }
-        if let Some(update) = self.queued.pop_front() {
-            return Some(self.event(update));
+        while let Some(update) = self.queued.pop_front() {
+            if !subagent_text(&update) {
+                return Some(self.event(update));
+            }
         }
-        if self.subscribed {
+        while self.subscribed {
             match self.events.try_recv() {
+                Ok(update) if subagent_text(&update) => {}
                 Ok(update) => return Some(self.event(update)),
                 Err(TryRecvError::Lagged(n)) => return Some(TurnEvent::Lagged(n)),
                 Err(TryRecvError::Closed) => self.subscribed = false,
-                Err(TryRecvError::Empty) => {}
+                Err(TryRecvError::Empty) => break,
             }
         }
         match std::mem::replace(&mut self.end, End::Over) {
@@ -242,6 +246,17 @@ impl Turn {
             }
         }
     }
+}
+
+/// A subagent's streamed text (an event tagged `parentToolCallId`, docs/protocol.md
+/// §13a): not the turn's answer, so a turn's stream leaves it out. The subagent's answer
+/// arrives as its `task` call's result; its calls and approvals are in the stream.
+fn subagent_text(update: &SessionUpdate) -> bool {
+    update.parent_tool_call_id.is_some()
+        && matches!(
+            update.update,
+            Update::AgentMessageChunk { .. } | Update::AgentThoughtChunk { .. }
+        )
 }
 
 impl Drop for Turn {
