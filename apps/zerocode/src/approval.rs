@@ -117,13 +117,24 @@ pub fn question(name: &str, input: &Value) -> String {
 /// Asks `question` and reads the answer: one key on a terminal, else a line. `None` for
 /// Ctrl-C (reject, and cancel the turn). `always`: whether "always" is among the answers
 /// (not for an escape from the sandbox).
-pub async fn decide(input: &Input, question: &str, always: bool) -> Option<Decision> {
+/// `typed`: the running turn's key reader (`app/typing.rs`), which then has the keys; else
+/// one key is read here.
+pub async fn decide(
+    input: &Input,
+    question: &str,
+    always: bool,
+    mut typed: Option<&mut crate::app::Typing>,
+) -> Option<Decision> {
     if !std::io::stdin().is_terminal() {
         return by_line(input, question, always).await;
     }
     loop {
         print(question);
-        let Some(key) = keys::read().await else {
+        let key = match typed.as_deref_mut() {
+            Some(typing) => typing.next().await,
+            None => keys::read().await,
+        };
+        let Some(key) = key else {
             // The terminal could not be read key by key: a line, then.
             print("\n");
             return by_line(input, question, always).await;
@@ -135,7 +146,7 @@ pub async fn decide(input: &Input, question: &str, always: bool) -> Option<Decis
             Key::Esc => ("Esc", Some(Decision::Reject)),
             Key::CtrlD => ("^D", Some(Decision::Reject)),
             Key::CtrlC => ("^C", None),
-            Key::Char(_) | Key::Enter | Key::Other => {
+            Key::Char(_) | Key::Enter | Key::AltEnter | Key::Backspace | Key::Other => {
                 let hint = if always { HINT } else { ONCE_HINT };
                 print(&format!("\n{}\n", dim(hint)));
                 continue;

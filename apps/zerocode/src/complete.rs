@@ -126,6 +126,9 @@ pub struct Shared {
     continuations: Arc<Mutex<Vec<usize>>>,
     /// The session's custom commands as last listed (before each prompt is read).
     custom: Arc<Mutex<Vec<Custom>>>,
+    /// Shift-Tab ended the prompt's read: cycle the permission mode, then read it on
+    /// ([`ShiftTab`]).
+    cycle: Arc<AtomicBool>,
 }
 
 /// A custom command, as completion shows it.
@@ -159,6 +162,11 @@ impl Shared {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// Whether Shift-Tab ended the last read (and forgets it).
+    pub fn take_cycle(&self) -> bool {
+        self.cycle.swap(false, Ordering::Relaxed)
     }
 
     pub fn set_prompt(&self, prompt: bool) {
@@ -330,6 +338,20 @@ pub struct AltEnter(pub Shared);
 impl ConditionalEventHandler for AltEnter {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext) -> Option<Cmd> {
         self.0.is_prompt().then_some(Cmd::Newline)
+    }
+}
+
+/// Shift-Tab at the prompt: ends the read with the line as it is, marked so the app cycles
+/// the session's permission mode and reads the same line on (`app/modes.rs`).
+pub struct ShiftTab(pub Shared);
+
+impl ConditionalEventHandler for ShiftTab {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext) -> Option<Cmd> {
+        if !self.0.is_prompt() {
+            return None;
+        }
+        self.0.cycle.store(true, Ordering::Relaxed);
+        Some(Cmd::AcceptLine)
     }
 }
 

@@ -9,10 +9,12 @@
 //! searches the history backwards; a multi-line prompt is one entry (the history file
 //! escapes its new lines).
 
-use crate::complete::{AltEnter, Continue, PromptHelper, Shared};
+use crate::complete::{AltEnter, Continue, PromptHelper, Shared, ShiftTab};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
-use rustyline::{CompletionType, Config, Editor, EventHandler, KeyCode, KeyEvent, Modifiers};
+use rustyline::{
+    CompletionType, Config, Editor, EventHandler, ExternalPrinter, KeyCode, KeyEvent, Modifiers,
+};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -36,6 +38,7 @@ pub struct Input {
     editor: Arc<Mutex<LineEditor>>,
     history: Option<PathBuf>,
     shared: Shared,
+    printer: Option<Arc<Mutex<Box<dyn ExternalPrinter + Send>>>>,
 }
 
 impl Input {
@@ -63,6 +66,16 @@ impl Input {
             KeyEvent(KeyCode::Enter, Modifiers::NONE),
             EventHandler::Conditional(Box::new(Continue(shared.clone()))),
         );
+        editor.bind_sequence(
+            KeyEvent(KeyCode::BackTab, Modifiers::NONE),
+            EventHandler::Conditional(Box::new(ShiftTab(shared.clone()))),
+        );
+        // Lines printed while a prompt is being read (another client changed the mode),
+        // above it; `None` where the terminal has none (not a terminal).
+        let printer = editor
+            .create_external_printer()
+            .ok()
+            .map(|p| Arc::new(Mutex::new(Box::new(p) as Box<dyn ExternalPrinter + Send>)));
         if let Some(path) = &history {
             match editor.load_history(path) {
                 Ok(()) => {}
@@ -74,6 +87,7 @@ impl Input {
             editor: Arc::new(Mutex::new(editor)),
             history,
             shared,
+            printer,
         })
     }
 
@@ -87,28 +101,46 @@ impl Input {
         self.shared.set_custom(custom);
     }
 
-    /// Reads a prompt for the agent, with completion, hints and multi-line editing.
-    pub async fn read_prompt(&self, prompt: &str) -> Read {
-        self.read_as(prompt, true).await
+    /// Reads a prompt for the agent, with completion, hints and multi-line editing,
+    /// starting from `initial` (the line Shift-Tab interrupted, else empty).
+    pub async fn read_prompt(&self, prompt: &str, initial: &str) -> Read {
+        self.read_as(prompt, true, initial).await
+    }
+
+    /// Whether Shift-Tab ended the last prompt's read (its line is the one read so far).
+    pub fn take_cycle(&self) -> bool {
+        self.shared.take_cycle()
+    }
+
+    /// Prints `line` above the prompt being read (and redraws it); `false` where the
+    /// terminal cannot, so the caller prints it itself.
+    pub fn print_above(&self, line: &str) -> bool {
+        let Some(printer) = &self.printer else {
+            return false;
+        };
+        let mut printer = printer.lock().unwrap_or_else(PoisonError::into_inner);
+        printer.print(format!("{line}\n")).is_ok()
     }
 
     /// Shows `prompt` and reads one line (an answer to a question: no completion, and
     /// Enter always ends it). The prompt must be plain text (no ANSI styles: the editor
     /// measures it to place the cursor).
     pub async fn read(&self, prompt: &str) -> Read {
-        self.read_as(prompt, false).await
+        self.read_as(prompt, false, "").await
     }
 
-    async fn read_as(&self, prompt: &str, is_prompt: bool) -> Read {
+    async fn read_as(&self, prompt: &str, is_prompt: bool, initial: &str) -> Read {
         let editor = self.editor.clone();
         let shared = self.shared.clone();
         let prompt = prompt.to_owned();
+        let initial = initial.to_owned();
         let outcome = tokio::task::spawn_blocking(move || {
             let mut editor = editor.lock().unwrap_or_else(PoisonError::into_inner);
             shared.set_prompt(is_prompt);
             shared.clear_continuations();
+            shared.take_cycle();
             editor
-                .readline(&prompt)
+                .readline_with_initial(&prompt, (&initial, ""))
                 .map(|line| shared.take_continuations(line))
         })
         .await;

@@ -9,6 +9,7 @@ mod input;
 mod interrupts;
 mod markdown;
 mod mentions;
+mod plan;
 mod render;
 mod status;
 mod term;

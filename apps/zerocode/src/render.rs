@@ -36,6 +36,8 @@ pub struct Screen {
     live: bool,
     /// The current session's sandbox, shown on each turn's status line.
     sandbox: Option<String>,
+    /// The current session's permission mode, shown on each turn's status line.
+    mode: Option<String>,
 }
 
 impl Default for Screen {
@@ -53,6 +55,7 @@ impl Default for Screen {
             status_drawn: false,
             live: std::io::stdout().is_terminal(),
             sandbox: None,
+            mode: None,
         }
     }
 }
@@ -178,9 +181,22 @@ impl Screen {
     /// A turn starts: the status line appears (on a terminal) and is redrawn by
     /// [`Screen::status_tick`].
     pub fn status_start(&mut self) {
-        self.status = Some(Status::new(Instant::now()).with_sandbox(self.sandbox.clone()));
+        self.status = Some(
+            Status::new(Instant::now())
+                .with_sandbox(self.sandbox.clone())
+                .with_mode(self.mode.clone()),
+        );
         self.status_suspended = false;
         self.write("");
+    }
+
+    /// The session's permission mode, on the status line from now on (the running turn's
+    /// too: a mode changes while a turn runs).
+    pub fn set_mode(&mut self, label: Option<String>) {
+        if let Some(status) = &mut self.status {
+            status.set_mode(label.clone());
+        }
+        self.mode = label;
     }
 
     /// The session's sandbox, for the next turns' status lines (`status::sandbox_label`).
@@ -206,6 +222,14 @@ impl Screen {
     pub fn status_phase(&mut self, phase: Phase) {
         if let Some(status) = &mut self.status {
             status.set_phase(phase);
+            self.write("");
+        }
+    }
+
+    /// Shows what has been typed during the turn on the status line (`app/typing.rs`).
+    pub fn status_typed(&mut self, typed: &str) {
+        if let Some(status) = &mut self.status {
+            status.set_typed(typed);
             self.write("");
         }
     }
@@ -326,6 +350,12 @@ impl Screen {
                 self.end_line();
                 self.line(&dim(&hook_line(hook)));
             }
+            Update::Plan { entries } => {
+                self.end_line();
+                for line in crate::plan::checklist(entries) {
+                    self.line(&line);
+                }
+            }
             // A failed turn's stored error: the session says why that prompt has no answer.
             Update::TurnComplete {
                 error: Some(error), ..
@@ -374,6 +404,8 @@ pub fn summarize(name: &str, input: &Value, max: usize) -> String {
         "bash" => Some("command"),
         "read_file" | "write_file" | "edit_file" | "list_dir" => Some("path"),
         "ask_user" => Some("question"),
+        "glob" => Some("pattern"),
+        "web_fetch" => Some("url"),
         _ => None,
     };
     let text = key
@@ -450,6 +482,24 @@ fn output_text(output: &Value) -> String {
 }
 
 /// The line after a turn: `[end_turn]  12 in · 3 out tokens · 4.2s`.
+/// The line for a `session/steer` message as the turn took it.
+pub fn steered(text: &str) -> String {
+    format!("› {} (steered into the turn)", crate::term::sanitize(text))
+}
+
+/// The line for an approval question settled elsewhere, which is then withdrawn.
+pub fn resolved_elsewhere(
+    decision: zeroclaw_client::Decision,
+    by: zeroclaw_client::protocol::events::ResolvedBy,
+) -> String {
+    use zeroclaw_client::protocol::events::ResolvedBy;
+    match by {
+        ResolvedBy::Client => format!("answered in another client: {}", decision.as_str()),
+        ResolvedBy::Timeout => "not answered in time: refused".into(),
+        ResolvedBy::Cancelled => "the turn was cancelled: refused".into(),
+    }
+}
+
 pub fn status_line(stop: StopReason, usage: Option<Usage>, elapsed: Option<Duration>) -> String {
     let mut line = format!("[{}]", stop.as_str());
     if let Some(u) = usage {

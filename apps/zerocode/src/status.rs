@@ -50,6 +50,10 @@ pub struct Status {
     streamed_chars: usize,
     /// The session's sandbox, as [`sandbox_label`] says it; `None` from an older daemon.
     sandbox: Option<String>,
+    /// The session's permission mode (`mode plan`); `None` before one is known.
+    mode: Option<String>,
+    /// What the user has typed during the turn (`app/typing.rs`), shown instead of the rest.
+    typed: String,
 }
 
 /// A session's sandbox in a few words: `sandbox workspace-write`, `… +network`, or
@@ -73,6 +77,8 @@ impl Status {
             phase: Phase::Thinking,
             streamed_chars: 0,
             sandbox: None,
+            mode: None,
+            typed: String::new(),
         }
     }
 
@@ -80,6 +86,21 @@ impl Status {
     pub fn with_sandbox(mut self, label: Option<String>) -> Self {
         self.sandbox = label;
         self
+    }
+
+    /// Shows the session's permission mode (`mode accept-edits`).
+    pub fn with_mode(mut self, label: Option<String>) -> Self {
+        self.mode = label;
+        self
+    }
+
+    pub fn set_mode(&mut self, label: Option<String>) {
+        self.mode = label;
+    }
+
+    /// What has been typed during the turn; empty: the usual line.
+    pub fn set_typed(&mut self, typed: &str) {
+        crate::term::sanitize(typed).clone_into(&mut self.typed);
     }
 
     pub fn set_phase(&mut self, phase: Phase) {
@@ -99,6 +120,19 @@ impl Status {
     /// free: writing it makes some terminals wrap).
     pub fn text(&self, now: Instant, width: usize) -> String {
         let elapsed = self.elapsed(now);
+        let max = width.saturating_sub(1).max(10);
+        if !self.typed.is_empty() {
+            // The end of what is typed, where the cursor would be.
+            let hint = " · Enter steers · Alt-Enter queues";
+            let room = max.saturating_sub(hint.chars().count() + 2).max(1);
+            let count = self.typed.chars().count();
+            let tail: String = self
+                .typed
+                .chars()
+                .skip(count.saturating_sub(room))
+                .collect();
+            return format!("› {tail}{hint}").chars().take(max).collect();
+        }
         let frame = (elapsed.as_millis() / FRAME.as_millis()) as usize % SPINNER.len();
         let mut text = format!(
             "{} {} · {}",
@@ -114,8 +148,11 @@ impl Status {
             text.push_str(" · ");
             text.push_str(sandbox);
         }
+        if let Some(mode) = &self.mode {
+            text.push_str(" · ");
+            text.push_str(mode);
+        }
         text.push_str(" · Ctrl-C cancels");
-        let max = width.saturating_sub(1).max(10);
         if text.chars().count() > max {
             text = text.chars().take(max).collect();
         }
@@ -177,6 +214,11 @@ mod tests {
             "sandbox workspace-write +network"
         );
         assert_eq!(label(SandboxMode::Full, true), "no sandbox");
+        let status = status.with_mode(Some("mode plan".into()));
+        assert_eq!(
+            status.text(start, 100),
+            "⠋ thinking · 0ms · sandbox read-only · mode plan · Ctrl-C cancels"
+        );
     }
 
     #[test]

@@ -137,6 +137,9 @@ pub enum Policy {
 #[serde(default)]
 pub struct ApprovalsConfig {
     pub timeout_secs: u64,
+    /// Lets a session take the permission mode `auto` (every call without asking) where the
+    /// sandbox does not confine its tools (mode `full`, or unavailable on this machine).
+    pub allow_auto_without_sandbox: bool,
     /// The tools the file names, by name.
     #[serde(flatten)]
     pub tools: BTreeMap<String, Policy>,
@@ -146,6 +149,7 @@ impl Default for ApprovalsConfig {
     fn default() -> Self {
         Self {
             timeout_secs: 120,
+            allow_auto_without_sandbox: false,
             tools: BTreeMap::new(),
         }
     }

@@ -76,7 +76,10 @@ pub fn conversation(rows: &[MessageRow]) -> Context {
                     text: row.text.clone().unwrap_or_default(),
                 });
             }
-            MessageKind::Thought | MessageKind::Summary | MessageKind::Error => {}
+            MessageKind::Thought
+            | MessageKind::Summary
+            | MessageKind::Error
+            | MessageKind::Plan => {}
             MessageKind::Hook => {
                 let Some(hook) = hook_result(row) else {
                     continue;
@@ -291,6 +294,10 @@ pub fn replay_event(row: &MessageRow) -> Update<'static> {
     let name = row.tool_name.clone().unwrap_or_default();
     let data = row.data.clone().unwrap_or(Value::Null);
     match row.kind {
+        // A `session/steer` message is replayed as it was first sent.
+        MessageKind::User if data.get("steer").and_then(Value::as_bool) == Some(true) => {
+            Update::UserMessage { text: text() }
+        }
         MessageKind::User => Update::UserMessageChunk { text: text() },
         MessageKind::Assistant => Update::AgentMessageChunk { text: text() },
         MessageKind::Thought => Update::AgentThoughtChunk { text: text() },
@@ -318,7 +325,17 @@ pub fn replay_event(row: &MessageRow) -> Update<'static> {
             Some(hook) => Update::HookResult(Box::new(hook)),
             None => Update::Unknown,
         },
+        MessageKind::Plan => match plan_entries(row) {
+            Some(entries) => Update::Plan { entries },
+            None => Update::Unknown,
+        },
     }
+}
+
+/// A stored `plan` message's entries (its data is `{entries}`).
+fn plan_entries(row: &MessageRow) -> Option<Vec<zeroclaw_protocol::events::PlanEntry>> {
+    let entries = row.data.as_ref()?.get("entries")?;
+    serde_json::from_value(entries.clone()).ok()
 }
 
 /// A `session/messages` entry.
@@ -347,6 +364,7 @@ pub fn message(row: &MessageRow) -> Message {
         | MessageKind::Error => {
             message.text = Some(row.text.clone().unwrap_or_default());
         }
+        MessageKind::Plan => message.raw_output = data(),
         MessageKind::Hook => {
             message.text = row.text.clone();
             message.tool_call_id = row.tool_call_id.clone();

@@ -20,6 +20,10 @@ pub enum Key {
     Char(char),
     Esc,
     Enter,
+    /// Alt-Enter (Esc then Enter on a terminal).
+    AltEnter,
+    /// Backspace (DEL or ^H).
+    Backspace,
     CtrlC,
     CtrlD,
     /// Anything else: an arrow or function key, another control key, a non-ASCII byte.
@@ -60,6 +64,7 @@ fn from_byte(byte: u8) -> Key {
         0x03 => Key::CtrlC,
         0x04 => Key::CtrlD,
         b'\r' | b'\n' => Key::Enter,
+        0x7f | 0x08 => Key::Backspace,
         0x1b => Key::Esc,
         0x20..=0x7e => Key::Char(char::from(byte)),
         _ => Key::Other,
@@ -145,6 +150,10 @@ mod platform {
                 break;
             }
         }
+        // Abandoned while the key arrived: it is left for the next reader.
+        if abandoned.load(Ordering::Relaxed) {
+            return None;
+        }
         let first = byte()?;
         if first != 0x1b {
             return Some(from_byte(first));
@@ -165,6 +174,7 @@ mod platform {
                 let _ = following();
                 Some(Key::Other)
             }
+            Some(b'\r' | b'\n') => Some(Key::AltEnter),
             Some(_) => Some(Key::Other),
         }
     }
@@ -257,7 +267,10 @@ mod platform {
                 0 => continue,
                 3 => Key::CtrlC,
                 4 | 26 => Key::CtrlD,
+                // Either Alt key held (RIGHT_ALT_PRESSED 0x1, LEFT_ALT_PRESSED 0x2).
+                13 | 10 if key.dwControlKeyState & 0x3 != 0 => Key::AltEnter,
                 13 | 10 => Key::Enter,
+                8 => Key::Backspace,
                 27 => Key::Esc,
                 unit => match char::from_u32(u32::from(unit)) {
                     Some(c) if !c.is_control() => Key::Char(c),
@@ -297,6 +310,7 @@ mod tests {
         assert_eq!(from_byte(0x03), Key::CtrlC);
         assert_eq!(from_byte(0x04), Key::CtrlD);
         assert_eq!(from_byte(b'\r'), Key::Enter);
+        assert_eq!(from_byte(0x7f), Key::Backspace);
         assert_eq!(from_byte(0xc3), Key::Other);
     }
 }

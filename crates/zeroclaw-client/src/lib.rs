@@ -540,6 +540,18 @@ impl Client {
         turn::approve(&self.handle, session_id, request_id, decision).await
     }
 
+    /// Adds `text` to the session's running turn (`session/steer`): the model gets it at
+    /// the turn's next step. Answers the turn's id; with no turn running, the daemon's
+    /// `NO_TURN_RUNNING` error (send a prompt instead).
+    pub async fn session_steer(&self, session_id: &str, text: &str) -> CallResult<String> {
+        let params = m::SteerParams {
+            session_id: session_id.to_owned(),
+            text: text.to_owned(),
+        };
+        let result = self.request::<m::SessionSteer>(&params).await?;
+        Ok(result.turn_id)
+    }
+
     /// Sets a session's title; `None` (or a blank title) clears it.
     pub async fn session_rename(&self, session_id: &str, title: Option<&str>) -> CallResult<()> {
         let params = m::RenameParams {
@@ -561,6 +573,20 @@ impl Client {
             model: model.to_owned(),
         };
         self.request::<m::SessionSetModel>(&params).await
+    }
+
+    /// Sets the session's permission mode (`session/set_mode`); the caller must be attached.
+    /// Answers the new mode and the one it replaced.
+    pub async fn session_set_mode(
+        &self,
+        session_id: &str,
+        mode: m::PermissionMode,
+    ) -> CallResult<m::SetModeResult> {
+        let params = m::SetModeParams {
+            session_id: session_id.to_owned(),
+            mode,
+        };
+        self.request::<m::SessionSetMode>(&params).await
     }
 
     /// Folds the session's older messages into a summary now (`session/compact`).

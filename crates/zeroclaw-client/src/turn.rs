@@ -215,6 +215,29 @@ impl Turn {
         cancel(&self.handle, &self.session_id).await
     }
 
+    /// Waits until approval request `request_id` is settled (`approval_resolved`: answered
+    /// by any client, timed out, or dropped by a cancellation); who settled it and how. The
+    /// turn's other events read meanwhile go to `held`, in order, for the caller to show
+    /// next. Waits forever once the turn has no more events (its end is then in `held`).
+    /// Race it against the question on screen, and withdraw the question when it wins.
+    pub async fn resolved(
+        &mut self,
+        request_id: &str,
+        held: &mut VecDeque<TurnEvent>,
+    ) -> (zeroclaw_protocol::events::ResolvedBy, Decision) {
+        loop {
+            match self.next().await {
+                Some(TurnEvent::Update(Update::ApprovalResolved {
+                    request_id: settled,
+                    decision,
+                    by,
+                })) if settled == request_id => return (by, decision),
+                Some(other) => held.push_back(other),
+                None => std::future::pending::<()>().await,
+            }
+        }
+    }
+
     fn event(&mut self, event: SessionUpdate) -> TurnEvent {
         match event.update {
             Update::ApprovalRequest {

@@ -11,6 +11,7 @@
 //   transcript.js  the open session's transcript: text blocks, scrolling
 //   approvals.js   tool call cards, their approval buttons, and the agent's questions
 //   checkpoints.js "Rewind to here" and "Fork from here" on each prompt, with confirmations
+//   plan.js        the agent's plan (`plan` events) as a live checklist above the prompt
 //   project.js     the session's Context dialog, and `/` completion and expansion of the
 //                  project's custom commands in the prompt box
 //
@@ -20,6 +21,8 @@
 
 import * as chat from "./chat.js";
 import "./checkpoints.js";
+import "./plan.js";
+import "./modes.js";
 import { connect } from "./connection.js";
 import * as sessions from "./sessions.js";
 import * as status from "./status.js";

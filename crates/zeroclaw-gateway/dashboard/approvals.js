@@ -3,9 +3,9 @@
 // Tool calls: each call's card (its input, its state, its result) and, while the call
 // waits, its approval buttons: Allow once (focused, so Enter allows), Always allow,
 // Reject, with the daemon's preview (a diff, or a command and its directory). Every window
-// on the session shows them; they go when the call's result arrives or its turn ends
-// (there is no "answered" event), and a window that answers late is told the request is
-// no longer pending and drops them.
+// on the session shows them; they go in every window at once when the request is settled
+// (`approval_resolved`: answered in any window or client, timed out, or its turn
+// cancelled), and at the latest when the call's result arrives or its turn ends.
 //
 // Questions (the agent's `ask_user` tool): the daemon's `elicitation/create` requests,
 // each a small form at the end of its session's transcript (a text field, or one button
@@ -150,6 +150,20 @@ export function ask(p, { focus }) {
   setState(card, "waiting for approval", "asking");
   if (focus) buttons.querySelector("button")?.focus({ preventScroll: true });
   transcript.scrollDown(false);
+}
+
+/**
+ * The `approval_resolved` `p`: the request was settled (in this window or another, by a
+ * timeout, or by the turn's cancellation): its buttons go at once, and the card says how.
+ */
+export function resolved(p) {
+  for (const card of cards.values()) {
+    if (!card.approval || card.approval.dataset.request !== p.requestId) continue;
+    dismiss(card);
+    const rejected = p.decision === "reject";
+    const how = p.by === "timeout" ? "not answered in time" : p.by === "cancelled" ? "cancelled" : rejected ? "rejected" : "allowed";
+    setState(card, how, rejected ? "error" : "running");
+  }
 }
 
 /** The `tool_result` `p`: the call's output and final state; its approval was answered. */

@@ -1,15 +1,17 @@
 // The chat view: one session, its history replayed by `session/load` and then its events
-// live, the prompt box (Enter sends, Shift-Enter makes a new line), Stop, and the head
+// live, the prompt box (Enter sends, Shift-Enter makes a new line; while a turn runs, Enter
+// steers it with `session/steer` and Alt-Enter or Queue keeps the text as the next prompt,
+// sent when the turn ends), Stop, and the head
 // (title, directory, model, Rename, and Delete behind a confirmation: a running turn is
 // cancelled first, as `session/delete` does). The text blocks live in transcript.js, the
 // tool cards, approvals and questions in approvals.js; the address's fragment
 // (`#session=<id>`) names the open session, so a reload or a bookmark reopens it.
 //
 // State: the open session (its entry, as listed or as loaded), whether its history is
-// still replaying, and its turns' end lines by turnId (the prompting window adds the
+// still replaying, the prompts queued for after its running turn, and its turns' end lines by turnId (the prompting window adds the
 // turn's tokens to its own). Announces "opened", "loaded" and "closed" on the store.
 
-import { LOST, SESSION_BUSY, rpc } from "./connection.js";
+import { LOST, NO_TURN_RUNNING, SESSION_BUSY, rpc } from "./connection.js";
 import { $, dialog, el, showError } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import * as approvals from "./approvals.js";
@@ -18,7 +20,7 @@ import * as sessions from "./sessions.js";
 import { emit, on } from "./store.js";
 import * as transcript from "./transcript.js";
 
-let view = null; // {sessionId, loading, footers: Map turnId → the turn's end line}
+let view = null; // {sessionId, loading, footers: Map turnId → the turn's end line, queued: [prompt]}
 let current = null; // the open session's entry
 
 /** A session's sandbox in a few words (docs/sandbox.md); nothing from an older daemon. */
@@ -36,7 +38,9 @@ function renderHead() {
   $("session-meta").textContent = `${s.cwd} · ${s.model}${sandbox ? ` · ${sandbox}` : ""}`;
   const running = sessions.isRunning(s.sessionId);
   $("stop").hidden = !running;
-  $("send").disabled = running;
+  // While a turn runs, Send steers it and Queue keeps the text for after it.
+  $("send").textContent = running ? "Steer" : "Send";
+  $("queue").hidden = !running;
   document.title = `${sessions.titleOf(s)} · zeroclaw`;
 }
 
@@ -46,7 +50,7 @@ function renderHead() {
  * follow arrive live, each exactly once (the daemon's join rule, protocol §9).
  */
 async function open(sessionId) {
-  const opening = { sessionId, loading: true, footers: new Map() };
+  const opening = { sessionId, loading: true, footers: new Map(), queued: [] };
   view = opening;
   history.replaceState(null, "", `#session=${sessionId}`);
   current = sessions.entry(sessionId) || { sessionId, title: null, cwd: "", model: "" };
@@ -72,7 +76,7 @@ async function open(sessionId) {
   opening.loading = false;
   $("session").dataset.loaded = "true";
   current = answer;
-  emit("loaded", { sessionId, turnId: answer.turnId || null });
+  emit("loaded", { sessionId, turnId: answer.turnId || null, mode: answer.mode });
   renderHead();
   transcript.scrollDown(true);
 }
@@ -125,6 +129,15 @@ function render(p) {
     case "approval_request":
       approvals.ask(p, { focus: !view.loading });
       break;
+    case "approval_resolved":
+      approvals.resolved(p);
+      break;
+    case "user_message":
+      // A `session/steer` message (from this window or another), as the turn took it.
+      transcript.endBlock();
+      transcript.addText("user", p.turnId, p.text);
+      transcript.endBlock();
+      break;
     case "tool_result":
       approvals.result(p);
       break;
@@ -156,8 +169,13 @@ on("update", (p) => {
 
 on("open", ({ sessionId }) => open(sessionId));
 
-on("running", ({ sessionId }) => {
+on("running", ({ sessionId, running }) => {
   if (current && current.sessionId === sessionId) renderHead();
+  // The turn ended: the first queued prompt goes now.
+  if (!running && view && view.sessionId === sessionId && !view.loading && view.queued.length) {
+    const next = view.queued.shift();
+    sendPrompt(view, next);
+  }
 });
 
 // The list has the session's newest title and message count.
@@ -173,22 +191,62 @@ $("back").addEventListener("click", close);
 
 // The prompt box: Enter sends, Shift-Enter makes a new line.
 $("prompt").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && event.altKey && !event.isComposing && view && sessions.isRunning(view.sessionId)) {
+    event.preventDefault();
+    queue();
+    return;
+  }
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     $("prompt-form").requestSubmit();
   }
 });
 
+/** Keeps the prompt box's text as the prompt to send when the running turn ends. */
+function queue() {
+  const text = $("prompt").value;
+  if (!view || !text.trim()) return;
+  view.queued.push(text);
+  $("prompt").value = "";
+  transcript.note(`Queued; sent when the turn ends: ${text}`);
+}
+
+$("queue").addEventListener("click", queue);
+
+/**
+ * Steers the running turn with `text` (`session/steer`); the daemon shows it to every
+ * window as a `user_message` when the turn takes it. `false` when no turn runs after all
+ * (it ended meanwhile): the caller sends a prompt instead.
+ */
+async function steer(steering, text) {
+  try {
+    await rpc.call("session/steer", { sessionId: steering.sessionId, text });
+  } catch (e) {
+    if (e.code === NO_TURN_RUNNING) return false;
+    if (view === steering && e.code !== LOST) transcript.note(e.message, "error");
+    return true;
+  }
+  if (view === steering && $("prompt").value === text) $("prompt").value = "";
+  return true;
+}
+
 $("prompt-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const prompting = view;
   const text = $("prompt").value;
-  if (!prompting || !text.trim() || sessions.isRunning(prompting.sessionId)) return;
+  if (!prompting || !text.trim()) return;
   if (!rpc.up) {
     // Keep what was typed; it can be sent once the connection is back.
     transcript.note("Not connected to the daemon; the prompt was not sent.", "error");
     return;
   }
+  if (sessions.isRunning(prompting.sessionId) && (await steer(prompting, text))) return;
+  if (view !== prompting) return;
+  await sendPrompt(prompting, text);
+});
+
+/** Sends `text` as a new prompt in `prompting`'s session and follows its answer. */
+async function sendPrompt(prompting, text) {
   // `/NAME ARGS` naming a custom command: its prompt is what is sent (and shown).
   let prompt;
   try {
@@ -198,7 +256,7 @@ $("prompt-form").addEventListener("submit", async (event) => {
     return;
   }
   if (view !== prompting) return;
-  $("prompt").value = "";
+  if ($("prompt").value === text) $("prompt").value = "";
   // The daemon does not echo a prompt live (only a replay has it), so it is shown here.
   transcript.addText("user", "local", prompt);
   sessions.setRunning(prompting.sessionId, true);
@@ -218,7 +276,7 @@ $("prompt-form").addEventListener("submit", async (event) => {
   if (footer && result.usage) {
     footer.append(el("span", { class: "tokens" }, `${result.usage.inputTokens} in · ${result.usage.outputTokens} out tokens`));
   }
-});
+}
 
 $("stop").addEventListener("click", async () => {
   if (!view) return;

@@ -17,6 +17,7 @@ export const LOST = -1; // our own code for calls cut by a lost connection
 export const METHOD_NOT_FOUND = -32601;
 export const NOT_PENDING = -32602;
 export const SESSION_BUSY = -32002;
+export const NO_TURN_RUNNING = -32005; // session/steer with no turn running
 
 export class RpcError extends Error {
   constructor(code, message, data) {

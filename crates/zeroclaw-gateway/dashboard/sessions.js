@@ -28,6 +28,11 @@ export const entry = (id) => sessions.find((s) => s.sessionId === id);
 
 export const isRunning = (id) => running.has(id);
 
+// Running sessions whose turn waits for an approval: from the list (`waiting`), then
+// from the events this page sees (an `approval_request` until its `approval_resolved`).
+const waiting = new Set();
+export const isWaiting = (id) => waiting.has(id);
+
 /** Marks `id` running or not; true when that changed (the caller renders). */
 function mark(id, yes) {
   if (running.has(id) === yes) return false;
@@ -62,6 +67,10 @@ export async function refresh() {
     // Measured by the browser tests (docs/benchmarks.md): navigation to first list.
     queueMicrotask(() => performance.mark("zeroclaw:first-session-list"));
   }
+  for (const s of all) {
+    if (s.waiting) waiting.add(s.sessionId);
+    else if (!live.has(s.sessionId)) waiting.delete(s.sessionId);
+  }
   const changed = [];
   for (const s of all) {
     if (mark(s.sessionId, s.running || live.has(s.sessionId))) changed.push(s);
@@ -69,6 +78,15 @@ export async function refresh() {
   render();
   for (const s of changed) emit("running", { sessionId: s.sessionId, running: running.has(s.sessionId) });
   emit("listed");
+}
+
+/** A running session's dot: "waiting" while its turn waits for an approval. */
+function runningDot(s) {
+  if (!running.has(s.sessionId) && !s.running) return null;
+  if (isWaiting(s.sessionId)) {
+    return el("span", { class: "waiting-label small", title: "waiting for approval" }, el("span", { class: "dot running waiting" }), "waiting · ");
+  }
+  return el("span", { class: "dot running", title: "running" });
 }
 
 function render() {
@@ -91,7 +109,7 @@ function render() {
             "aria-current": openId === s.sessionId ? "true" : false,
             onclick: () => emit("open", { sessionId: s.sessionId }),
           },
-          el("span", { class: "session-name" }, running.has(s.sessionId) || s.running ? el("span", { class: "dot running", title: "running" }) : null, titleOf(s)),
+          el("span", { class: "session-name" }, runningDot(s), titleOf(s)),
           el("span", { class: "muted small" }, `${s.cwd}`),
           el("span", { class: "muted small" }, `${s.model} · ${s.messageCount} message${s.messageCount === 1 ? "" : "s"} · ${ago(s.updatedAt)}`),
         ),
@@ -133,12 +151,21 @@ $("new-form").addEventListener("submit", async (event) => {
 
 // A session's events tell when its turn starts and ends. The prompt, a history's replay,
 // a compaction and a hook run outside a turn (SessionStart, no turnId) are not a turn starting.
+// A turn waiting for approval is still running, and shown as "waiting".
+on("update", (p) => {
+  if (p.sessionId === replaying) return;
+  const was = waiting.has(p.sessionId);
+  if (p.type === "approval_request") waiting.add(p.sessionId);
+  else if (p.type === "approval_resolved" || p.type === "turn_complete") waiting.delete(p.sessionId);
+  if (was !== waiting.has(p.sessionId)) render();
+});
+
 on("update", (p) => {
   if (p.type === "turn_complete") {
     live.delete(p.sessionId);
     setRunning(p.sessionId, false);
     refresh();
-  } else if (p.type !== "context_compacted" && p.type !== "user_message_chunk" && !(p.type === "hook_result" && !p.turnId) && p.sessionId !== replaying) {
+  } else if (p.type !== "context_compacted" && p.type !== "user_message_chunk" && p.type !== "approval_resolved" && !(p.type === "hook_result" && !p.turnId) && p.sessionId !== replaying) {
     live.add(p.sessionId);
     setRunning(p.sessionId, true);
   }

@@ -16,7 +16,9 @@ pub fn http_status(code: i64, data: Option<&Value>) -> StatusCode {
         codes::METHOD_NOT_FOUND | codes::SESSION_NOT_FOUND => StatusCode::NOT_FOUND,
         codes::AUTH_REQUIRED => StatusCode::UNAUTHORIZED,
         codes::NOT_ALLOWED => StatusCode::FORBIDDEN,
-        codes::SESSION_BUSY | codes::REWIND_CONFLICT => StatusCode::CONFLICT,
+        codes::SESSION_BUSY | codes::REWIND_CONFLICT | codes::NO_TURN_RUNNING => {
+            StatusCode::CONFLICT
+        }
         codes::CHECKPOINT_UNAVAILABLE => StatusCode::UNPROCESSABLE_ENTITY,
         codes::LIMIT_REACHED => StatusCode::TOO_MANY_REQUESTS,
         codes::PROVIDER_ERROR => {

@@ -182,6 +182,7 @@ pub mod fuzzing {
             )),
             code(crate::rest::decode::<crate::rest::PromptBody>(bytes)),
             code(crate::rest::decode::<crate::rest::ApproveBody>(bytes)),
+            code(crate::rest::decode::<crate::rest::SteerBody>(bytes)),
             code(crate::login::decode_exchange(bytes)),
         ]
     }

@@ -31,6 +31,7 @@ pub fn routes() -> OpenApiRouter<Shared> {
         .routes(routes!(sse::events))
         .routes(routes!(rest::cancel))
         .routes(routes!(rest::approve))
+        .routes(routes!(rest::steer))
         .routes(routes!(rest::runs))
         .routes(routes!(rest::run))
         .routes(routes!(login::exchange))

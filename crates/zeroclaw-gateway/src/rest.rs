@@ -21,8 +21,8 @@ use zeroclaw_protocol::{
     CancelResult, CheckpointsResult, CommandsListResult, Decision, DeleteResult, Empty,
     MessagePage, NewSessionParams, NoParams, ProjectContext, PromptResult, RewindParams,
     RewindResult, Run, RunsGetParams, RunsListParams, RunsListResult, SessionInfo,
-    SessionListResult, SessionSummary, StatusResult, UnrewindParams, UnrewindResult, codes,
-    methods as m,
+    SessionListResult, SessionSummary, StatusResult, SteerResult, UnrewindParams, UnrewindResult,
+    codes, methods as m,
 };
 
 /// `POST /api/v1/sessions/{id}/prompt`'s body (the session is in the path).
@@ -37,6 +37,13 @@ pub struct PromptBody {
 #[serde(deny_unknown_fields)]
 pub struct ApproveBody {
     pub decision: Decision,
+}
+
+/// `POST /api/v1/sessions/{id}/steer`'s body.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SteerBody {
+    pub text: String,
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -344,6 +351,24 @@ pub async fn approve(
     daemon.attach(&id).await?;
     daemon.session_approve(&id, &request_id, decision).await?;
     Ok(Json(Empty {}))
+}
+
+#[utoipa::path(post, path = "/api/v1/sessions/{id}/steer", tag = "turns",
+    params(("id" = String, Path, description = "The session id")),
+    request_body = SteerBody,
+    responses((status = 200, body = SteerResult), (status = 404, body = Value),
+        (status = 409, description = "No turn is running (-32005): send a prompt instead", body = Value)),
+    security(("bearer" = [])))]
+pub async fn steer(
+    State(app): State<Shared>,
+    daemon: Daemon,
+    Path(id): Path<String>,
+    request: Body,
+) -> Result<Json<SteerResult>, ApiError> {
+    let SteerBody { text } = body(&app, request).await?;
+    daemon.attach(&id).await?;
+    let turn_id = daemon.session_steer(&id, &text).await?;
+    Ok(Json(SteerResult { turn_id }))
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/prompt", tag = "turns",

@@ -36,3 +36,6 @@ pub const REWIND_CONFLICT: i64 = -32030;
 /// The checkpoint cannot do what was asked: no such checkpoint in the session, or it has
 /// no snapshot of the files (`data.reason`), or the rewind to undo is not the last one.
 pub const CHECKPOINT_UNAVAILABLE: i64 = -32031;
+/// `session/steer` found no turn running in the session (none started, or the running one
+/// has already given its final answer): send the text with `session/prompt` instead.
+pub const NO_TURN_RUNNING: i64 = -32005;

@@ -22,6 +22,10 @@ pub const EVENTS: &[&str] = &[
     "session_rewound",
     "session_forked",
     "hook_result",
+    "plan",
+    "mode_changed",
+    "user_message",
+    "approval_resolved",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -154,9 +158,75 @@ pub enum Update<'a> {
     /// events, its exit code and what it decided. Stored in the history and replayed.
     /// Boxed: a large member that would otherwise grow every `Update`.
     HookResult(Box<HookResult>),
+    /// The agent's plan changed (its `todo_write` tool): the whole checklist, in order,
+    /// each time. Stored in the history and replayed, so a client joining later (or
+    /// reloading) shows the latest one. ACP's `plan` session update, entry for entry.
+    Plan { entries: Vec<PlanEntry> },
+    /// The session's permission mode changed (`session/set_mode`, or an approved
+    /// `exit_plan`); sent to every attached client, never stored (the mode is in
+    /// `SessionInfo`/`SessionSummary`).
+    ModeChanged {
+        mode: crate::methods::PermissionMode,
+        previous: crate::methods::PermissionMode,
+    },
+    /// A `session/steer` message, as the running turn takes it (stored, then sent, before
+    /// the model request that carries it).
+    UserMessage { text: Cow<'a, str> },
+    /// An `approval_request` was settled: answered by a client, timed out, or dropped by the
+    /// turn's cancellation. Sent before the call's `tool_result`; clients remove the prompt.
+    #[serde(rename_all = "camelCase")]
+    ApprovalResolved {
+        request_id: String,
+        /// What was decided; a time-out or a cancellation is `reject`.
+        decision: Decision,
+        /// Who settled it: `client`, `timeout` or `cancelled`.
+        by: ResolvedBy,
+    },
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
+}
+
+/// One step of the agent's plan (a `plan` event's entry): ACP's `PlanEntry`, its
+/// `priority` optional (the `todo_write` tool sets none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanEntry {
+    /// What the step is, in the agent's words.
+    pub content: String,
+    pub status: PlanStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<PlanPriority>,
+}
+
+/// Where a plan's step stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// How much a plan's step matters (ACP's three levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanPriority {
+    High,
+    Medium,
+    Low,
+}
+
+/// Who settled an approval request (`approval_resolved`'s `by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolvedBy {
+    /// A client's `session/approve` (any attached client).
+    Client,
+    /// Nobody answered within `approvals.timeout_secs`.
+    Timeout,
+    /// The turn was cancelled (or its session deleted, the daemon stopped) first.
+    Cancelled,
 }
 
 /// One hook's run: which event, which command, how it ended.
@@ -280,6 +350,10 @@ impl<'a> Update<'a> {
             Update::SessionRewound { .. } => "session_rewound",
             Update::SessionForked { .. } => "session_forked",
             Update::HookResult(_) => "hook_result",
+            Update::Plan { .. } => "plan",
+            Update::ModeChanged { .. } => "mode_changed",
+            Update::UserMessage { .. } => "user_message",
+            Update::ApprovalResolved { .. } => "approval_resolved",
             Update::Unknown => "unknown",
         }
     }
@@ -385,6 +459,25 @@ mod tests {
                 message: Some("no rm".into()),
                 context: None,
             })),
+            Update::Plan {
+                entries: vec![PlanEntry {
+                    content: "read the code".into(),
+                    status: PlanStatus::InProgress,
+                    priority: None,
+                }],
+            },
+            Update::ModeChanged {
+                mode: crate::methods::PermissionMode::Default,
+                previous: crate::methods::PermissionMode::Plan,
+            },
+            Update::UserMessage {
+                text: "also this".into(),
+            },
+            Update::ApprovalResolved {
+                request_id: "r".into(),
+                decision: Decision::Reject,
+                by: ResolvedBy::Timeout,
+            },
         ]
     }
 

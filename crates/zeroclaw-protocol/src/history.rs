@@ -27,6 +27,9 @@ pub enum MessageKind {
     /// model as such: the context a `SessionStart` or `UserPromptSubmit` hook added goes
     /// with the next prompt.
     Hook,
+    /// The agent's plan as its `todo_write` call set it (`rawOutput`: `{entries}`, the
+    /// `plan` event's). Never sent to the model (the call and its result are).
+    Plan,
 }
 
 impl MessageKind {
@@ -40,6 +43,7 @@ impl MessageKind {
             MessageKind::Summary => "summary",
             MessageKind::Error => "error",
             MessageKind::Hook => "hook",
+            MessageKind::Plan => "plan",
         }
     }
 
@@ -53,6 +57,7 @@ impl MessageKind {
             "summary" => MessageKind::Summary,
             "error" => MessageKind::Error,
             "hook" => MessageKind::Hook,
+            "plan" => MessageKind::Plan,
             _ => return None,
         })
     }

@@ -7,6 +7,7 @@ use agent_client_protocol::v1::schema::{
     PermissionOptionKind, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent,
     ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
+use agent_client_protocol::v1::schema::{Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use zeroclaw_client::{Decision, Update};
@@ -18,6 +19,11 @@ pub fn tool_kind(name: &str) -> ToolKind {
         "bash" => ToolKind::Execute,
         "read_file" | "list_dir" => ToolKind::Read,
         "write_file" | "edit_file" => ToolKind::Edit,
+        // Issue 33's tools.
+        "glob" => ToolKind::Search,
+        "web_fetch" => ToolKind::Fetch,
+        "apply_patch" => ToolKind::Edit,
+        "todo_write" => ToolKind::Think,
         _ => ToolKind::Other,
     }
 }
@@ -135,6 +141,8 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         Update::AgentMessageChunk { text } => SessionUpdate::AgentMessageChunk(text_chunk(text)),
         Update::AgentThoughtChunk { text } => SessionUpdate::AgentThoughtChunk(text_chunk(text)),
         Update::UserMessageChunk { text } => SessionUpdate::UserMessageChunk(text_chunk(text)),
+        // A `session/steer` message (another client's): shown as the user's words.
+        Update::UserMessage { text } => SessionUpdate::UserMessageChunk(text_chunk(text)),
         Update::ToolCall {
             tool_call_id,
             name,
@@ -146,6 +154,11 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
             is_error,
             ..
         } => SessionUpdate::ToolCallUpdate(tool_result(tool_call_id, raw_output, *is_error)),
+        Update::Plan { entries } => SessionUpdate::Plan(plan(entries)),
+        // A mode's ACP id is its name on our wire (`modes.rs`).
+        Update::ModeChanged { mode, .. } => SessionUpdate::CurrentModeUpdate(
+            agent_client_protocol::v1::schema::CurrentModeUpdate::new(mode.as_str()),
+        ),
         Update::ApprovalRequest { .. }
         | Update::TurnComplete { .. }
         | Update::ContextCompacted { .. }
@@ -153,7 +166,33 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         | Update::SessionForked { .. }
         | Update::HookResult(_)
         | Update::Unknown => return None,
+        // Cancels the pending `session/request_permission` instead (`acp/mod.rs`).
+        Update::ApprovalResolved { .. } => return None,
     })
+}
+
+/// The agent's plan as ACP's, entry for entry; a step with no priority is `medium` (ACP
+/// requires one).
+pub fn plan(entries: &[zeroclaw_client::protocol::events::PlanEntry]) -> Plan {
+    use zeroclaw_client::protocol::events::{PlanPriority as P, PlanStatus as S};
+    Plan::new(
+        entries
+            .iter()
+            .map(|entry| {
+                let priority = match entry.priority {
+                    Some(P::High) => PlanEntryPriority::High,
+                    Some(P::Low) => PlanEntryPriority::Low,
+                    Some(P::Medium) | None => PlanEntryPriority::Medium,
+                };
+                let status = match entry.status {
+                    S::Pending => PlanEntryStatus::Pending,
+                    S::InProgress => PlanEntryStatus::InProgress,
+                    S::Completed => PlanEntryStatus::Completed,
+                };
+                PlanEntry::new(entry.content.clone(), priority, status)
+            })
+            .collect(),
+    )
 }
 
 /// Our stop reason as ACP's. `error` never reaches a prompt's answer (the call fails

@@ -17,6 +17,7 @@
 mod commands;
 mod daemon_side;
 mod mapping;
+mod modes;
 mod session;
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -25,7 +26,8 @@ use agent_client_protocol::v1::schema::{
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
     LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
-    SessionForkCapabilities, SessionInfo, SessionListCapabilities,
+    SessionForkCapabilities, SessionInfo, SessionListCapabilities, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client as Editor, Error as AcpError, Stdio};
@@ -162,6 +164,20 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
                             responder: Responder<PromptResponse>,
                             _cx: ConnectionTo<Editor>| {
                     bridge.prompt(request, responder)
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let bridge = bridge.clone();
+                async move |request: SetSessionModeRequest,
+                            responder: Responder<SetSessionModeResponse>,
+                            _cx: ConnectionTo<Editor>| {
+                    match bridge.daemon() {
+                        Ok(client) => modes::set(&client, request, responder).await,
+                        Err(e) => responder.respond_with_error(e),
+                    }
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -313,7 +329,9 @@ impl Bridge {
             Ok(info) => {
                 let events = client.subscribe(&info.session_id);
                 self.attach(&info.session_id, PathBuf::from(&info.cwd), events, &cx);
-                let answered = responder.respond(NewSessionResponse::new(info.session_id.clone()));
+                let answered = responder.respond(
+                    NewSessionResponse::new(info.session_id.clone()).modes(modes::state(info.mode)),
+                );
                 commands::announce(&client, &info.session_id, &cx).await;
                 answered
             }
@@ -388,7 +406,8 @@ impl Bridge {
                     None => self.attach(&session_id, PathBuf::from(&summary.cwd), events, &cx),
                 };
                 link.flush().await;
-                let answered = responder.respond(LoadSessionResponse::new());
+                let answered =
+                    responder.respond(LoadSessionResponse::new().modes(modes::state(summary.mode)));
                 commands::announce(&client, &session_id, &cx).await;
                 answered
             }

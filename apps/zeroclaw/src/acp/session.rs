@@ -89,6 +89,7 @@ impl SessionLink {
             editor,
             daemon,
             ended: watch::channel(None).0,
+            resolved: watch::channel(None).0,
             cancels: cancels.clone(),
         };
         tokio::spawn(pump.run(events, flushes));
@@ -130,6 +131,11 @@ struct Pump {
     daemon: Option<Arc<Client>>,
     /// The last turn that ended: a permission request of it still open is withdrawn.
     ended: watch::Sender<Option<String>>,
+    /// The last approval request settled (`approval_resolved`): answered by another client,
+    /// timed out or cancelled; the editor's permission request for it is withdrawn. The
+    /// latest is enough: a session's turn waits on one approval at a time, and the next is
+    /// asked only after this one is settled.
+    resolved: watch::Sender<Option<String>>,
     cancels: CancelGate,
 }
 
@@ -193,6 +199,9 @@ impl Pump {
             Update::TurnComplete { .. } => {
                 self.ended.send_replace(turn_id);
             }
+            Update::ApprovalResolved { request_id, .. } => {
+                self.resolved.send_replace(Some(request_id));
+            }
             update => {
                 if let Some(update) = mapping::update(&update, &self.cwd) {
                     let sent = self
@@ -207,8 +216,9 @@ impl Pump {
     }
 
     /// Asks the editor for permission and answers the daemon's approval with its choice.
-    /// A cancelled request is a refusal; a request still open when its turn ends is
-    /// withdrawn (`$/cancel_request`) and its late answer ignored.
+    /// A cancelled request is a refusal; a request still open when it is settled elsewhere
+    /// (`approval_resolved`: another client answered, it timed out, the turn was cancelled)
+    /// or when its turn ends is withdrawn (`$/cancel_request`) and its late answer ignored.
     fn ask(&self, request: RequestPermissionRequest, request_id: String, turn_id: Option<String>) {
         let Some(daemon) = self.daemon.clone() else {
             return;
@@ -216,6 +226,7 @@ impl Pump {
         let sent = self.editor.send_request(request);
         let withdraw = sent.cancellation_handle();
         let mut ended = self.ended.subscribe();
+        let mut resolved = self.resolved.subscribe();
         let session_id = self.id.clone();
         let cancels = self.cancels.clone();
         tokio::spawn(async move {
@@ -238,6 +249,10 @@ impl Pump {
                     }
                 },
                 () = turn_over => {
+                    let _ = withdraw.cancel();
+                    return;
+                }
+                _ = resolved.wait_for(|last| last.as_deref() == Some(request_id.as_str())) => {
                     let _ = withdraw.cancel();
                     return;
                 }

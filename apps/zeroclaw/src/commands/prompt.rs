@@ -166,14 +166,32 @@ async fn stream_turn(
     let mut turn = client.turn(session_id, prompt);
     let mut screen = Screen::default();
     let mut interrupts = 0;
+    // Events read while an approval question waited, shown next in order.
+    let mut held = std::collections::VecDeque::new();
     loop {
+        let next = async {
+            match held.pop_front() {
+                Some(event) => Some(event),
+                None => turn.next().await,
+            }
+        };
         tokio::select! {
-            Some(event) = turn.next() => match event {
+            Some(event) = next => match event {
                 TurnEvent::Update(update) => screen.show(&update),
                 TurnEvent::Approval(request) => {
                     screen.end_lines();
-                    let decision = decide(approve, &request.name, &request.raw_input).await;
-                    if let Err(e) = request.answer(decision).await {
+                    // Answered elsewhere (another client, a timeout, a cancellation): the
+                    // question stops waiting at once.
+                    let decision = tokio::select! {
+                        decision = decide(approve, &request.name, &request.raw_input) => Some(decision),
+                        (by, decision) = turn.resolved(&request.request_id, &mut held) => {
+                            eprintln!("\n{}", dim(&resolved_elsewhere(by, decision)));
+                            None
+                        }
+                    };
+                    if let Some(decision) = decision
+                        && let Err(e) = request.answer(decision).await
+                    {
                         eprintln!("zeroclaw: could not answer the approval: {}", describe_call_error(&e));
                     }
                 }
@@ -197,6 +215,19 @@ async fn stream_turn(
                 return Err("the daemon went away during the turn; its history is kept, run `zeroclaw sessions` after restarting it".into());
             }
         }
+    }
+}
+
+/// What an approval question settled elsewhere says as it is withdrawn.
+fn resolved_elsewhere(
+    by: zeroclaw_client::protocol::events::ResolvedBy,
+    decision: Decision,
+) -> String {
+    use zeroclaw_client::protocol::events::ResolvedBy;
+    match by {
+        ResolvedBy::Client => format!("answered by another client: {}", decision.as_str()),
+        ResolvedBy::Timeout => "nobody answered in time: refused".into(),
+        ResolvedBy::Cancelled => "the turn was cancelled: refused".into(),
     }
 }
 

@@ -180,9 +180,10 @@ fn xml(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The launchd agent. It starts the daemon at login and keeps it running (launchd's
-/// `Sockets` activation would need `launch_activate_socket`, which the daemon does not
-/// call: docs/service.md).
+/// The launchd agent. launchd holds the endpoint (`Sockets`, named `rpc`, mode 0600) and
+/// starts the daemon on the first connection, which takes the socket with
+/// `launch_activate_socket` (the daemon's `service/activation.rs`); it restarts a daemon
+/// that failed.
 pub fn launchd_plist(exe: &Path, paths: &Paths, agents_dir: &Path) -> Plan {
     let args: String = daemon_args(exe, paths)
         .iter()
@@ -215,8 +216,16 @@ pub fn launchd_plist(exe: &Path, paths: &Paths, agents_dir: &Path) -> Plan {
   <key>ProgramArguments</key>\n\
   <array>\n{args}  </array>\n\
 {environment}\
-  <key>RunAtLoad</key>\n\
-  <true/>\n\
+  <key>Sockets</key>\n\
+  <dict>\n\
+    <key>rpc</key>\n\
+    <dict>\n\
+      <key>SockPathName</key>\n\
+      <string>{endpoint}</string>\n\
+      <key>SockPathMode</key>\n\
+      <integer>384</integer>\n\
+    </dict>\n\
+  </dict>\n\
   <key>KeepAlive</key>\n\
   <dict>\n\
     <key>SuccessfulExit</key>\n\
@@ -229,6 +238,7 @@ pub fn launchd_plist(exe: &Path, paths: &Paths, agents_dir: &Path) -> Plan {
 </dict>\n\
 </plist>\n",
         log = xml(&log.display().to_string()),
+        endpoint = xml(&paths.endpoint.as_path().display().to_string()),
     );
     let path = agents_dir.join(format!("{LAUNCHD_LABEL}.plist"));
     let target = path.display().to_string();
@@ -347,6 +357,21 @@ fn run(command: &[String]) -> Result<(), String> {
     }
 }
 
+/// The endpoint's directory, private, for launchd to create the socket in (systemd's
+/// socket unit makes its own: `DirectoryMode=0700`).
+fn endpoint_dir(paths: &Paths) -> Result<(), String> {
+    let Some(dir) = paths.endpoint.as_path().parent() else {
+        return Ok(());
+    };
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))
+}
+
 /// `--user`: the only kind there is. The daemon is a user's (its data, its socket, its
 /// rights), so no system-wide unit is offered; the flag is accepted so scripts can say it.
 fn say_user(user: bool) {
@@ -389,6 +414,9 @@ pub fn install(
         std::fs::write(&unit.path, &unit.text)
             .map_err(|e| format!("cannot write {}: {e}", unit.path.display()))?;
         println!("wrote {}", unit.path.display());
+    }
+    if platform.unwrap_or_else(Platform::here) == Platform::Macos {
+        endpoint_dir(paths)?;
     }
     let tool = plan.commands.first().and_then(|c| c.first()).cloned();
     match tool {

@@ -122,6 +122,28 @@ fn hook_line(m: &Message) -> String {
     )
 }
 
+/// A stored plan (`todo_write`'s checklist), one line per step.
+fn plan_lines(m: &Message) -> String {
+    let entries = m
+        .raw_output
+        .as_ref()
+        .and_then(|v| v.get("entries"))
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut out = String::from("plan:");
+    for entry in entries {
+        let mark = match entry.get("status").and_then(serde_json::Value::as_str) {
+            Some("completed") => "[x]",
+            Some("in_progress") => "[~]",
+            _ => "[ ]",
+        };
+        let content = entry.get("content").and_then(serde_json::Value::as_str);
+        out.push_str(&format!("\n  {mark} {}", content.unwrap_or_default()));
+    }
+    out
+}
+
 fn render(m: &Message) -> String {
     let text = m.text.clone().unwrap_or_default();
     let cancelled = if m.cancelled {
@@ -141,6 +163,7 @@ fn render(m: &Message) -> String {
         ),
         MessageKind::Error => format!("{}\n", dim(&format!("✗ the turn failed: {text}"))),
         MessageKind::Hook => format!("{}\n", dim(&hook_line(m))),
+        MessageKind::Plan => format!("{}\n", dim(&plan_lines(m))),
         MessageKind::ToolCall => format!(
             "{}\n",
             dim(&format!(

@@ -41,6 +41,8 @@ pub struct Seen {
     pub reads: Vec<ReadTextFileRequest>,
     pub writes: Vec<WriteTextFileRequest>,
     pub questions: Vec<CreateElicitationRequest>,
+    /// Permission requests the agent withdrew (`$/cancel_request`) before they were answered.
+    pub withdrawn: usize,
 }
 
 impl Seen {
@@ -291,6 +293,15 @@ pub async fn run<R>(
                 async move |request: RequestPermissionRequest,
                             responder: Responder<RequestPermissionResponse>,
                             _cx: ConnectionTo<Agent>| {
+                    // Also wakes when the request is answered: only a withdrawal counts.
+                    let cancellation = responder.cancellation();
+                    let watcher = editor.clone();
+                    tokio::spawn(async move {
+                        cancellation.cancelled().await;
+                        if cancellation.is_cancelled() {
+                            watcher.record(|seen| seen.withdrawn += 1);
+                        }
+                    });
                     editor.permission(request, responder)
                 }
             },

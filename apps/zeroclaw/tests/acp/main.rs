@@ -21,8 +21,11 @@ mod editor_leaves;
 mod fork;
 mod handshake;
 mod load;
+mod modes;
 // The MCP test server is found as a Linux build; under Wine it is not run yet.
 #[cfg(unix)]
 mod mcp;
 mod permissions;
+// Issue 33: the agent's plan.
+mod plan;
 mod prompt;

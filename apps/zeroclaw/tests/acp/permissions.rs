@@ -131,3 +131,41 @@ fn a_file_tool_call_has_its_kind_and_an_absolute_location() {
     // read_file needs no approval.
     assert!(seen.permissions.is_empty());
 }
+
+#[test]
+fn the_editors_permission_request_is_withdrawn_when_another_client_answers() {
+    let env = Env::new("", "");
+    env.fake.push(bash_call("call_1", COMMAND, 2));
+    env.fake.push(openai::text(&["Answered elsewhere."]));
+    let editor = Editor::new(Permission::Hold);
+    let exit = runtime().block_on(run(&env.dir, editor.clone(), async |cx| {
+        let session = open(&cx, &env.work).await?;
+        let prompt = cx.send_request(text_prompt(&session, "compute"));
+        editor
+            .wait("the permission request", |seen| seen.permissions.len() == 1)
+            .await;
+        // Another client (a terminal, the dashboard) attaches and approves.
+        tokio::task::block_in_place(|| {
+            let mut other = env.daemon.client();
+            other.call("session/load", json!({"sessionId": session}));
+            let ask = other.wait_event("approval_request");
+            other.call(
+                "session/approve",
+                json!({"sessionId": session, "requestId": ask["requestId"], "decision": "allow_once"}),
+            );
+        });
+        editor
+            .wait("the permission request withdrawn", |seen| seen.withdrawn == 1)
+            .await;
+        guard("the prompt's answer", prompt.block_task()).await
+    }));
+    assert_eq!(exit.outcome.unwrap().stop_reason, StopReason::EndTurn);
+    let seen = editor.seen();
+    assert_eq!(seen.permissions.len(), 1);
+    let updates = seen.json();
+    let result = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update")
+        .unwrap();
+    assert_eq!(result["status"], "completed", "{result}");
+}

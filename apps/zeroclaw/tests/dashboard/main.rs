@@ -35,7 +35,11 @@ mod login;
 #[cfg(unix)]
 mod mcp;
 #[cfg(unix)]
+mod modes;
+#[cfg(unix)]
 mod output;
+#[cfg(unix)]
+mod plan;
 #[cfg(unix)]
 mod project;
 #[cfg(unix)]
@@ -48,6 +52,8 @@ mod runs;
 mod sandbox;
 #[cfg(unix)]
 mod sessions;
+#[cfg(unix)]
+mod steer;
 #[cfg(unix)]
 mod streaming;
 #[cfg(unix)]
@@ -65,6 +71,7 @@ fn main() {
         failed_prompt::TESTS,
         streaming::TESTS,
         approvals::TESTS,
+        steer::TESTS,
         keyboard::TESTS,
         output::TESTS,
         questions::TESTS,
@@ -76,6 +83,8 @@ fn main() {
         approval_preview::TESTS,
         sandbox::TESTS,
         checkpoints::TESTS,
+        plan::TESTS,
+        modes::TESTS,
     ]);
     #[cfg(not(unix))]
     eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");

@@ -22,5 +22,6 @@ mod scopes;
 mod service;
 mod session_expiry;
 mod sse;
+mod steer_and_resolved;
 mod tls;
 mod websocket;

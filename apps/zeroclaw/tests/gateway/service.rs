@@ -258,10 +258,15 @@ impl NotifySocket {
 
     /// Reads until a datagram holds `wanted`; returns every assignment read before it.
     fn until(&self, wanted: &str) -> Vec<String> {
+        self.until_line(|l| l == wanted)
+    }
+
+    /// Reads until a datagram holds a line `wanted` accepts; returns every assignment read.
+    fn until_line(&self, wanted: impl Fn(&str) -> bool) -> Vec<String> {
         let mut seen = Vec::new();
         loop {
             let message = self.next();
-            let found = message.iter().any(|l| l == wanted);
+            let found = message.iter().any(|l| wanted(l));
             seen.extend(message);
             if found {
                 return seen;
@@ -284,16 +289,18 @@ fn the_manager_hears_ready_once_the_socket_accepts_then_watchdog_pings_then_stop
     );
     let before = notify.until("READY=1");
     assert!(!before.iter().any(|l| l == "STOPPING=1"), "{before:?}");
+    // READY=1 comes with a first status line.
+    assert!(
+        before.iter().any(|l| l.starts_with("STATUS=serving ")),
+        "{before:?}"
+    );
     // READY=1 came after the doors opened: the socket accepts and serves at once.
     daemon.wait_for_log("listening");
     let mut client = daemon.initialized();
     assert!(client.call("status", json!({}))["pid"].is_u64());
-    // Its status line says what it does.
-    let status = notify.until("WATCHDOG=1");
-    assert!(
-        status.iter().any(|l| l.starts_with("STATUS=serving ")),
-        "{status:?}"
-    );
+    // The status line follows what it does: the client that came is counted (watchdog
+    // pings may come before or between, in any order).
+    notify.until_line(|l| l.starts_with("STATUS=serving ") && l.contains(" 1 clients"));
     // The watchdog pings go on while it is healthy.
     notify.until("WATCHDOG=1");
     notify.until("WATCHDOG=1");
@@ -413,7 +420,11 @@ fn the_launchd_agent_install_would_write_parses_as_a_plist() {
     let files = dry_run(&dir, "macos");
     let (path, text) = files.iter().next().unwrap();
     assert!(
-        path.ends_with("Library/LaunchAgents/dev.zeroclaw.daemon.plist"),
+        std::path::Path::new(path).ends_with(
+            std::path::Path::new("Library")
+                .join("LaunchAgents")
+                .join("dev.zeroclaw.daemon.plist")
+        ),
         "{path}"
     );
     let plist = plist::Value::from_reader_xml(text.as_bytes()).unwrap();
@@ -433,10 +444,24 @@ fn the_launchd_agent_install_would_write_parses_as_a_plist() {
         args[1..],
         ["--config-dir", dir.config_dir().to_str().unwrap(), "daemon"]
     );
+    // launchd holds the endpoint and starts the daemon on the first connection.
+    let endpoint = dir.command(&["endpoint"]).output().unwrap();
+    let endpoint = String::from_utf8(endpoint.stdout).unwrap();
+    let rpc = dict
+        .get("Sockets")
+        .and_then(|v| v.as_dictionary())
+        .and_then(|s| s.get("rpc"))
+        .and_then(|v| v.as_dictionary())
+        .unwrap();
     assert_eq!(
-        dict.get("RunAtLoad").and_then(|v| v.as_boolean()),
-        Some(true)
+        rpc.get("SockPathName").and_then(|v| v.as_string()),
+        Some(endpoint.trim())
     );
+    assert_eq!(
+        rpc.get("SockPathMode").and_then(|v| v.as_signed_integer()),
+        Some(0o600)
+    );
+    assert!(dict.get("RunAtLoad").is_none(), "started on demand");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -641,4 +666,41 @@ fn the_service_docs_list_every_metric_the_daemon_serves() {
             "docs/service.md has no row `| `{shown}` | {ty} |`"
         );
     }
+}
+
+/// Runs on Linux and, under Wine, as a Windows binary (scripts/windows-tests.sh): the logon
+/// task's command line names this binary, the config dir and `daemon`.
+#[test]
+fn the_windows_logon_task_install_would_create_runs_the_daemon_of_this_config_dir() {
+    let dir = TestDir::new();
+    let out = dir
+        .command(&[
+            "service",
+            "install",
+            "--user",
+            "--dry-run",
+            "--platform",
+            "windows",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let command = text
+        .lines()
+        .find_map(|l| l.strip_prefix("$ "))
+        .unwrap_or_else(|| panic!("no command in:\n{text}"));
+    assert!(
+        command.starts_with("schtasks /Create /TN zeroclaw /SC ONLOGON /RL LIMITED /TR "),
+        "{command}"
+    );
+    let config_dir = dir.config_dir();
+    let expected = format!(
+        "\"--config-dir\" \"{}\" \"daemon\" /F",
+        config_dir.display()
+    );
+    assert!(
+        command.ends_with(&expected),
+        "{command}\nwanted the end: {expected}"
+    );
 }

@@ -40,6 +40,7 @@ fn the_anthropic_wire_format_streams_thinking_text_and_tool_use_end_to_end() {
             "agent_message_chunk",
             "tool_call",
             "approval_request",
+            "approval_resolved",
             "tool_result",
             "agent_message_chunk",
             "turn_complete"

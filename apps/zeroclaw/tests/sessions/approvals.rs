@@ -32,6 +32,7 @@ fn an_approved_bash_call_runs_and_its_output_goes_back_to_the_model() {
         [
             "tool_call",
             "approval_request",
+            "approval_resolved",
             "tool_result",
             "agent_message_chunk",
             "agent_message_chunk",

@@ -13,13 +13,20 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod accept_edits;
 mod anthropic;
+// Issue 33: the agent's plan and the tools users expect.
+mod apply_patch;
 mod approval_preview;
+mod approval_resolved;
 mod approvals;
 mod ask_user;
 mod backpressure;
 mod big_history;
 mod cancel;
+mod glob;
+mod todo_write;
+mod web_fetch;
 // Scripted with bash, modes and symlinks.
 #[cfg(unix)]
 mod checkpoints;
@@ -31,6 +38,7 @@ mod hardening;
 mod hooks;
 mod limits;
 mod many_turns;
+mod plan_mode;
 // The MCP tests find the test server as a Linux build; under Wine they are not run yet.
 #[cfg(unix)]
 mod mcp;
@@ -39,7 +47,9 @@ mod provider_errors;
 mod replay;
 mod restart;
 mod session_methods;
+mod set_mode;
 mod set_model;
+mod steer;
 mod streaming;
 mod subagents;
 mod tools;

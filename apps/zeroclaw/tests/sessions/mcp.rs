@@ -47,6 +47,7 @@ fn a_servers_tools_are_offered_with_their_schemas_and_run_only_when_approved() {
         [
             "tool_call",
             "approval_request",
+            "approval_resolved",
             "tool_result",
             "agent_message_chunk",
             "turn_complete"

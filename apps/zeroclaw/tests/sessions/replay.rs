@@ -45,6 +45,7 @@ fn every_attached_connection_gets_the_events_and_any_of_them_may_approve() {
         types(&c_events),
         [
             "approval_request",
+            "approval_resolved",
             "tool_result",
             "agent_message_chunk",
             "turn_complete"

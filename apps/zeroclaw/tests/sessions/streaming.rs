@@ -78,6 +78,10 @@ fn a_streamed_answer_arrives_as_ordered_chunks_then_turn_complete_then_the_resul
             "list_dir",
             "grep",
             "ask_user",
+            "todo_write",
+            "glob",
+            "web_fetch",
+            "apply_patch",
             "task"
         ]
     );

@@ -406,3 +406,59 @@ fn two_task_calls_in_one_step_run_at_the_same_time() {
         .collect();
     assert_eq!(results, ["call_a", "call_b"]);
 }
+
+#[test]
+fn a_child_asks_as_its_parents_mode_does() {
+    let env = Env::new("", "");
+    profile(
+        &env,
+        "writer",
+        "---\ndescription: Writes files\ntools: write_file, bash\n---\nWrite what you are told.",
+    );
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    client.call(
+        "session/set_mode",
+        json!({"sessionId": session, "mode": "accept-edits"}),
+    );
+    env.fake.push(task_call(
+        "call_task",
+        json!({"description": "Write", "prompt": "write notes", "agent": "writer"}),
+    ));
+    env.fake.push(tool_call(
+        "call_w",
+        "write_file",
+        json!({"path": "notes.txt", "content": "by the child"}),
+        2,
+    ));
+    env.fake.push(bash_call(
+        "call_b",
+        &touch_command(&env.work.join("ran")),
+        1,
+    ));
+    env.fake.push(openai::text(&["wrote it"]));
+    env.fake.push(openai::text(&["done"]));
+    let turn = client.prompt(&session, "go", |frame: &Value| {
+        // The edit went through as the parent's would; bash is still asked about.
+        assert_eq!(frame["name"], "bash", "only bash is asked about: {frame}");
+        assert_eq!(frame["parentToolCallId"], "call_task");
+        Act::Decide("reject")
+    });
+    assert_eq!(turn.result()["text"], "done");
+    assert_eq!(turn.of_type("approval_request").len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(env.work.join("notes.txt")).unwrap(),
+        "by the child"
+    );
+    assert!(!env.work.join("ran").exists(), "the rejected command ran");
+    // The child session is stored in that mode.
+    let listed = client.call("session/list", json!({"includeChildren": true}));
+    let child = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["parentSessionId"] == session.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(child["mode"], "accept-edits");
+}

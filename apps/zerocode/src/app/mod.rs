@@ -10,9 +10,13 @@
 mod checkpoints;
 pub mod commands;
 mod custom;
+mod modes;
 mod sandbox;
 mod sessions;
 mod turn;
+mod typing;
+
+pub use typing::Typing;
 
 use crate::forms::{Forwarder, Question, TerminalForms};
 use crate::input::{Input, Read};
@@ -70,6 +74,8 @@ struct Current {
     titled: bool,
     /// Its sandbox; `None` from a daemon that does not report one.
     sandbox: Option<zeroclaw_client::SessionSandbox>,
+    /// Its permission mode (`modes.rs`), as last said by the daemon.
+    mode: zeroclaw_client::protocol::methods::PermissionMode,
 }
 
 struct App {
@@ -90,6 +96,9 @@ struct App {
     running: Option<Turn>,
     /// The undo id of this session's last rewind (`/rewind back`).
     last_undo: Option<String>,
+    /// Prompts typed with Alt-Enter during a turn, sent one by one after it
+    /// (`typing.rs`; at most [`typing::MAX_QUEUED`]).
+    queued: typing::Queued,
 }
 
 /// Runs zerocode to its end; returns the exit status. Every exit path leaves the terminal
@@ -154,11 +163,13 @@ async fn start(paths: Paths, options: Options) -> Result<Stop, String> {
             model: String::new(),
             titled: false,
             sandbox: None,
+            mode: Default::default(),
         },
         cwd: cwd.to_string_lossy().into_owned(),
         listed: Vec::new(),
         running: None,
         last_undo: None,
+        queued: typing::Queued::new(),
     };
     let opened = match options.session {
         Some(id) => match app.find_session(&id, false).await {
@@ -234,15 +245,31 @@ impl App {
 
     async fn repl(&mut self) -> Stop {
         let mut interrupted = false;
+        // The line Shift-Tab interrupted, read on after the mode changed.
+        let mut initial = String::new();
         loop {
+            // A prompt queued during the last turn (Alt-Enter) goes first.
+            if let Some(queued) = self.next_queued() {
+                self.line(&format!("{PROMPT}{queued}"));
+                if let Err(stop) = self.prompt(&queued).await {
+                    return stop;
+                }
+                continue;
+            }
             self.refresh_completion().await;
+            // Another client's mode change shows while the prompt is read (`modes.rs`).
+            let mut idle = self.client.subscribe(&self.session.id);
+            let prompt = self.prompt_text();
+            let start_with = std::mem::take(&mut initial);
             let read = {
-                let read = self.input.read_prompt(PROMPT);
+                let input = self.input.clone();
+                let read = input.read_prompt(&prompt, &start_with);
                 tokio::pin!(read);
                 loop {
                     tokio::select! {
                         read = &mut read => break read,
                         () = self.client.closed() => return Stop::DaemonGone,
+                        Ok(event) = idle.recv() => self.idle_event(event.update),
                         Some((_, answer)) = self.questions.recv() => {
                             // Only a turn of ours asks, and none runs: nowhere to show it.
                             let _ = answer.send(ElicitationResponse::cancel());
@@ -261,6 +288,13 @@ impl App {
                 }
             };
             interrupted = false;
+            if self.input.take_cycle() {
+                if let Err(stop) = self.cycle_mode().await {
+                    return stop;
+                }
+                initial = line;
+                continue;
+            }
             let line = line.trim();
             if line.is_empty() {
                 continue;

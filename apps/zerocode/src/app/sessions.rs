@@ -16,6 +16,8 @@ impl App {
         self.input.set_cwd(std::path::Path::new(&session.cwd));
         self.screen()
             .set_sandbox(session.sandbox.as_ref().map(crate::status::sandbox_label));
+        self.screen()
+            .set_mode(Some(super::modes::label(session.mode)));
         self.session = session;
         self.last_undo = None;
     }
@@ -43,6 +45,7 @@ impl App {
                     model: info.model,
                     titled: info.title.is_some(),
                     sandbox: info.sandbox,
+                    mode: info.mode,
                 });
                 if announce {
                     self.line(&dim(&format!(
@@ -242,6 +245,7 @@ impl App {
             model: summary.model.clone(),
             titled: summary.title.is_some(),
             sandbox: summary.sandbox,
+            mode: summary.mode,
         });
         self.running = (summary.running || summary.turn_id.is_some())
             .then(|| self.client.follow(&summary.session_id, events, pending));

@@ -1,12 +1,14 @@
 //! A turn on screen: a prompt sent (with its `@` attachments), or a running turn followed,
 //! streamed with its status line, approvals and questions answered, Ctrl-C cancelling it.
 
-use super::{App, Step, Stop};
+use super::typing::Typed;
+use super::{App, Step, Stop, Typing};
 use crate::approval;
 use crate::mentions;
 use crate::render;
 use crate::status::{self, Phase};
 use crate::term::{self, dim, red};
+use std::collections::VecDeque;
 use zeroclaw_client::{Approval, Decision, Turn, TurnEvent, Update};
 
 impl App {
@@ -72,42 +74,73 @@ impl App {
     async fn stream_events(&mut self, mut turn: Turn, following: bool) -> Step {
         let _quiet = term::QuietInput::new();
         self.interrupts.clear();
+        let mut typing = Typing::start();
         let mut cancelling = false;
         let mut ticker = tokio::time::interval(status::FRAME);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut held = VecDeque::new();
         loop {
-            tokio::select! {
+            // Events that arrived while an approval question waited, in order.
+            while let Some(event) = held.pop_front() {
+                if self
+                    .event(
+                        &mut turn,
+                        &mut typing,
+                        &mut held,
+                        event,
+                        following,
+                        &mut cancelling,
+                    )
+                    .await?
+                {
+                    return Ok(());
+                }
+            }
+            let interrupted = tokio::select! {
                 biased;
-                () = self.interrupts.recv() => {
-                    if cancelling {
-                        self.line(&dim("quitting; the turn may still be winding down in the daemon"));
-                        return Err(Stop::Interrupted);
-                    }
-                    self.cancel(&turn, &mut cancelling).await?;
+                () = self.interrupts.recv() => true,
+                Some(key) = typing.next() => {
+                    matches!(self.typed(&mut typing, key).await?, Typed::Interrupt)
                 }
                 Some(event) = turn.next() => {
-                    if self.event(&turn, event, following, &mut cancelling).await? {
+                    if self.event(&mut turn, &mut typing, &mut held, event, following, &mut cancelling).await? {
                         return Ok(());
                     }
+                    false
                 }
                 Some((request, answer)) = self.questions.recv() => {
                     // Everything the daemon sent before the question is queued: show it first.
                     while let Some(event) = turn.try_next() {
-                        if self.event(&turn, event, following, &mut cancelling).await? {
+                        if self.event(&mut turn, &mut typing, &mut held, event, following, &mut cancelling).await? {
                             return Ok(());
                         }
                     }
-                    // The form reads lines: no status line meanwhile.
+                    // The form reads lines: no status line, and no key reader, meanwhile.
+                    typing.pause();
                     self.screen().status_suspend(true);
                     let response = tokio::select! {
                         response = self.forms.ask(request) => response,
                         () = self.client.closed() => return Err(Stop::DaemonGone),
                     };
                     self.screen().status_suspend(false);
+                    typing.resume();
                     let _ = answer.send(response);
+                    false
                 }
                 () = self.client.closed() => return Err(Stop::DaemonGone),
-                _ = ticker.tick() => self.screen().status_tick(),
+                _ = ticker.tick() => {
+                    self.screen().status_tick();
+                    false
+                }
+            };
+            if interrupted {
+                if cancelling {
+                    self.line(&dim(
+                        "quitting; the turn may still be winding down in the daemon",
+                    ));
+                    return Err(Stop::Interrupted);
+                }
+                self.cancel(&turn, &mut cancelling).await?;
             }
         }
     }
@@ -126,7 +159,9 @@ impl App {
     /// turn is over.
     async fn event(
         &mut self,
-        turn: &Turn,
+        turn: &mut Turn,
+        typing: &mut Typing,
+        held: &mut VecDeque<TurnEvent>,
         event: TurnEvent,
         following: bool,
         cancelling: &mut bool,
@@ -137,8 +172,17 @@ impl App {
                 // The question is read on the status line's row: no status meanwhile.
                 self.screen().status_phase(Phase::WaitingForApproval);
                 self.screen().status_suspend(true);
+                // Answered elsewhere (another client, a timeout, a cancellation): the
+                // question goes at once (`approval_resolved`).
                 let decision = tokio::select! {
-                    decision = self.ask_approval(&request) => decision,
+                    decision = self.ask_approval(&request, typing) => decision,
+                    (by, decision) = turn.resolved(&request.request_id, held) => {
+                        self.screen().end_line();
+                        self.line(&dim(&format!("\n{}", render::resolved_elsewhere(decision, by))));
+                        self.screen().status_suspend(false);
+                        self.screen().status_phase(Phase::Running(request.name.clone()));
+                        return Ok(false);
+                    }
                     () = self.client.closed() => return Err(Stop::DaemonGone),
                 };
                 self.screen().status_suspend(false);
@@ -193,9 +237,24 @@ impl App {
                 self.screen().end_line();
                 self.line(&dim(&render::compacted(messages_folded)));
             }
+            Update::UserMessage { text } => {
+                self.screen().end_line();
+                self.line(&dim(&render::steered(&text)));
+            }
             Update::HookResult(hook) => {
                 self.screen().end_line();
                 self.line(&dim(&render::hook_line(&hook)));
+            }
+            Update::Plan { entries } => {
+                self.screen().end_line();
+                for line in crate::plan::checklist(&entries) {
+                    self.line(&line);
+                }
+            }
+            Update::ModeChanged { mode, .. } => {
+                self.screen().end_line();
+                self.mode_is(mode);
+                self.line(&dim(&super::modes::changed_line(mode)));
             }
             Update::TurnComplete { stop_reason, error } if following => {
                 self.screen().end_line();
@@ -213,7 +272,7 @@ impl App {
 
     /// The preview, then `Allow bash `ls`? [y]es / [n]o / [a]lways` answered with one key
     /// (`approval.rs`): `None` for Ctrl-C.
-    async fn ask_approval(&self, request: &Approval) -> Option<Decision> {
+    async fn ask_approval(&self, request: &Approval, typing: &mut Typing) -> Option<Decision> {
         self.screen().end_line();
         for line in request
             .preview
@@ -227,10 +286,10 @@ impl App {
                 self.line(&line);
             }
             let question = approval::escape_question(&request.name, &request.raw_input);
-            return approval::decide(&self.input, &question, false).await;
+            return approval::decide(&self.input, &question, false, Some(typing)).await;
         }
         let question = approval::question(&request.name, &request.raw_input);
         let always = request.options.is_empty() || request.options.contains(&Decision::AllowAlways);
-        approval::decide(&self.input, &question, always).await
+        approval::decide(&self.input, &question, always, Some(typing)).await
     }
 }

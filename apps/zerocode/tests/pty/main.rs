@@ -20,5 +20,9 @@ mod basics;
 mod checkpoints;
 mod commands;
 mod input;
+// Issue 33: the agent's plan.
+mod modes;
+mod plan;
 mod rendering;
+mod steer;
 mod titles;

@@ -18,7 +18,9 @@
 mod audience;
 mod chunk_frame;
 mod fit;
+mod mode;
 mod pace;
+mod steer;
 
 use crate::link::{Link, Notification};
 use crate::mcp::Mcp;
@@ -53,6 +55,8 @@ impl From<StoreError> for JoinError {
 
 pub use audience::ConnId;
 pub use fit::{fit_forwarded, fit_update};
+pub use steer::SteerRefused;
+use steer::Steers;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every critical section here is a few map operations that leave the data consistent
@@ -77,6 +81,8 @@ pub struct ActiveTurn {
     /// The turns of the subagents its `task` calls run: a decision sent to this turn's
     /// session for one of their approval requests reaches them (`decide`).
     children: Mutex<Vec<Arc<ActiveTurn>>>,
+    /// `session/steer` messages the turn has not taken yet (`steer.rs`).
+    steers: Mutex<Steers>,
 }
 
 impl ActiveTurn {
@@ -96,7 +102,24 @@ impl ActiveTurn {
             finished: CancellationToken::new(),
             approvals: Mutex::new(HashMap::new()),
             children: Mutex::new(Vec::new()),
+            steers: Mutex::new(Steers::default()),
         })
+    }
+
+    /// Queues a `session/steer` message for the turn's next step.
+    pub fn steer(&self, text: String) -> Result<(), SteerRefused> {
+        lock(&self.steers).push(text)
+    }
+
+    /// The steer messages waiting, oldest first, taken from the queue.
+    pub fn take_steers(&self) -> Vec<String> {
+        lock(&self.steers).take()
+    }
+
+    /// The steer messages waiting; if there are none, the queue is closed (the turn is
+    /// about to end) and every later `steer` is refused as [`SteerRefused::Ended`].
+    pub fn take_steers_or_close(&self) -> Vec<String> {
+        lock(&self.steers).take_or_close()
     }
 
     /// Adds a subagent's turn (see `children`).
@@ -172,6 +195,10 @@ pub struct Session {
     /// The session's own MCP servers (`session/new {mcpServers}`), stopped when the session
     /// leaves memory: no connection attached and no turn running.
     mcp: Mutex<Option<Arc<Mcp>>>,
+    /// The permission mode (`mode.rs`): read at every model call and every tool call.
+    mode: Mutex<zeroclaw_protocol::methods::PermissionMode>,
+    /// Held across storing a mode and setting it here (`mode.rs`).
+    mode_change: tokio::sync::Mutex<()>,
     /// A subagent's session (made by a `task` call): it is never offered `task` itself.
     pub child: bool,
     /// While a `task` call runs this (child) session: where its events are forwarded.
@@ -221,6 +248,8 @@ impl Session {
             mcp: Mutex::new(None),
             child: row.parent.is_some(),
             forward: Mutex::new(None),
+            mode: Mutex::new(row.mode),
+            mode_change: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -675,6 +704,14 @@ impl Sessions {
         lock(&self.live)
             .get(session_id)
             .is_some_and(|s| s.active_turn().is_some())
+    }
+
+    /// Whether the session's running turn waits for an answer to an approval request.
+    pub fn is_waiting(&self, session_id: &str) -> bool {
+        lock(&self.live)
+            .get(session_id)
+            .and_then(|s| s.active_turn())
+            .is_some_and(|turn| turn.approvals_waiting() > 0)
     }
 
     /// Cancels every running turn (daemon shutdown).

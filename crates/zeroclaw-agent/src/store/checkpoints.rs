@@ -321,6 +321,8 @@ impl Db {
             message_count: copied,
             sandbox: source.sandbox,
             parent: None,
+            // A fork starts asking again, whatever its source's mode.
+            mode: zeroclaw_protocol::methods::PermissionMode::Default,
         })
     }
 }

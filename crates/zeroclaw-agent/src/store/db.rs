@@ -8,6 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
+use zeroclaw_protocol::methods::PermissionMode;
 
 pub(super) fn now_ms() -> i64 {
     SystemTime::now()
@@ -21,7 +22,7 @@ pub struct Db {
 }
 
 const SESSION_COLUMNS: &str = "s.id, s.title, s.cwd, s.model, s.always_allow, s.created_at, s.updated_at, \
-     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), s.sandbox, \
+     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), s.sandbox, s.mode, \
      s.parent_session_id, s.parent_tool_call_id";
 
 /// The LIKE pattern that matches text containing `search` as it is: its own `%`, `_` and
@@ -127,6 +128,7 @@ impl Db {
             message_count: 0,
             sandbox,
             parent: None,
+            mode: PermissionMode::Default,
         })
     }
 
@@ -247,6 +249,18 @@ impl Db {
             )
             .map(|n| n > 0)
             .map_err(StoreError::ctx("set the session's model"))
+    }
+
+    /// Sets a session's permission mode; `false` if there is no such session. `updated_at`
+    /// stays, as for a rename.
+    pub fn set_session_mode(&self, id: &str, mode: PermissionMode) -> Result<bool> {
+        self.conn
+            .execute(
+                "UPDATE sessions SET mode = ?2 WHERE id = ?1",
+                params![id, mode.as_str()],
+            )
+            .map(|n| n > 0)
+            .map_err(StoreError::ctx("set the session's mode"))
     }
 
     pub fn set_always_allow(&self, id: &str, tools: &[String]) -> Result<()> {
@@ -553,7 +567,9 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         sandbox: row
             .get::<_, Option<String>>(8)?
             .and_then(|text| serde_json::from_str(&text).ok()),
-        parent: match (row.get::<_, Option<String>>(9)?, row.get(10)?) {
+        // Written by `set_session_mode` only; an unreadable value is the mode that asks.
+        mode: PermissionMode::parse(&row.get::<_, String>(9)?).unwrap_or_default(),
+        parent: match (row.get::<_, Option<String>>(10)?, row.get(11)?) {
             (Some(session_id), Some(tool_call_id)) => Some(super::ParentRef {
                 session_id,
                 tool_call_id,

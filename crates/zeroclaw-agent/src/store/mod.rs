@@ -152,6 +152,8 @@ pub struct SessionRow {
     pub message_count: i64,
     /// The session's own sandbox; `None`: it follows `[sandbox]`.
     pub sandbox: Option<crate::sandbox::Choice>,
+    /// The session's permission mode (`session/set_mode`).
+    pub mode: zeroclaw_protocol::methods::PermissionMode,
     /// A subagent's session: the session and the `task` call that made it.
     pub parent: Option<ParentRef>,
 }
@@ -379,6 +381,18 @@ impl Store {
         let (id, model) = (id.to_owned(), model.to_owned());
         self.writer
             .run(move |db| db.set_session_model(&id, &model))
+            .await
+    }
+
+    /// Sets a session's permission mode; `false` if there is no such session.
+    pub async fn set_session_mode(
+        &self,
+        id: &str,
+        mode: zeroclaw_protocol::methods::PermissionMode,
+    ) -> Result<bool> {
+        let id = id.to_owned();
+        self.writer
+            .run(move |db| db.set_session_mode(&id, mode))
             .await
     }
 

@@ -153,7 +153,12 @@ CREATE TABLE rewinds (
 );
 CREATE INDEX rewinds_by_session ON rewinds(session_id, created_at);
 "#,
-    // 9: subagents (issue 33): a child session names the session and the `task` call that
+    // 9: a session's permission mode (`session/set_mode`): `plan`, `default`,
+    // `accept-edits` or `auto`; sessions from before start in `default`.
+    r#"
+ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'default';
+"#,
+    // 10: subagents (issue 33): a child session names the session and the `task` call that
     // made it; `session/list` leaves such sessions out unless asked (`includeChildren`).
     // No foreign key: a child outlives its deleted parent, as a record of what it did.
     r#"

@@ -3,7 +3,8 @@
 //! The schema is what the model was shown, so the check speaks its terms ("missing
 //! required string argument `path`") rather than serde's ("missing field `path`"). Only
 //! what the built-in schemas use is checked — an object, `additionalProperties: false`,
-//! `required`, each member's `type` (array items too) and an integer's `minimum`; anything
+//! `required`, each member's `type` (array items and an object's members too), a string's
+//! `enum` and an integer's `minimum`; anything
 //! else a schema says is left to the decoding. `null` counts as absent.
 
 use serde::de::DeserializeOwned;
@@ -72,6 +73,19 @@ fn check_value(label: &str, schema: &Value, value: &Value) -> Result<(), String>
         Some("boolean") if !value.is_boolean() => must_be("a boolean"),
         Some("number") if !value.is_number() => must_be("a number"),
         Some("object") if !value.is_object() => must_be("an object"),
+        Some("object") if schema.get("properties").is_some() => {
+            check_object(schema, value).map_err(|e| format!("in `{label}`: {e}"))
+        }
+        Some("string") => match schema.get("enum").and_then(Value::as_array) {
+            Some(values) if !values.contains(value) => {
+                let allowed: Vec<String> = values.iter().map(Value::to_string).collect();
+                Err(format!(
+                    "`{label}` must be one of {}, got {value}",
+                    allowed.join(", ")
+                ))
+            }
+            _ => Ok(()),
+        },
         Some("integer") => check_integer(label, schema, value),
         Some("array") => {
             let Some(items) = value.as_array() else {

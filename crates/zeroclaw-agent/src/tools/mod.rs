@@ -35,6 +35,11 @@ pub mod spill;
 pub mod task;
 mod text;
 mod write_file;
+// Issue 33: the agent's plan and the tools users expect.
+mod apply_patch;
+mod glob;
+mod todo_write;
+mod web_fetch;
 
 #[cfg(test)]
 mod testing;
@@ -53,6 +58,10 @@ pub use ask_user::{Answer, AskUser};
 pub use client_files::ClientFiles;
 pub use registry::{Checked, DynTool, ToolPolicy, ToolSet, Tools, not_started};
 pub use scrub::EnvScrub;
+
+/// The `todo_write` tool's name: a successful call of it is the session's new plan.
+pub const TODO_WRITE: &str = <todo_write::TodoWrite as Tool>::NAME;
+pub use todo_write::plan as todo_plan;
 
 /// The `skill` tool's name: a turn offers it only when the project has skills.
 pub const SKILL: &str = <skill::SkillTool as Tool>::NAME;
@@ -89,6 +98,10 @@ builtin![
     grep::Grep,
     ask_user::AskUserTool,
     skill::SkillTool,
+    todo_write::TodoWrite,
+    glob::Glob,
+    web_fetch::WebFetch,
+    apply_patch::ApplyPatch,
 ];
 
 /// One built-in tool, typed. [`Tools::builtin`] turns it into a [`DynTool`]: the definition
@@ -325,7 +338,11 @@ mod tests {
                 "list_dir",
                 "grep",
                 "ask_user",
-                "skill"
+                "skill",
+                "todo_write",
+                "glob",
+                "web_fetch",
+                "apply_patch"
             ]
         );
         for d in defs {
@@ -353,6 +370,14 @@ mod tests {
         assert_eq!(req("grep"), Some(json!(["pattern"])));
         assert_eq!(req("ask_user"), Some(json!(["question"])));
         assert_eq!(req("skill"), Some(json!(["name"])));
+        assert_eq!(req("todo_write"), Some(json!(["todos"])));
+        assert_eq!(req("glob"), Some(json!(["pattern"])));
+        assert_eq!(req("web_fetch"), Some(json!(["url"])));
+        assert_eq!(req("apply_patch"), Some(json!(["patch"])));
+        assert_eq!(
+            def("todo_write").map(|s| s["properties"]["todos"]["items"]["required"].clone()),
+            Some(json!(["content", "status"]))
+        );
         assert_eq!(
             def("ask_user").map(|s| s["properties"]["choices"]["items"]["type"].clone()),
             Some(json!("string"))
@@ -362,7 +387,12 @@ mod tests {
             Some(json!("integer"))
         );
         let ro: Vec<bool> = defs.iter().map(|d| d.read_only).collect();
-        assert_eq!(ro, [false, true, false, false, true, true, true, true]);
+        assert_eq!(
+            ro,
+            [
+                false, true, false, false, true, true, true, true, true, true, true, false
+            ]
+        );
         assert_eq!(names, BUILTIN_NAMES);
         // What `[approvals]` falls back to: asking before a change, not before a look.
         let defaults: Vec<ToolPolicy> = names
@@ -373,7 +403,12 @@ mod tests {
             ToolPolicy::Configurable(Policy::Ask),
             ToolPolicy::Configurable(Policy::Allow),
         );
-        assert_eq!(defaults, [ask, allow, ask, ask, allow, allow, allow, allow]);
+        assert_eq!(
+            defaults,
+            [
+                ask, allow, ask, ask, allow, allow, allow, allow, allow, allow, ask, ask
+            ]
+        );
         assert!(set.get("nope").is_none());
     }
 

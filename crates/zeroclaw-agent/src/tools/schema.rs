@@ -65,15 +65,40 @@ fn input_schema<A: JsonSchema>() -> Value {
     Value::Object(shaped)
 }
 
-/// One member's (or array item's) schema: its type without `null`, its items, its minimum
-/// and its description, in that order; nothing else.
+/// One member's (or array item's) schema: its type without `null`, its allowed values
+/// (`enum`), its items, an object's own members (shaped alike, refusing others), its
+/// minimum and its description, in that order; nothing else.
 fn member(derived: &Value) -> Value {
     let mut shaped = Map::new();
     if let Some(kind) = derived.get("type") {
         shaped.insert("type".into(), without_null(kind));
     }
+    // Only an enum a tool wrote (`#[schemars(extend("enum" = …))]`): the one derived
+    // from an `Option` of a Rust enum lists `null` and has never been shown (decoding
+    // checks its values).
+    if let Some(values) = derived.get("enum").filter(|v| {
+        v.as_array()
+            .is_some_and(|values| !values.iter().any(Value::is_null))
+    }) {
+        shaped.insert("enum".into(), values.clone());
+    }
     if let Some(items) = derived.get("items") {
         shaped.insert("items".into(), member(items));
+    }
+    if let Some(properties) = derived.get("properties").and_then(Value::as_object) {
+        let properties: Map<String, Value> = properties
+            .iter()
+            .map(|(name, schema)| (name.clone(), member(schema)))
+            .collect();
+        shaped.insert("properties".into(), Value::Object(properties));
+        shaped.insert(
+            "required".into(),
+            derived
+                .get("required")
+                .cloned()
+                .unwrap_or(Value::Array(Vec::new())),
+        );
+        shaped.insert("additionalProperties".into(), false.into());
     }
     if let Some(minimum) = derived.get("minimum") {
         shaped.insert("minimum".into(), minimum.clone());

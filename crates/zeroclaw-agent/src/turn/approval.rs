@@ -9,7 +9,7 @@ use super::target::Target;
 use crate::provider::ToolCall;
 use crate::tools::ToolPolicy;
 use std::time::Duration;
-use zeroclaw_protocol::events::{ApprovalPreview, ApprovalTarget};
+use zeroclaw_protocol::events::{ApprovalPreview, ApprovalTarget, ResolvedBy};
 use zeroclaw_protocol::{Decision, SandboxEscape, Update};
 
 impl Turn<'_> {
@@ -20,19 +20,21 @@ impl Turn<'_> {
     pub(super) async fn permission(
         &self,
         call: &ToolCall,
+        tool: &dyn crate::tools::DynTool,
         target: Option<&Target>,
-        policy: ToolPolicy,
         escape: Option<&str>,
         hook: Option<HookPermission>,
         preview: impl Future<Output = Option<ApprovalPreview>>,
     ) -> Result<(), String> {
         let name = call.name.as_str();
+        let policy = tool.policy();
         let (policy, own_policy) = match policy {
             ToolPolicy::Configurable(default) => {
                 (self.env.config.approvals.policy(name, default), false)
             }
             ToolPolicy::Own(policy) => (policy, true),
         };
+        let policy = self.mode_policy(policy, tool, target);
         let denied = self.origin.unattended.as_ref().map(|u| u.denied());
         let facts = Facts {
             tool: name,
@@ -62,7 +64,7 @@ impl Turn<'_> {
 
     /// Sends an `approval_request` for `call` and waits for the answer (the turn's
     /// cancellation and the approval timeout end the wait: a refusal).
-    async fn ask(
+    pub(super) async fn ask(
         &self,
         call: &ToolCall,
         target: Option<&Target>,
@@ -74,7 +76,8 @@ impl Turn<'_> {
         let preview = preview.await.map(Box::new);
         // Leaving the sandbox is allowed once at a time: "always" is not offered, and an
         // `allow_always` sent anyway counts as once (`decide` never consults the list).
-        let escaping = escape.is_some();
+        // An `exit_plan` question is about this one plan (`exit_plan.rs`): once too.
+        let escaping = escape.is_some() || name == super::exit_plan::EXIT_PLAN;
         let options = if escaping {
             vec![Decision::AllowOnce, Decision::Reject]
         } else {
@@ -106,17 +109,23 @@ impl Turn<'_> {
             biased;
             () = self.active.cancel.cancelled() => {
                 self.active.remove_approval(&request_id);
+                self.resolved(&request_id, Decision::Reject, ResolvedBy::Cancelled);
                 return Err("the turn was cancelled before this call was approved; it did not run".into());
             }
             decision = answer => decision.ok(),
             () = tokio::time::sleep(timeout) => {
                 self.active.remove_approval(&request_id);
+                self.resolved(&request_id, Decision::Reject, ResolvedBy::Timeout);
                 return Err(format!(
                     "nobody answered the approval request within {} s, so this {name} call was refused",
                     timeout.as_secs()
                 ));
             }
         };
+        match decision {
+            Some(decision) => self.resolved(&request_id, decision, ResolvedBy::Client),
+            None => self.resolved(&request_id, Decision::Reject, ResolvedBy::Cancelled),
+        }
         match decision {
             Some(Decision::AllowOnce) => Ok(()),
             Some(Decision::AllowAlways) if escaping => Ok(()),
@@ -137,5 +146,19 @@ impl Turn<'_> {
             )),
             None => Err("the approval request was dropped; the call did not run".into()),
         }
+    }
+
+    /// Tells every attached client that approval request `request_id` is settled, so each
+    /// removes its prompt at once; sent before the call runs or is refused, so before its
+    /// `tool_result`.
+    fn resolved(&self, request_id: &str, decision: Decision, by: ResolvedBy) {
+        self.session.broadcast(
+            self.id(),
+            Update::ApprovalResolved {
+                request_id: request_id.to_owned(),
+                decision,
+                by,
+            },
+        );
     }
 }

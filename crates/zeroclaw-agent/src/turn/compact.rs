@@ -289,7 +289,8 @@ fn transcript(fold: &[&MessageRow]) -> Vec<String> {
                 MessageKind::Thought
                 | MessageKind::Summary
                 | MessageKind::Error
-                | MessageKind::Hook => return None,
+                | MessageKind::Hook
+                | MessageKind::Plan => return None,
             })
         })
         .collect()

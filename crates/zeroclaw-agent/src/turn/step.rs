@@ -181,13 +181,18 @@ impl Turn<'_> {
         let mut retried = false;
         let mut step = 1;
         while step <= i64::from(self.env.config.agent.max_steps) {
+            // The step boundary: `session/steer` messages sent meanwhile go in now.
+            let steers = self.active.take_steers();
+            self.steered(step, steers, &mut context.messages).await?;
             let tools = self.offered_tools(own.as_deref());
-            let system = with_summary(&base_system, context.summary.as_deref());
+            let mut system = with_summary(&base_system, context.summary.as_deref());
+            system.push_str(self.mode_prompt());
+            let offered = self.offered_definitions(&tools);
             let request = ChatRequest {
                 model: &model,
                 system: Some(&system),
                 messages: &context.messages,
-                tools: tools.definitions(),
+                tools: &offered,
             };
             let estimate = self.env.provider.estimate(&request);
             if compacted_at < step && self.session.calibration().apply(estimate) > limit {
@@ -217,7 +222,18 @@ impl Turn<'_> {
             }
             if result.tool_calls.is_empty() {
                 let Some(feedback) = self.stop_hooks(step).await? else {
-                    return Ok(StopReason::EndTurn);
+                    // A steer message not yet taken gets one more step, so it is answered.
+                    let steers = self.active.take_steers_or_close();
+                    if steers.is_empty() {
+                        return Ok(StopReason::EndTurn);
+                    }
+                    context.messages.push(ChatMessage::Assistant {
+                        text,
+                        tool_calls: Vec::new(),
+                    });
+                    step += 1;
+                    self.steered(step, steers, &mut context.messages).await?;
+                    continue;
                 };
                 context.messages.push(ChatMessage::Assistant {
                     text,
@@ -645,6 +661,9 @@ impl Turn<'_> {
         };
         self.record(MessageKind::ToolResult, message, update)
             .await?;
+        if !cancelled && !output.is_error {
+            self.record_plan(step, call).await?;
+        }
         if cancelled {
             return Err(Halt::Cancelled);
         }
@@ -653,7 +672,7 @@ impl Turn<'_> {
 
     /// Stores an event's message, then sends the event tagged with its row: stored first,
     /// so a connection joining meanwhile gets it exactly once (see `session/audience.rs`).
-    async fn record(
+    pub(super) async fn record(
         &self,
         kind: MessageKind,
         message: NewMessage,
@@ -666,7 +685,7 @@ impl Turn<'_> {
     }
 
     /// Stores the turn and its prompt, once, when the first model call has started.
-    async fn ensure_started(&mut self) -> Result<(), TurnError> {
+    pub(super) async fn ensure_started(&mut self) -> Result<(), TurnError> {
         if !self.started {
             let begun = self
                 .env

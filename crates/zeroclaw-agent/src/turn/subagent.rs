@@ -31,6 +31,7 @@ use crate::tools::{ASK_USER, DynTool, TASK, ToolOutput, ToolSet, task};
 use serde_json::Value;
 use std::sync::Arc;
 use zeroclaw_protocol::StopReason;
+use zeroclaw_protocol::methods::PermissionMode;
 
 /// A subagent's system prompt: its profile's body (or the general one), then where it
 /// works.
@@ -149,7 +150,7 @@ impl Turn<'_> {
                 }),
             )
             .await;
-        let row = match row {
+        let mut row = match row {
             Ok(row) => row,
             Err(e) => {
                 tracing::error!(error = %e, session = %self.session.id, "could not store a subagent's session");
@@ -158,6 +159,18 @@ impl Turn<'_> {
                 ));
             }
         };
+        // The child asks as its parent does: in `accept-edits` or `auto` (the same sandbox)
+        // its calls go through as the parent's would. (`plan` never gets here: `task` is not
+        // a read-only tool.) Should the second write fail, it stays `default`: it asks more.
+        let mode = self.session.mode();
+        if mode != PermissionMode::Default {
+            match self.env.store.set_session_mode(&row.id, mode).await {
+                Ok(_) => row.mode = mode,
+                Err(e) => {
+                    tracing::warn!(error = %e, child = %row.id, "could not store a subagent's mode; it asks as `default`")
+                }
+            }
+        }
         self.env.sessions.count_change(1);
         let child = self.env.sessions.create(&row);
         let turn = ActiveTurn::child_of(self.active, uuid::Uuid::new_v4().to_string());

@@ -24,6 +24,9 @@ impl Turn<'_> {
             Ok(args) => args,
             Err(why) => return (ToolOutput::error(why.clone()), false),
         };
+        if call.name == super::exit_plan::EXIT_PLAN {
+            return (self.exit_plan(call, args).await, true);
+        }
         let Some(tool) = tools.get(&call.name) else {
             let out = ToolOutput::error(format!(
                 "there is no tool named {:?}; the tools are: {}",
@@ -32,6 +35,9 @@ impl Turn<'_> {
             ));
             return (out, false);
         };
+        if let Some(refusal) = self.mode_refusal(tool) {
+            return (ToolOutput::error(refusal), false);
+        }
         let checked = match tool.check(args) {
             Ok(checked) => checked,
             Err(out) => return (out, false),
@@ -52,8 +58,8 @@ impl Turn<'_> {
         if let Err(refusal) = self
             .permission(
                 call,
+                tool,
                 target.as_ref(),
-                tool.policy(),
                 checked.escape.as_deref(),
                 hook,
                 preview,

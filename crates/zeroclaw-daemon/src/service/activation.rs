@@ -9,6 +9,11 @@
 //! threads start, and the variables are removed then, so no child process (a tool's
 //! command, an MCP server) inherits them. Only on Unix: elsewhere no manager passes
 //! sockets, and the variables, if set, are refused with a message.
+//!
+//! On macOS launchd passes no variables: a job asks it for the sockets its plist declares
+//! under `Sockets` (`launch_activate_socket(3)`), here the one named `rpc` (module
+//! `launchd`). Written to Apple's documented interface and compiled only there; it has not
+//! been run on a Mac (docs/service.md).
 
 /// The name of the local socket among the passed ones (`FileDescriptorName=` in the unit).
 pub const RPC: &str = "rpc";
@@ -70,6 +75,11 @@ impl Activation {
                 }
                 activation.activated = true;
             }
+            #[cfg(target_os = "macos")]
+            if !activation.activated {
+                activation.rpc = launchd::socket(RPC)?;
+                activation.activated = activation.rpc.is_some();
+            }
             Ok(activation)
         }
         #[cfg(not(unix))]
@@ -113,5 +123,72 @@ impl Activation {
             return Err(refuse("it is not listening"));
         }
         Ok(Some(std::net::TcpListener::from(fd)))
+    }
+}
+
+/// launchd's side of activation: the sockets a job's plist declares under `Sockets`.
+#[cfg(target_os = "macos")]
+mod launchd {
+    use std::ffi::{CString, c_char, c_int, c_void};
+    use std::os::fd::{FromRawFd, OwnedFd};
+
+    // Both are in libSystem, which every program on macOS links.
+    unsafe extern "C" {
+        /// `launch_activate_socket(3)`: the descriptors of the job's socket `name`, in a
+        /// buffer the caller frees; `ESRCH` when launchd did not start this process,
+        /// `ENOENT` when the plist declares no such socket.
+        fn launch_activate_socket(
+            name: *const c_char,
+            fds: *mut *mut c_int,
+            cnt: *mut usize,
+        ) -> c_int;
+        fn free(ptr: *mut c_void);
+    }
+
+    const ENOENT: c_int = 2;
+    const ESRCH: c_int = 3;
+
+    /// The socket launchd holds for this job under `name`; `None` when launchd did not
+    /// start the daemon or declares no such socket.
+    pub(super) fn socket(name: &str) -> Result<Option<OwnedFd>, String> {
+        let c_name = CString::new(name).map_err(|_| format!("bad socket name {name:?}"))?;
+        let mut fds: *mut c_int = std::ptr::null_mut();
+        let mut count: usize = 0;
+        // SAFETY: the name is a valid C string for the call; the out-pointers point at
+        // locals of the right types.
+        let rc = unsafe { launch_activate_socket(c_name.as_ptr(), &mut fds, &mut count) };
+        match rc {
+            0 => {}
+            ESRCH | ENOENT => return Ok(None),
+            errno => {
+                return Err(format!(
+                    "launchd's socket {name:?} cannot be taken: {}",
+                    std::io::Error::from_raw_os_error(errno)
+                ));
+            }
+        }
+        let mut owned = Vec::with_capacity(count);
+        for i in 0..count {
+            // SAFETY: on success `fds` holds `count` descriptors launchd handed to this
+            // process, each owned by nobody else here.
+            let fd = unsafe { *fds.add(i) };
+            // SAFETY: as above: the descriptor is ours to own and close.
+            owned.push(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        // SAFETY: the buffer was allocated by launchd for the caller to free, once.
+        unsafe { free(fds.cast()) };
+        for fd in &owned {
+            // Not inherited by a tool's command or an MCP server.
+            rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC)
+                .map_err(|e| format!("launchd's socket {name:?}: {e}"))?;
+        }
+        let mut owned = owned.into_iter();
+        let first = owned.next();
+        if owned.next().is_some() {
+            return Err(format!(
+                "launchd passed several sockets named {name:?}; the plist's `{name}` entry must declare one SockPathName"
+            ));
+        }
+        Ok(first)
     }
 }

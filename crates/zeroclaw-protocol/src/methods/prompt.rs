@@ -18,6 +18,11 @@ method!(
     SessionApprove, "session/approve", ApproveParams, Empty
 );
 
+method!(
+    /// Adds a user message to the running turn, delivered to the model at its next step.
+    SessionSteer, "session/steer", SteerParams, SteerResult
+);
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -40,6 +45,28 @@ pub struct PromptResult {
     pub text_truncated: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+}
+
+/// At most this many `session/steer` messages wait in one turn for its next step; one more
+/// is refused (-32602) until the turn has taken them.
+pub const MAX_PENDING_STEERS: usize = 8;
+/// A `session/steer` message's longest `text`, in bytes (-32602 beyond).
+pub const MAX_STEER_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SteerParams {
+    pub session_id: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SteerResult {
+    /// The running turn the message was added to.
+    pub turn_id: String,
 }
 
 /// Why a turn ended.

@@ -114,6 +114,9 @@ pub struct SessionInfo {
     /// The instruction files its turns load (`session/context` has the whole picture).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instructions: Vec<InstructionFile>,
+    /// The session's permission mode (`session/set_mode`); `default` from older daemons.
+    #[serde(default)]
+    pub mode: super::PermissionMode,
 }
 
 /// An `AGENTS.md` (or `CLAUDE.md`) in the system prompt (`session/context`, `project.rs`).
@@ -169,6 +172,9 @@ pub struct SessionSummary {
     pub updated_at: String,
     pub message_count: u64,
     pub running: bool,
+    /// The running turn waits for an answer to an `approval_request` (still `running`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub waiting: bool,
     /// Set by `session/load` while a turn runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
@@ -181,6 +187,9 @@ pub struct SessionSummary {
     /// A subagent's session: the id of that `task` call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_tool_call_id: Option<String>,
+    /// The session's permission mode (`session/set_mode`); `default` from older daemons.
+    #[serde(default)]
+    pub mode: super::PermissionMode,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -161,6 +161,7 @@ pub(super) async fn session_info(
         created_at: history::timestamp(row.created_at),
         sandbox: Some(session_sandbox(daemon, row.sandbox)),
         instructions,
+        mode: row.mode,
     })
 }
 

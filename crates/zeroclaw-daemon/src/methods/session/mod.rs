@@ -1,6 +1,6 @@
 //! `session/*`, the session family: its lifecycle (`lifecycle.rs`: new, load, rename,
 //! delete), reading it (`read.rs`: the list, a session's messages), its turns (`turn.rs`:
-//! prompt, cancel, approve), compacting it (`compact.rs`), its model (`model.rs`), an
+//! prompt, cancel, approve), compacting it (`compact.rs`), its model (`model.rs`), its permission mode (`mode.rs`), an
 //! id prefix to its session (`resolve.rs`), its checkpoints (`checkpoints.rs`: list, rewind,
 //! unrewind, fork) and what its project holds (`project.rs`: `session/context`,
 //! `commands/*`).
@@ -10,6 +10,7 @@
 mod checkpoints;
 mod compact;
 mod lifecycle;
+mod mode;
 mod model;
 mod project;
 mod read;
@@ -112,10 +113,12 @@ fn summary(daemon: &DaemonState, row: &SessionRow) -> SessionSummary {
         updated_at: history::timestamp(row.updated_at),
         message_count: u64::try_from(row.message_count).unwrap_or(0),
         running: daemon.agent.sessions.is_running(&row.id),
+        waiting: daemon.agent.sessions.is_waiting(&row.id),
         turn_id: None,
         sandbox: Some(super::sandbox::session_sandbox(daemon, row.sandbox)),
         parent_session_id: row.parent.as_ref().map(|p| p.session_id.clone()),
         parent_tool_call_id: row.parent.as_ref().map(|p| p.tool_call_id.clone()),
+        mode: row.mode,
     }
 }
 

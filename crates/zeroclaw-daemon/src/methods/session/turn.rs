@@ -1,12 +1,14 @@
 //! A session's turns: `session/prompt` (starts one and answers when it ends),
-//! `session/cancel`, `session/approve` (a pending approval request's decision).
+//! `session/cancel`, `session/approve` (a pending approval request's decision),
+//! `session/steer` (a message added to the running turn).
 
 use super::{attached, cut};
 use crate::methods::errors::{start_error, turn_error};
 use crate::methods::{Ctx, Handle, Reply};
 use serde_json::json;
-use zeroclaw_agent::session::Session;
+use zeroclaw_agent::session::{Session, SteerRefused};
 use zeroclaw_agent::turn::{self, Origin};
+use zeroclaw_protocol::codes;
 use zeroclaw_protocol::methods::{self as m, *};
 use zeroclaw_rpc::RpcError;
 
@@ -97,4 +99,49 @@ fn approve(session: &Session, p: ApproveParams) -> Result<Empty, RpcError> {
         .with_data(json!({ "requestId": p.request_id })));
     }
     Ok(Empty {})
+}
+
+impl Handle for m::SessionSteer {
+    fn handle(ctx: Ctx, p: SteerParams) -> Reply<SteerResult> {
+        // Checked inline, in frame order: a steer right behind a prompt finds its turn.
+        match attached(&ctx, &p.session_id) {
+            Ok(session) => steer(&session, p).into(),
+            Err(refused) => refused.reply(),
+        }
+    }
+}
+
+/// Queues `p.text` for the running turn's next step (`zeroclaw_agent::session::steer`).
+fn steer(session: &Session, p: SteerParams) -> Result<SteerResult, RpcError> {
+    if p.text.trim().is_empty() {
+        return Err(RpcError::invalid_params("`text` is empty"));
+    }
+    if p.text.len() > MAX_STEER_BYTES {
+        return Err(RpcError::invalid_params(format!(
+            "`text` is {} bytes; a steer message holds at most {MAX_STEER_BYTES}",
+            p.text.len()
+        ))
+        .with_data(json!({ "limit": MAX_STEER_BYTES })));
+    }
+    let no_turn = || {
+        RpcError::new(
+            codes::NO_TURN_RUNNING,
+            format!(
+                "no turn is running in session {:?}; send the message with session/prompt",
+                p.session_id
+            ),
+        )
+    };
+    let Some(turn) = session.active_turn() else {
+        return Err(no_turn());
+    };
+    match turn.steer(p.text) {
+        Ok(()) => Ok(SteerResult { turn_id: turn.id.clone() }),
+        Err(SteerRefused::Ended) => Err(no_turn().with_data(json!({ "turnId": turn.id }))),
+        Err(SteerRefused::Full) => Err(RpcError::invalid_params(format!(
+            "{MAX_PENDING_STEERS} steer messages already wait for turn {}'s next step; wait for it to take them",
+            turn.id
+        ))
+        .with_data(json!({ "limit": MAX_PENDING_STEERS, "turnId": turn.id }))),
+    }
 }
