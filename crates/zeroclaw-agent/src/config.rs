@@ -21,6 +21,24 @@ pub struct Config {
     /// `[[hooks.EVENT]]`: the user's hooks, which always run (`project/hooks.rs`,
     /// docs/project.md).
     pub hooks: crate::project::hooks::HooksConfig,
+    /// `[agents]`: subagents, the `task` tool (`turn/subagent.rs`, docs/project.md).
+    pub agents: SubagentsConfig,
+}
+
+/// `[agents]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SubagentsConfig {
+    /// Subagents running at once across the daemon; a `task` call beyond it waits for one
+    /// to end (first come, first served; the wait ends with its turn's cancellation). 0:
+    /// no `task` tool at all.
+    pub max_concurrent: usize,
+}
+
+impl Default for SubagentsConfig {
+    fn default() -> Self {
+        Self { max_concurrent: 4 }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

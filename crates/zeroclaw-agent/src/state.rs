@@ -60,6 +60,8 @@ pub struct AgentState {
     pub turns: TaskTracker,
     /// One permit per running turn (`agent.max_running_turns`).
     pub turn_slots: Arc<Semaphore>,
+    /// One permit per running subagent (`[agents] max_concurrent`).
+    pub subagent_slots: Arc<Semaphore>,
     /// Told of every turn that starts and ends.
     pub turn_count: Arc<dyn TurnCount>,
     /// What the machine offers the sandbox (probed once) and what it hides.
@@ -82,6 +84,7 @@ impl AgentState {
         sandbox: Sandbox,
     ) -> Self {
         let turn_slots = Arc::new(Semaphore::new(config.agent.max_running_turns));
+        let subagent_slots = Arc::new(Semaphore::new(config.agents.max_concurrent));
         // The daemon's own directories are never captured, whatever a session's cwd.
         let checkpoints = Arc::new(Checkpointer::new(
             &dirs.data_dir,
@@ -107,6 +110,7 @@ impl AgentState {
             mcp,
             turns: TaskTracker::new(),
             turn_slots,
+            subagent_slots,
             turn_count,
             sandbox,
             checkpoints,

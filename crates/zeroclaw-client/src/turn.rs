@@ -94,7 +94,8 @@ enum End {
 
 /// What [`Turn::next`] woke up to.
 enum Woke {
-    Event(Result<SessionUpdate, RecvError>),
+    /// Boxed: an event is much larger than an outcome.
+    Event(Box<Result<SessionUpdate, RecvError>>),
     Outcome(CallResult<PromptResult>),
 }
 
@@ -157,20 +158,23 @@ impl Turn {
                 End::Known(_) => continue,
                 End::Prompt(call) => tokio::select! {
                     biased;
-                    event = events.recv(), if subscribed => Woke::Event(event),
+                    event = events.recv(), if subscribed => Woke::Event(Box::new(event)),
                     joined = call => Woke::Outcome(joined_outcome(joined)),
                 },
                 End::Follow => tokio::select! {
                     biased;
-                    event = events.recv(), if subscribed => Woke::Event(event),
+                    event = events.recv(), if subscribed => Woke::Event(Box::new(event)),
                     () = self.handle.closed() => Woke::Outcome(Err(CallError::Closed)),
                 },
             };
             match woke {
                 Woke::Outcome(outcome) => self.end = End::Known(outcome),
-                Woke::Event(Ok(update)) => return Some(self.event(update)),
-                Woke::Event(Err(RecvError::Lagged(n))) => return Some(TurnEvent::Lagged(n)),
-                Woke::Event(Err(RecvError::Closed)) => self.subscribed = false,
+                Woke::Event(event) => match *event {
+                    Ok(update) if subagent_text(&update) => {}
+                    Ok(update) => return Some(self.event(update)),
+                    Err(RecvError::Lagged(n)) => return Some(TurnEvent::Lagged(n)),
+                    Err(RecvError::Closed) => self.subscribed = false,
+                },
             }
         }
     }
@@ -181,15 +185,18 @@ impl Turn {
         if matches!(self.end, End::Over) {
             return None;
         }
-        if let Some(update) = self.queued.pop_front() {
-            return Some(self.event(update));
+        while let Some(update) = self.queued.pop_front() {
+            if !subagent_text(&update) {
+                return Some(self.event(update));
+            }
         }
-        if self.subscribed {
+        while self.subscribed {
             match self.events.try_recv() {
+                Ok(update) if subagent_text(&update) => {}
                 Ok(update) => return Some(self.event(update)),
                 Err(TryRecvError::Lagged(n)) => return Some(TurnEvent::Lagged(n)),
                 Err(TryRecvError::Closed) => self.subscribed = false,
-                Err(TryRecvError::Empty) => {}
+                Err(TryRecvError::Empty) => break,
             }
         }
         match std::mem::replace(&mut self.end, End::Over) {
@@ -262,6 +269,17 @@ impl Turn {
             }
         }
     }
+}
+
+/// A subagent's streamed text (an event tagged `parentToolCallId`, docs/protocol.md
+/// §13a): not the turn's answer, so a turn's stream leaves it out. The subagent's answer
+/// arrives as its `task` call's result; its calls and approvals are in the stream.
+fn subagent_text(update: &SessionUpdate) -> bool {
+    update.parent_tool_call_id.is_some()
+        && matches!(
+            update.update,
+            Update::AgentMessageChunk { .. } | Update::AgentThoughtChunk { .. }
+        )
 }
 
 impl Drop for Turn {

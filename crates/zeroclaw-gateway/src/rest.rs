@@ -55,6 +55,9 @@ pub struct ListQuery {
     pub cursor: Option<String>,
     /// Only sessions whose title or cwd contains this (ASCII letters in any case).
     pub search: Option<String>,
+    /// Also subagents' child sessions (`?include_children=true`).
+    #[serde(default)]
+    pub include_children: bool,
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -137,6 +140,7 @@ pub async fn list(
         limit: q.limit,
         cursor: q.cursor,
         search: q.search,
+        include_children: q.include_children,
     };
     Ok(Json(daemon.session_list_page(params).await?))
 }

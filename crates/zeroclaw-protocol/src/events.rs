@@ -40,6 +40,16 @@ pub struct SessionUpdate<'a> {
     /// Absent only on events that belong to no turn (none so far).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<Cow<'a, str>>,
+    /// Present on a subagent's event as its parent session's clients get it: the id of
+    /// the parent's `task` call that runs the subagent (then `sessionId` and `turnId` are
+    /// the parent's, and `childSessionId` names the child session). Clients nest such
+    /// events under that call; a client that does not know the member shows them as the
+    /// parent's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_tool_call_id: Option<Cow<'a, str>>,
+    /// With `parentToolCallId`: the child session the event happened in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_session_id: Option<Cow<'a, str>>,
     #[serde(flatten)]
     pub update: Update<'a>,
 }
@@ -358,10 +368,18 @@ impl SessionUpdate<'static> {
             .get("turnId")
             .and_then(Value::as_str)
             .map(|t| Cow::Owned(t.to_owned()));
+        let member = |name: &str| {
+            params
+                .get(name)
+                .and_then(Value::as_str)
+                .map(|t| Cow::Owned(t.to_owned()))
+        };
         let update = Update::deserialize(params).unwrap_or(Update::Unknown);
         Some(Self {
             session_id: Cow::Owned(session_id),
             turn_id,
+            parent_tool_call_id: member("parentToolCallId"),
+            child_session_id: member("childSessionId"),
             update,
         })
     }
@@ -479,6 +497,8 @@ mod tests {
         let update = SessionUpdate {
             session_id: "s".into(),
             turn_id: Some("t".into()),
+            parent_tool_call_id: None,
+            child_session_id: None,
             update: Update::AgentMessageChunk { text: "hi".into() },
         };
         assert_eq!(

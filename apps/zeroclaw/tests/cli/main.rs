@@ -18,6 +18,7 @@ mod ids;
 #[cfg(unix)]
 mod readme;
 mod status;
+mod subagents;
 mod tokens;
 
 use assert_cmd::Command;

@@ -51,4 +51,5 @@ mod set_mode;
 mod set_model;
 mod steer;
 mod streaming;
+mod subagents;
 mod tools;

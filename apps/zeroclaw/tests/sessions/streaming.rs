@@ -81,7 +81,8 @@ fn a_streamed_answer_arrives_as_ordered_chunks_then_turn_complete_then_the_resul
             "todo_write",
             "glob",
             "web_fetch",
-            "apply_patch"
+            "apply_patch",
+            "task"
         ]
     );
 

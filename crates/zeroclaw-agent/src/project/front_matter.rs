@@ -2,8 +2,9 @@
 //! `key: value` pairs at the top of a Markdown file.
 //!
 //! Only what these files use is read: top-level scalars (plain, `"double"` or `'single'`
-//! quoted, or a `|` / `>` block on the indented lines below). Nested values (`metadata:`
-//! maps, `allowed-tools:` lists) are skipped whole, so a file that has them still loads.
+//! quoted, or a `|` / `>` block on the indented lines below), and the block lists of plain
+//! items (`- item` lines under a key with no value; [`Parsed::list`]). Other nested values
+//! (`metadata:` maps) are skipped whole, so a file that has them still loads.
 //! A top-level line that is not `key: value`, or an opening `---` never closed, is
 //! malformed: the caller skips the file with the reason given here.
 
@@ -11,6 +12,8 @@
 #[derive(Debug, Default, PartialEq)]
 pub struct Parsed<'a> {
     pub fields: Vec<(String, String)>,
+    /// The block lists: a key with no value, then `- item` lines.
+    pub lists: Vec<(String, Vec<String>)>,
     pub body: &'a str,
 }
 
@@ -23,6 +26,14 @@ impl Parsed<'_> {
             .map(|(_, v)| v.as_str())
             .filter(|v| !v.trim().is_empty())
     }
+
+    /// The items of `key`'s block list, if it has one.
+    pub fn list(&self, key: &str) -> Option<&[String]> {
+        self.lists
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_slice())
+    }
 }
 
 /// Splits `text` into its front matter and body; a text not opening with `---` is all body.
@@ -34,6 +45,7 @@ pub fn parse(text: &str) -> Result<Parsed<'_>, String> {
     else {
         return Ok(Parsed {
             fields: Vec::new(),
+            lists: Vec::new(),
             body: text,
         });
     };
@@ -54,8 +66,46 @@ pub fn parse(text: &str) -> Result<Parsed<'_>, String> {
     };
     Ok(Parsed {
         fields: fields(&lines)?,
+        lists: lists(&lines),
         body: body.trim_start_matches(['\n', '\r']),
     })
+}
+
+/// The block lists of plain items: `key:` alone on its line, then `- item` lines
+/// (indented or not); quotes around an item are dropped. Called once `fields` accepted
+/// the lines.
+fn lists(lines: &[&str]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut open: Option<usize> = None;
+    for line in lines {
+        let trimmed = line.trim();
+        if let Some(item) = trimmed
+            .strip_prefix("- ")
+            .or((trimmed == "-").then_some(""))
+        {
+            if let Some(at) = open {
+                let item = strip_comment(item.trim());
+                let item = item
+                    .strip_prefix('"')
+                    .and_then(|i| i.strip_suffix('"'))
+                    .or_else(|| item.strip_prefix('\'').and_then(|i| i.strip_suffix('\'')))
+                    .unwrap_or(item);
+                out[at].1.push(item.to_owned());
+            }
+            continue;
+        }
+        if trimmed.is_empty() || trimmed.starts_with('#') || line.starts_with([' ', '\t']) {
+            continue;
+        }
+        open = None;
+        if let Some((key, value)) = line.split_once(':')
+            && strip_comment(value.trim()).is_empty()
+        {
+            out.push((key.trim().to_owned(), Vec::new()));
+            open = Some(out.len() - 1);
+        }
+    }
+    out
 }
 
 fn fields(lines: &[&str]) -> Result<Vec<(String, String)>, String> {
@@ -147,6 +197,20 @@ mod tests {
         assert_eq!(parsed.get("metadata"), None);
         assert_eq!(parsed.get("author"), None);
         assert_eq!(parsed.body, "# Body\ntext\n");
+        assert_eq!(parsed.list("allowed-tools"), Some(&["bash".to_owned()][..]));
+        assert_eq!(parsed.list("metadata"), Some(&[][..]));
+        assert_eq!(parsed.list("name"), None);
+    }
+
+    #[test]
+    fn block_lists_are_read_indented_or_not() {
+        let parsed =
+            parse("---\ntools:\n- read_file\n  - \"grep\"  # a comment\nmodel: x\n---\n").unwrap();
+        assert_eq!(
+            parsed.list("tools"),
+            Some(&["read_file".to_owned(), "grep".to_owned()][..])
+        );
+        assert_eq!(parsed.get("model"), Some("x"));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! Finding and reading here is blocking: callers on the async reactor go through
 //! [`load_async`].
 
+pub mod agents;
 mod commands;
 mod files;
 pub mod front_matter;
@@ -16,6 +17,7 @@ mod instructions;
 mod skills;
 pub mod trust;
 
+pub use agents::{AgentProfile, ToolChoice};
 pub use commands::{Command, expand, split};
 pub use files::{Files, Text};
 pub use instructions::{FILE_CAP, Instruction, TOTAL_CAP};
@@ -60,6 +62,8 @@ pub struct Loaded {
     pub instructions: Vec<Instruction>,
     pub skills: Vec<Skill>,
     pub commands: Vec<Command>,
+    /// The agent profiles the `task` tool runs (`agents.rs`), the built-in one last.
+    pub agents: Vec<AgentProfile>,
     /// The hooks that run: the user's, and the project's if it is trusted.
     pub hooks: hooks::HookSet,
     /// Every hook configured, those that do not run marked `skipped`.
@@ -84,6 +88,7 @@ pub fn load(project: Project, files: &Files, user: &UserSide) -> Loaded {
     let instructions = instructions::load(&project, files, &mut warnings);
     let skills = skills::load(&project, files, &mut warnings);
     let commands = commands::load(&project, files, &mut warnings);
+    let agents = agents::load(&project, files, &mut warnings);
     let trusted = trust::is_trusted(&user.data_dir, &project.root).unwrap_or_else(|why| {
         warnings.push(format!("no project is trusted: {why}"));
         false
@@ -94,6 +99,7 @@ pub fn load(project: Project, files: &Files, user: &UserSide) -> Loaded {
         instructions,
         skills,
         commands,
+        agents,
         hooks,
         hook_infos,
         trusted,
@@ -118,6 +124,7 @@ pub async fn load_async(user: UserSide, cwd: PathBuf, files: Arc<Files>) -> Load
             instructions: Vec::new(),
             skills: Vec::new(),
             commands: Vec::new(),
+            agents: vec![AgentProfile::explore()],
             hooks: hooks::HookSet::default(),
             hook_infos: Vec::new(),
             trusted: false,
@@ -134,6 +141,10 @@ impl Loaded {
 
     pub fn skill(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().find(|s| s.name == name)
+    }
+
+    pub fn agent(&self, name: &str) -> Option<&AgentProfile> {
+        self.agents.iter().find(|a| a.name == name)
     }
 
     pub fn command(&self, name: &str) -> Option<&Command> {
@@ -181,6 +192,7 @@ impl Loaded {
             warnings: self.warnings.clone(),
             hooks: self.hook_infos.clone(),
             project_trusted: self.trusted,
+            agents: self.agents.iter().map(AgentProfile::info).collect(),
         }
     }
 }

@@ -25,7 +25,13 @@ pub const CUT_MARKER: &str = "…[cut by zeroclaw to fit the frame limit: ";
 const MARKER_ROOM: usize = CUT_MARKER.len() + 32;
 
 /// Members of the params never cut: they say what the event is and where it belongs.
-const IDENTITY: [&str; 3] = ["type", "sessionId", "turnId"];
+const IDENTITY: [&str; 5] = [
+    "type",
+    "sessionId",
+    "turnId",
+    "parentToolCallId",
+    "childSessionId",
+];
 
 /// How many strings are cut, longest first, before the payload is replaced whole.
 const MAX_CUTS: usize = 16;
@@ -37,12 +43,38 @@ pub fn fit_update(
     update: Update<'_>,
     cap: usize,
 ) -> Vec<Notification> {
-    let kind = update.kind();
     let params = SessionUpdate {
         session_id: session_id.into(),
         turn_id: turn_id.map(Into::into),
+        parent_tool_call_id: None,
+        child_session_id: None,
         update,
     };
+    fit(params, cap)
+}
+
+/// [`fit_update`] for a subagent's event as its parent session's clients get it: in the
+/// parent's session and turn, tagged with the `task` call and the child session.
+pub fn fit_forwarded(
+    parent: (&str, &str),
+    tool_call_id: &str,
+    child_session_id: &str,
+    update: Update<'_>,
+    cap: usize,
+) -> Vec<Notification> {
+    let params = SessionUpdate {
+        session_id: parent.0.into(),
+        turn_id: Some(parent.1.into()),
+        parent_tool_call_id: Some(tool_call_id.into()),
+        child_session_id: Some(child_session_id.into()),
+        update,
+    };
+    fit(params, cap)
+}
+
+fn fit(params: SessionUpdate<'_>, cap: usize) -> Vec<Notification> {
+    let kind = params.update.kind();
+    let session_id = params.session_id.as_ref();
     let frame = match Notification::new(SESSION_UPDATE, &params) {
         Ok(frame) => frame,
         Err(e) => {
@@ -93,6 +125,8 @@ fn split_text(params: &SessionUpdate<'_>, text: &str, cap: usize) -> Option<Vec<
         let piece_params = SessionUpdate {
             session_id: params.session_id.clone(),
             turn_id: params.turn_id.clone(),
+            parent_tool_call_id: params.parent_tool_call_id.clone(),
+            child_session_id: params.child_session_id.clone(),
             update,
         };
         Notification::new(SESSION_UPDATE, &piece_params).ok()

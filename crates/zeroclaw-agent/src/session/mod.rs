@@ -54,7 +54,7 @@ impl From<StoreError> for JoinError {
 }
 
 pub use audience::ConnId;
-pub use fit::fit_update;
+pub use fit::{fit_forwarded, fit_update};
 pub use steer::SteerRefused;
 use steer::Steers;
 
@@ -78,17 +78,30 @@ pub struct ActiveTurn {
     /// Cancelled once the turn has ended and left its session.
     pub finished: CancellationToken,
     approvals: Mutex<HashMap<String, PendingApproval>>,
+    /// The turns of the subagents its `task` calls run: a decision sent to this turn's
+    /// session for one of their approval requests reaches them (`decide`).
+    children: Mutex<Vec<Arc<ActiveTurn>>>,
     /// `session/steer` messages the turn has not taken yet (`steer.rs`).
     steers: Mutex<Steers>,
 }
 
 impl ActiveTurn {
     pub fn new(id: String) -> Arc<Self> {
+        Self::with_cancel(id, CancellationToken::new())
+    }
+
+    /// A subagent's turn, run by a `task` call of `parent`: cancelled with it.
+    pub fn child_of(parent: &ActiveTurn, id: String) -> Arc<Self> {
+        Self::with_cancel(id, parent.cancel.child_token())
+    }
+
+    fn with_cancel(id: String, cancel: CancellationToken) -> Arc<Self> {
         Arc::new(Self {
             id,
-            cancel: CancellationToken::new(),
+            cancel,
             finished: CancellationToken::new(),
             approvals: Mutex::new(HashMap::new()),
+            children: Mutex::new(Vec::new()),
             steers: Mutex::new(Steers::default()),
         })
     }
@@ -107,6 +120,15 @@ impl ActiveTurn {
     /// about to end) and every later `steer` is refused as [`SteerRefused::Ended`].
     pub fn take_steers_or_close(&self) -> Vec<String> {
         lock(&self.steers).take_or_close()
+    }
+
+    /// Adds a subagent's turn (see `children`).
+    pub fn add_child(&self, child: Arc<ActiveTurn>) {
+        lock(&self.children).push(child);
+    }
+
+    pub fn remove_child(&self, id: &str) {
+        lock(&self.children).retain(|c| c.id != id);
     }
 
     /// Registers an approval request; the receiver yields the decision.
@@ -129,15 +151,17 @@ impl ActiveTurn {
         lock(&self.approvals).len()
     }
 
-    /// Delivers a decision; `false` if no such request is pending.
+    /// Delivers a decision to this turn's request or to one of its subagents';
+    /// `false` if no such request is pending.
     pub fn decide(&self, request_id: &str, decision: Decision) -> bool {
-        match lock(&self.approvals).remove(request_id) {
-            Some(pending) => {
-                let _ = pending.answer.send(decision);
-                true
-            }
-            None => false,
+        if let Some(pending) = lock(&self.approvals).remove(request_id) {
+            let _ = pending.answer.send(decision);
+            return true;
         }
+        let children = lock(&self.children).clone();
+        children
+            .iter()
+            .any(|child| child.decide(request_id, decision))
     }
 
     fn pending_events(&self) -> Vec<Notification> {
@@ -175,6 +199,19 @@ pub struct Session {
     mode: Mutex<zeroclaw_protocol::methods::PermissionMode>,
     /// Held across storing a mode and setting it here (`mode.rs`).
     mode_change: tokio::sync::Mutex<()>,
+    /// A subagent's session (made by a `task` call): it is never offered `task` itself.
+    pub child: bool,
+    /// While a `task` call runs this (child) session: where its events are forwarded.
+    forward: Mutex<Option<Arc<Forward>>>,
+}
+
+/// Where a subagent's events go besides its own session's clients: to its parent
+/// session's, in the parent's turn, tagged with the `task` call (`fit_forwarded`). Its
+/// `turn_complete` is not forwarded: the call's `tool_result` says it ended.
+pub struct Forward {
+    pub parent: Arc<Session>,
+    pub turn_id: String,
+    pub tool_call_id: String,
 }
 
 impl Session {
@@ -209,9 +246,36 @@ impl Session {
             turn: Mutex::new(None),
             calibration: Mutex::new(Calibration::default()),
             mcp: Mutex::new(None),
+            child: row.parent.is_some(),
+            forward: Mutex::new(None),
             mode: Mutex::new(row.mode),
             mode_change: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Forwards this session's events to its parent's clients from now on (`None`: stops).
+    pub fn set_forward(&self, forward: Option<Forward>) {
+        *lock(&self.forward) = forward.map(Arc::new);
+    }
+
+    fn forwarding(&self) -> Option<Arc<Forward>> {
+        lock(&self.forward).clone()
+    }
+
+    /// Sends `update` to the parent session's clients, if this session's events are
+    /// forwarded (see [`Forward`]). Called with no lock of this session held.
+    fn forward(&self, to: &Forward, update: Update<'_>) {
+        if matches!(update, Update::TurnComplete { .. }) {
+            return;
+        }
+        let frames = fit_forwarded(
+            (&to.parent.id, &to.turn_id),
+            &to.tool_call_id,
+            &self.id,
+            update,
+            self.frame_cap,
+        );
+        to.parent.send(&Tag::Live, frames);
     }
 
     /// The model the session's next turn uses.
@@ -277,12 +341,18 @@ impl Session {
     /// Sends a `session/update` that is never stored to every attached connection. See the
     /// module docs for the overflow rule.
     pub fn broadcast(&self, turn_id: &str, update: Update<'_>) {
+        if let Some(to) = self.forwarding() {
+            self.forward(&to, update.clone());
+        }
         self.send(&Tag::Live, self.frames(turn_id, update));
     }
 
     /// Sends the event of the message stored as row `row`. Store first, then send: see
     /// `audience.rs` for why a joining connection then gets it exactly once.
     pub fn send_stored(&self, turn_id: &str, row: i64, update: Update<'_>) {
+        if let Some(to) = self.forwarding() {
+            self.forward(&to, update.clone());
+        }
         self.send(&Tag::Row(row), self.frames(turn_id, update));
     }
 
@@ -310,6 +380,7 @@ impl Session {
         update: Update<'_>,
         register: impl FnOnce(Option<&Notification>) -> T,
     ) -> T {
+        let forwarded = self.forwarding().map(|to| (to, update.clone()));
         // Only text chunks are split (`fit.rs`): what is registered here is one frame.
         let frames = self.frames(turn_id, update);
         let mut audience = lock(&self.audience);
@@ -317,6 +388,9 @@ impl Session {
         let stalled = send_all(&mut audience, &Tag::Live, &frames);
         drop(audience);
         self.close_stalled(stalled);
+        if let Some((to, update)) = forwarded {
+            self.forward(&to, update);
+        }
         registered
     }
 
@@ -364,6 +438,9 @@ impl Session {
         let stalled = send_all(&mut audience, &tag, frames);
         drop(audience);
         self.close_stalled(stalled);
+        if let Some(to) = self.forwarding() {
+            self.forward(&to, Update::chunk(thought, text));
+        }
     }
 
     /// Forgets the text in progress once the model call's text has been stored (or failed

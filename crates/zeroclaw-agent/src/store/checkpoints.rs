@@ -320,6 +320,7 @@ impl Db {
             updated_at: now,
             message_count: copied,
             sandbox: source.sandbox,
+            parent: None,
             // A fork starts asking again, whatever its source's mode.
             mode: zeroclaw_protocol::methods::PermissionMode::Default,
         })

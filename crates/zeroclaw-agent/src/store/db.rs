@@ -22,7 +22,8 @@ pub struct Db {
 }
 
 const SESSION_COLUMNS: &str = "s.id, s.title, s.cwd, s.model, s.always_allow, s.created_at, s.updated_at, \
-     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), s.sandbox, s.mode";
+     (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), s.sandbox, s.mode, \
+     s.parent_session_id, s.parent_tool_call_id";
 
 /// The LIKE pattern that matches text containing `search` as it is: its own `%`, `_` and
 /// `\` escaped (with `\`, the query's `ESCAPE`).
@@ -126,8 +127,20 @@ impl Db {
             updated_at: now,
             message_count: 0,
             sandbox,
+            parent: None,
             mode: PermissionMode::Default,
         })
+    }
+
+    /// Marks the session `id` as the child of `parent`'s `task` call.
+    pub fn set_parent(&self, id: &str, parent: &super::ParentRef) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE sessions SET parent_session_id = ?2, parent_tool_call_id = ?3 WHERE id = ?1",
+                params![id, parent.session_id, parent.tool_call_id],
+            )
+            .map_err(StoreError::ctx("create the session"))?;
+        Ok(())
     }
 
     pub fn session(&self, id: &str) -> Result<Option<SessionRow>> {
@@ -142,11 +155,12 @@ impl Db {
     /// row's `updated_at` and `id`), the ones that come after that row in this order; with
     /// `search`, only those whose title or cwd contains it (ASCII letters in any case).
     /// Read in the order of the `sessions_by_update` index, so a page costs the rows it
-    /// passes, never a sort of them all.
+    /// passes, never a sort of them all. Subagents' sessions only with `children`.
     pub fn sessions_page(
         &self,
         after: Option<(i64, &str)>,
         search: Option<&str>,
+        children: bool,
         limit: usize,
     ) -> Result<Vec<SessionRow>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -160,8 +174,13 @@ impl Db {
             None => "?4 IS NULL",
             Some(_) => r"(s.title LIKE ?4 ESCAPE '\' OR s.cwd LIKE ?4 ESCAPE '\')",
         };
+        let children_sql = if children {
+            ""
+        } else {
+            " AND s.parent_session_id IS NULL"
+        };
         let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions s WHERE {after_sql} AND {search_sql} \
+            "SELECT {SESSION_COLUMNS} FROM sessions s WHERE {after_sql} AND {search_sql}{children_sql} \
              ORDER BY s.updated_at DESC, s.id LIMIT ?1"
         );
         let (at, id) = after.unzip();
@@ -550,6 +569,13 @@ fn session_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
             .and_then(|text| serde_json::from_str(&text).ok()),
         // Written by `set_session_mode` only; an unreadable value is the mode that asks.
         mode: PermissionMode::parse(&row.get::<_, String>(9)?).unwrap_or_default(),
+        parent: match (row.get::<_, Option<String>>(10)?, row.get(11)?) {
+            (Some(session_id), Some(tool_call_id)) => Some(super::ParentRef {
+                session_id,
+                tool_call_id,
+            }),
+            _ => None,
+        },
     })
 }
 
@@ -631,7 +657,7 @@ mod tests {
         }
         let found = |search: &str| {
             let mut ids: Vec<String> = db
-                .sessions_page(None, Some(search), 10)
+                .sessions_page(None, Some(search), false, 10)
                 .unwrap()
                 .into_iter()
                 .map(|row| row.id)
@@ -665,7 +691,12 @@ mod tests {
         let mut after: Option<(i64, String)> = None;
         loop {
             let page = db
-                .sessions_page(after.as_ref().map(|(at, id)| (*at, id.as_str())), None, 3)
+                .sessions_page(
+                    after.as_ref().map(|(at, id)| (*at, id.as_str())),
+                    None,
+                    false,
+                    3,
+                )
                 .unwrap();
             let Some(last) = page.last() else { break };
             after = Some((last.updated_at, last.id.clone()));

@@ -154,6 +154,15 @@ pub struct SessionRow {
     pub sandbox: Option<crate::sandbox::Choice>,
     /// The session's permission mode (`session/set_mode`).
     pub mode: zeroclaw_protocol::methods::PermissionMode,
+    /// A subagent's session: the session and the `task` call that made it.
+    pub parent: Option<ParentRef>,
+}
+
+/// The `task` call a child session was made by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParentRef {
+    pub session_id: String,
+    pub tool_call_id: String,
 }
 
 /// One stored message. `data` is a tool call's input or a tool result's output.
@@ -293,6 +302,20 @@ impl Store {
         model: &str,
         sandbox: Option<crate::sandbox::Choice>,
     ) -> Result<SessionRow> {
+        self.create_child_session(id, title, cwd, model, sandbox, None)
+            .await
+    }
+
+    /// [`Store::create_session_with`] for a subagent's session, made by `parent`.
+    pub async fn create_child_session(
+        &self,
+        id: &str,
+        title: Option<&str>,
+        cwd: &str,
+        model: &str,
+        sandbox: Option<crate::sandbox::Choice>,
+        parent: Option<ParentRef>,
+    ) -> Result<SessionRow> {
         let (id, title, cwd, model) = (
             id.to_owned(),
             title.map(str::to_owned),
@@ -300,7 +323,14 @@ impl Store {
             model.to_owned(),
         );
         self.writer
-            .run(move |db| db.create_session(&id, title.as_deref(), &cwd, &model, sandbox))
+            .run(move |db| {
+                let mut row = db.create_session(&id, title.as_deref(), &cwd, &model, sandbox)?;
+                if let Some(parent) = parent {
+                    db.set_parent(&id, &parent)?;
+                    row.parent = Some(parent);
+                }
+                Ok(row)
+            })
             .await
     }
 
@@ -314,12 +344,13 @@ impl Store {
         &self,
         after: Option<(i64, String)>,
         search: Option<String>,
+        children: bool,
         limit: usize,
     ) -> Result<Vec<SessionRow>> {
         self.reader
             .run(move |db| {
                 let after = after.as_ref().map(|(at, id)| (*at, id.as_str()));
-                db.sessions_page(after, search.as_deref(), limit)
+                db.sessions_page(after, search.as_deref(), children, limit)
             })
             .await
     }
@@ -489,7 +520,7 @@ mod tests {
             last = id;
         }
         assert_eq!(
-            store.sessions_page(None, None, 10).await.unwrap()[0].message_count,
+            store.sessions_page(None, None, false, 10).await.unwrap()[0].message_count,
             6
         );
         let reopened = Store::open(&dir.path().join("z.db")).unwrap();

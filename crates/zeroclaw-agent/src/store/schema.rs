@@ -158,6 +158,13 @@ CREATE INDEX rewinds_by_session ON rewinds(session_id, created_at);
     r#"
 ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'default';
 "#,
+    // 10: subagents (issue 33): a child session names the session and the `task` call that
+    // made it; `session/list` leaves such sessions out unless asked (`includeChildren`).
+    // No foreign key: a child outlives its deleted parent, as a record of what it did.
+    r#"
+ALTER TABLE sessions ADD COLUMN parent_session_id TEXT;
+ALTER TABLE sessions ADD COLUMN parent_tool_call_id TEXT;
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

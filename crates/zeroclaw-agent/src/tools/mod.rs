@@ -32,6 +32,7 @@ mod schema;
 pub mod scrub;
 mod skill;
 pub mod spill;
+pub mod task;
 mod text;
 mod write_file;
 // Issue 33: the agent's plan and the tools users expect.
@@ -64,6 +65,13 @@ pub use todo_write::plan as todo_plan;
 
 /// The `skill` tool's name: a turn offers it only when the project has skills.
 pub const SKILL: &str = <skill::SkillTool as Tool>::NAME;
+
+/// The `ask_user` tool's name: a subagent, which has no client of its own, is not offered it.
+pub const ASK_USER: &str = <ask_user::AskUserTool as Tool>::NAME;
+
+/// The `task` tool's name: a turn offers it (`tools/task.rs`) unless its session is a
+/// subagent's or `[agents] max_concurrent` is 0.
+pub const TASK: &str = <task::TaskTool as Tool>::NAME;
 
 use crate::config::Policy;
 

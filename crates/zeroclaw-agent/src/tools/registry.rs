@@ -141,6 +141,13 @@ pub(super) fn erase<T: Tool>(tool: T) -> Arc<dyn DynTool> {
     })
 }
 
+/// [`erase`] with another description than the tool's own (one built per turn: `task`'s).
+pub(super) fn erase_described<T: Tool>(tool: T, description: String) -> Arc<dyn DynTool> {
+    let mut definition = super::schema::definition::<T>();
+    definition.description = description;
+    Arc::new(Registered { definition, tool })
+}
+
 /// One immutable list of tools: their definitions in offering order, and lookup by name.
 pub struct ToolSet {
     tools: Vec<Arc<dyn DynTool>>,
@@ -189,6 +196,25 @@ impl ToolSet {
                 .filter(|t| !self.by_name.contains_key(&t.definition().name))
                 .cloned(),
         );
+        ToolSet::new(tools)
+    }
+
+    /// These tools, then `tool` (a turn's `task`). A tool of the same name (an MCP server's) gives way.
+    pub fn with(&self, tool: Arc<dyn DynTool>) -> ToolSet {
+        let mut tools = self.tools.clone();
+        tools.retain(|t| t.definition().name != tool.definition().name);
+        tools.push(tool);
+        ToolSet::new(tools)
+    }
+
+    /// Only the tools `keep` accepts (a subagent's profile).
+    pub fn only(&self, keep: impl Fn(&ToolDef) -> bool) -> ToolSet {
+        let tools = self
+            .tools
+            .iter()
+            .filter(|t| keep(t.definition()))
+            .cloned()
+            .collect();
         ToolSet::new(tools)
     }
 

@@ -30,6 +30,7 @@ mod plan;
 mod spawn;
 mod steer;
 mod step;
+mod subagent;
 mod target;
 mod tool_call;
 mod tool_context;
@@ -70,6 +71,10 @@ pub struct Env<'a> {
     pub project_files: &'a Arc<crate::project::Files>,
     /// Told of model calls, tokens and tool calls (the daemon's metrics).
     pub observer: &'a dyn crate::state::TurnCount,
+    /// The sessions in memory, where a `task` call puts its child session.
+    pub sessions: &'a crate::session::Sessions,
+    /// One permit per running subagent (`[agents] max_concurrent`).
+    pub subagent_slots: &'a Arc<tokio::sync::Semaphore>,
 }
 
 impl<'a> Env<'a> {
@@ -85,6 +90,8 @@ impl<'a> Env<'a> {
             checkpoints: &agent.checkpoints,
             project_files: &agent.project_files,
             observer: &*agent.turn_count,
+            sessions: &agent.sessions,
+            subagent_slots: &agent.subagent_slots,
         }
     }
 }

@@ -13,6 +13,7 @@ use super::{Env, Failure, Origin, TurnError};
 use crate::history;
 use crate::mcp::Mcp;
 use crate::project;
+use crate::project::AgentProfile;
 use crate::project::hooks::{Hook, HookEvent, HookSet, Verdict};
 use crate::provider::{
     ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, window,
@@ -72,7 +73,7 @@ pub(super) struct Turn<'a> {
     pub(super) origin: &'a Origin,
     /// The session's model when the turn started: the whole turn uses it, whatever
     /// `session/set_model` does meanwhile.
-    model: String,
+    pub(super) model: String,
     prompt: &'a str,
     /// Whether the turn (and its prompt) has been stored.
     started: bool,
@@ -89,6 +90,11 @@ pub(super) struct Turn<'a> {
     /// A `Stop` hook has already sent the model back to work in this turn (its
     /// `stop_hook_active`).
     stop_hook_active: bool,
+    /// A subagent's turn (`subagent.rs`): the profile it runs (`None`: a general-purpose
+    /// one), whose tools and system prompt it has.
+    pub(super) subagent: Option<Option<&'a AgentProfile>>,
+    /// The project's agent profiles, as the turn started: what `task` offers.
+    pub(super) agents: Vec<AgentProfile>,
 }
 
 /// Runs one turn to its end.
@@ -98,6 +104,18 @@ pub(super) async fn run(
     active: &ActiveTurn,
     origin: &Origin,
     prompt: &str,
+) -> Result<PromptResult, TurnError> {
+    run_as(env, session, active, origin, prompt, None).await
+}
+
+/// [`run`], as a subagent running `profile` when `subagent` is set (`subagent.rs`).
+pub(super) async fn run_as(
+    env: Env<'_>,
+    session: &Session,
+    active: &ActiveTurn,
+    origin: &Origin,
+    prompt: &str,
+    subagent: Option<Option<&AgentProfile>>,
 ) -> Result<PromptResult, TurnError> {
     let mut turn = Turn {
         env,
@@ -114,6 +132,8 @@ pub(super) async fn run(
         hooks: HookSet::default(),
         project_root: PathBuf::from(&session.cwd),
         stop_hook_active: false,
+        subagent,
+        agents: Vec::new(),
     };
     turn.run().await
 }
@@ -246,15 +266,19 @@ impl Turn<'_> {
         context.messages.push(ChatMessage::User {
             text: self.prompt.to_owned(),
         });
-        let mut system = self
-            .env
-            .config
-            .agent
-            .system_prompt
-            .clone()
-            .unwrap_or_else(|| default_system_prompt(&self.session.cwd));
+        let mut system = match self.subagent {
+            Some(profile) => super::subagent::system_prompt(profile, &self.session.cwd),
+            None => self
+                .env
+                .config
+                .agent
+                .system_prompt
+                .clone()
+                .unwrap_or_else(|| default_system_prompt(&self.session.cwd)),
+        };
         let project = self.project().await?;
         system.push_str(&project.prompt_sections());
+        self.agents = project.agents;
         if let Some(said) = history::session_context(&rows) {
             system.push_str(&said);
         }
@@ -439,13 +463,16 @@ impl Turn<'_> {
         if self.tools_context.skills.is_empty() {
             tools = Arc::new(tools.without(crate::tools::SKILL));
         }
-        match own {
+        let tools = match own {
             Some(own) => Arc::new(tools.merged(&own.tools.snapshot())),
             None => tools,
-        }
+        };
+        self.with_subagents(tools)
     }
 
-    /// A model call's tool calls, one after the other, their results added to `messages`.
+    /// A model call's tool calls, one after the other, their results added to `messages`;
+    /// `task` calls next to each other run at the same time (`subagent.rs`), their
+    /// results still added in the order of the calls.
     async fn tool_calls(
         &self,
         step: i64,
@@ -454,23 +481,41 @@ impl Turn<'_> {
         messages: &mut Vec<ChatMessage>,
     ) -> Result<(), Halt> {
         let allowed = self.env.config.agent.max_tool_calls_per_step;
-        for (i, call) in calls.iter().enumerate() {
+        let over = |i: usize| {
             // Beyond the bound a call is not run: its result is one short line, so the
             // next request grows by what the model wrote, not by what tools return.
-            let over = (i >= allowed).then(|| {
+            (i >= allowed).then(|| {
                 ToolOutput::error(format!(
                     "not run: this step made {} tool calls and at most {allowed} run per step \
                      (agent.max_tool_calls_per_step); make fewer calls at once",
                     calls.len()
                 ))
-            });
-            let output = self.call_tool(step, call, tools, over).await?;
-            messages.push(ChatMessage::ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                output: output.text,
-                is_error: output.is_error,
-            });
+            })
+        };
+        let is_task = |i: usize| i < allowed && calls[i].name == crate::tools::TASK;
+        let mut i = 0;
+        while i < calls.len() {
+            let end = if is_task(i) {
+                (i..calls.len())
+                    .find(|&j| !is_task(j))
+                    .unwrap_or(calls.len())
+            } else {
+                i + 1
+            };
+            let outputs = futures_util::future::join_all(
+                (i..end).map(|j| self.call_tool(step, &calls[j], tools, over(j))),
+            )
+            .await;
+            for (call, output) in calls[i..end].iter().zip(outputs) {
+                let output = output?;
+                messages.push(ChatMessage::ToolResult {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    output: output.text,
+                    is_error: output.is_error,
+                });
+            }
+            i = end;
         }
         Ok(())
     }

@@ -68,6 +68,10 @@ impl Turn<'_> {
         {
             return (ToolOutput::error(refusal), false);
         }
+        // `task` runs a child session, which needs the turn (`subagent.rs`).
+        if call.name == crate::tools::TASK && self.offers_task() {
+            return (self.task(call, args).await, true);
+        }
         (tool.run(args, &self.tools_context).await, true)
     }
 

@@ -38,6 +38,27 @@ pub struct ProjectContext {
     /// Whether the user trusts the project (`zeroclaw trust`): its hooks run only then.
     #[serde(default)]
     pub project_trusted: bool,
+    /// The agent profiles the `task` tool can run (the built-in `explore` first).
+    #[serde(default)]
+    pub agents: Vec<AgentInfo>,
+}
+
+/// An agent profile (`.zeroclaw/agents/NAME.md`, `<config dir>/agents/NAME.md`, or built in).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInfo {
+    pub name: String,
+    pub description: String,
+    /// The tools it may use; absent: all of the parent's but `task`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Its model; absent: the parent session's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The file it was read from; absent for a built-in profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 
 /// One configured hook.

@@ -145,6 +145,9 @@ pub struct ListParams {
     /// 1,024 bytes). Pass the same `search` with each page's `cursor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<String>,
+    /// Also the child sessions of subagents (`task` calls), which are left out otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_children: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -178,6 +181,12 @@ pub struct SessionSummary {
     /// The session's sandbox, as its turns will run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SessionSandbox>,
+    /// A subagent's session: the session whose `task` call made it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<String>,
+    /// A subagent's session: the id of that `task` call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_tool_call_id: Option<String>,
     /// The session's permission mode (`session/set_mode`); `default` from older daemons.
     #[serde(default)]
     pub mode: super::PermissionMode,

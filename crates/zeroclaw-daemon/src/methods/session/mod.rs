@@ -116,6 +116,8 @@ fn summary(daemon: &DaemonState, row: &SessionRow) -> SessionSummary {
         waiting: daemon.agent.sessions.is_waiting(&row.id),
         turn_id: None,
         sandbox: Some(super::sandbox::session_sandbox(daemon, row.sandbox)),
+        parent_session_id: row.parent.as_ref().map(|p| p.session_id.clone()),
+        parent_tool_call_id: row.parent.as_ref().map(|p| p.tool_call_id.clone()),
         mode: row.mode,
     }
 }

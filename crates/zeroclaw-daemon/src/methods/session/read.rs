@@ -60,7 +60,12 @@ impl Handle for m::SessionList {
                 .agent
                 .sessions
                 .store
-                .sessions_page(after.map(|c| (c.updated_at, c.id)), search, limit + 1)
+                .sessions_page(
+                    after.map(|c| (c.updated_at, c.id)),
+                    search,
+                    p.include_children,
+                    limit + 1,
+                )
                 .await
                 .map_err(storage)?;
             let budget = page_budget(daemon);
