@@ -171,6 +171,78 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
     })
 }
 
+/// A subagent's event (one tagged `parentToolCallId`: the parent's `task` call runs it) as
+/// the editor sees it. ACP has no nesting, so only the child's tool calls and their results
+/// are shown, as tool calls of their own: their ids made unique under the task call's
+/// (`child_call_id`), their titles saying they are the subagent's, and `_meta.zeroclaw`
+/// naming the task call and the child session for an editor that wants to nest them. The
+/// child's text and thoughts are not the parent's answer (the task call's result carries the
+/// child's answer), its plan is not the parent's plan, and its user message is the task's
+/// prompt, already in the call's input: none of them is forwarded.
+pub fn child_update(child: &ChildTag<'_>, update: &Update, cwd: &Path) -> Option<SessionUpdate> {
+    match update {
+        Update::ToolCall {
+            tool_call_id,
+            name,
+            raw_input,
+        } => {
+            let mut call = tool_call(&child.call_id(tool_call_id), name, raw_input, cwd);
+            call.title = child.title(name, raw_input);
+            Some(SessionUpdate::ToolCall(call.meta(child.meta())))
+        }
+        Update::ToolResult {
+            tool_call_id,
+            raw_output,
+            is_error,
+            ..
+        } => Some(SessionUpdate::ToolCallUpdate(
+            tool_result(&child.call_id(tool_call_id), raw_output, *is_error).meta(child.meta()),
+        )),
+        _ => None,
+    }
+}
+
+/// What tags a subagent's event: the parent's `task` call and the child session.
+pub struct ChildTag<'a> {
+    pub parent_tool_call_id: &'a str,
+    pub child_session_id: Option<&'a str>,
+}
+
+impl ChildTag<'_> {
+    /// A child's call id as the editor knows it: unique within the parent session even
+    /// when the child's model reuses an id the parent's used (`call_1` in both).
+    pub fn call_id(&self, id: &str) -> String {
+        format!("{}/{id}", self.parent_tool_call_id)
+    }
+
+    /// `subagent · bash: `ls``: the call's usual title, marked as the subagent's.
+    pub fn title(&self, name: &str, input: &Value) -> String {
+        format!("subagent · {}", tool_title(name, input))
+    }
+
+    /// `_meta: {"zeroclaw": {"parentToolCallId", "childSessionId"}}`.
+    pub fn meta(&self) -> agent_client_protocol::v1::schema::Meta {
+        let mut tag = serde_json::Map::new();
+        tag.insert(
+            "parentToolCallId".into(),
+            Value::String(self.parent_tool_call_id.to_owned()),
+        );
+        if let Some(child) = self.child_session_id {
+            tag.insert("childSessionId".into(), Value::String(child.to_owned()));
+        }
+        let mut meta = serde_json::Map::new();
+        meta.insert("zeroclaw".into(), Value::Object(tag));
+        meta
+    }
+
+    /// The permission request's tool call for a child's approval request.
+    pub fn call_fields(&self, id: &str, name: &str, input: &Value, cwd: &Path) -> ToolCallUpdate {
+        let mut fields = tool_call_fields(&self.call_id(id), name, input, cwd);
+        fields.fields.title = Some(self.title(name, input));
+        fields.meta(self.meta())
+    }
+}
+
 /// The agent's plan as ACP's, entry for entry; a step with no priority is `medium` (ACP
 /// requires one).
 pub fn plan(entries: &[zeroclaw_client::protocol::events::PlanEntry]) -> Plan {

@@ -180,6 +180,13 @@ impl Pump {
 
     fn forward(&self, event: SessionUpdate) {
         let turn_id = event.turn_id.as_deref().map(str::to_owned);
+        if let Some(parent_tool_call_id) = event.parent_tool_call_id.as_deref() {
+            let child = mapping::ChildTag {
+                parent_tool_call_id,
+                child_session_id: event.child_session_id.as_deref(),
+            };
+            return self.forward_child(&child, event.update, turn_id);
+        }
         match event.update {
             Update::ApprovalRequest {
                 request_id,
@@ -202,15 +209,50 @@ impl Pump {
             Update::ApprovalResolved { request_id, .. } => {
                 self.resolved.send_replace(Some(request_id));
             }
-            update => {
-                if let Some(update) = mapping::update(&update, &self.cwd) {
-                    let sent = self
-                        .editor
-                        .send_notification(SessionNotification::new(self.id.clone(), update));
-                    if let Err(e) = sent {
-                        tracing::debug!(session = %self.id, "an update was not sent: {e}");
-                    }
-                }
+            update => self.notify(mapping::update(&update, &self.cwd)),
+        }
+    }
+
+    /// A subagent's event (`mapping::child_update`). Its approval requests are asked of the
+    /// editor as the parent's are, answered on the parent session; its `turn_complete` and
+    /// `approval_resolved` never come tagged (the child's end is the task call's result, and
+    /// a settled request is announced in the parent's session untagged as any other).
+    fn forward_child(
+        &self,
+        child: &mapping::ChildTag<'_>,
+        update: Update,
+        turn_id: Option<String>,
+    ) {
+        match update {
+            Update::ApprovalRequest {
+                request_id,
+                tool_call_id,
+                name,
+                raw_input,
+                options,
+                ..
+            } => {
+                let request = RequestPermissionRequest::new(
+                    self.id.clone(),
+                    child.call_fields(&tool_call_id, &name, &raw_input, &self.cwd),
+                    mapping::permission_options(&options),
+                );
+                self.ask(request, request_id, turn_id);
+            }
+            Update::ApprovalResolved { request_id, .. } => {
+                self.resolved.send_replace(Some(request_id));
+            }
+            update => self.notify(mapping::child_update(child, &update, &self.cwd)),
+        }
+    }
+
+    fn notify(&self, update: Option<AcpUpdate>) {
+        if let Some(update) = update {
+            let sent = self
+                .editor
+                .send_notification(SessionNotification::new(self.id.clone(), update));
+            if let Err(e) = sent {
+                tracing::debug!(session = %self.id, "an update was not sent: {e}");
             }
         }
     }

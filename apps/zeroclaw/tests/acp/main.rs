@@ -29,3 +29,5 @@ mod permissions;
 // Issue 33: the agent's plan.
 mod plan;
 mod prompt;
+// Issue 33: a subagent's events.
+mod subagents;

@@ -49,6 +49,8 @@ mod restart;
 mod session_methods;
 mod set_mode;
 mod set_model;
+// Issue 32: a project skill's scripts wait for trust.
+mod skill_scripts;
 mod steer;
 mod streaming;
 mod subagents;

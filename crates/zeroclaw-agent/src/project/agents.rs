@@ -183,6 +183,23 @@ pub fn load(project: &Project, files: &Files, warnings: &mut Vec<String>) -> Vec
     out
 }
 
+/// A subagent's system prompt: its profile's body (or the general one), then where it
+/// works.
+pub fn system_prompt(profile: Option<&AgentProfile>, cwd: &str) -> String {
+    let own = profile
+        .map(|p| p.prompt.trim())
+        .filter(|p| !p.is_empty())
+        .unwrap_or(
+            "You are a subagent of zeroclaw: another agent handed you the task in the user's \
+             message. Do it with the tools you have, then end with a concise final answer: \
+             it is all the other agent will read.",
+        );
+    format!(
+        "{own}\n\nYou work on the user's machine in the directory {cwd}; paths are relative \
+         to it. Changes and commands may need the user's approval."
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

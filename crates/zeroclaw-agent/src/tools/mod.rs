@@ -66,6 +66,10 @@ pub use todo_write::plan as todo_plan;
 /// The `skill` tool's name: a turn offers it only when the project has skills.
 pub const SKILL: &str = <skill::SkillTool as Tool>::NAME;
 
+/// The `bash` tool's name: in a project the user has not trusted, a command of it that
+/// names a project skill's folder is refused (`turn/skill_scripts.rs`).
+pub const BASH: &str = <bash::Bash as Tool>::NAME;
+
 /// The `ask_user` tool's name: a subagent, which has no client of its own, is not offered it.
 pub const ASK_USER: &str = <ask_user::AskUserTool as Tool>::NAME;
 

@@ -27,6 +27,7 @@ mod hooks;
 mod modes;
 mod permission;
 mod plan;
+mod skill_scripts;
 mod spawn;
 mod steer;
 mod step;

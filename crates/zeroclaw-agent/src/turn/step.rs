@@ -86,7 +86,10 @@ pub(super) struct Turn<'a> {
     /// The session's hooks, as the turn started (`hooks.rs`).
     hooks: HookSet,
     /// The project root, given to hooks as `ZEROCLAW_PROJECT_DIR`.
-    project_root: PathBuf,
+    pub(super) project_root: PathBuf,
+    /// The user trusts the project, as the turn started: its hooks and its skills'
+    /// scripts run (`skill_scripts.rs`).
+    pub(super) project_trusted: bool,
     /// A `Stop` hook has already sent the model back to work in this turn (its
     /// `stop_hook_active`).
     stop_hook_active: bool,
@@ -131,6 +134,7 @@ pub(super) async fn run_as(
         checkpoint: None,
         hooks: HookSet::default(),
         project_root: PathBuf::from(&session.cwd),
+        project_trusted: false,
         stop_hook_active: false,
         subagent,
         agents: Vec::new(),
@@ -267,7 +271,7 @@ impl Turn<'_> {
             text: self.prompt.to_owned(),
         });
         let mut system = match self.subagent {
-            Some(profile) => super::subagent::system_prompt(profile, &self.session.cwd),
+            Some(profile) => project::agents::system_prompt(profile, &self.session.cwd),
             None => self
                 .env
                 .config
@@ -285,6 +289,7 @@ impl Turn<'_> {
         self.tools_context.skills = project.skills;
         self.hooks = project.hooks;
         self.project_root = project.project.root;
+        self.project_trusted = project.trusted;
         let rejected = self.prompt_hooks(&mut context).await?;
         let own = self.session.mcp();
         let settled = async {

@@ -23,7 +23,7 @@
 use super::Origin;
 use super::halt::or_cancelled;
 use super::step::Turn;
-use crate::project::{AgentProfile, ToolChoice};
+use crate::project::ToolChoice;
 use crate::provider::ToolCall;
 use crate::session::{ActiveTurn, Forward, Session};
 use crate::store::ParentRef;
@@ -32,23 +32,6 @@ use serde_json::Value;
 use std::sync::Arc;
 use zeroclaw_protocol::StopReason;
 use zeroclaw_protocol::methods::PermissionMode;
-
-/// A subagent's system prompt: its profile's body (or the general one), then where it
-/// works.
-pub(super) fn system_prompt(profile: Option<&AgentProfile>, cwd: &str) -> String {
-    let own = profile
-        .map(|p| p.prompt.trim())
-        .filter(|p| !p.is_empty())
-        .unwrap_or(
-            "You are a subagent of zeroclaw: another agent handed you the task in the user's \
-             message. Do it with the tools you have, then end with a concise final answer: \
-             it is all the other agent will read.",
-        );
-    format!(
-        "{own}\n\nYou work on the user's machine in the directory {cwd}; paths are relative \
-         to it. Changes and commands may need the user's approval."
-    )
-}
 
 /// Gives a subagent's session back however its run ends: the parent no longer forwards
 /// its events nor routes decisions to it, its turn is over, and it leaves memory if no

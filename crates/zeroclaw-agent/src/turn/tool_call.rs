@@ -38,6 +38,9 @@ impl Turn<'_> {
         if let Some(refusal) = self.mode_refusal(tool) {
             return (ToolOutput::error(refusal), false);
         }
+        if let Some(refusal) = self.untrusted_skill_script(call, args) {
+            return (ToolOutput::error(refusal), false);
+        }
         let checked = match tool.check(args) {
             Ok(checked) => checked,
             Err(out) => return (out, false),
