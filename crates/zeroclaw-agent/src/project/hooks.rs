@@ -337,7 +337,7 @@ pub struct RunIn<'a> {
 }
 
 /// Runs `hook` with `input` on its stdin; never fails and never outlives its time-out: a
-/// hook that does not end in time is killed with its process group (Unix), its pipes let
+/// hook that does not end in time is killed with its process group (Unix) or job (Windows), its pipes let
 /// go of even if a process that left the group still holds them.
 pub async fn run(hook: &Hook, input: &Value, at: &RunIn<'_>) -> Ran {
     let started = Instant::now();
@@ -460,11 +460,14 @@ async fn read_capped(stream: Option<impl AsyncRead + Unpin>) -> String {
     String::from_utf8_lossy(&kept).into_owned()
 }
 
-/// Kills the hook's process group (Unix) when it times out or its run is dropped (the
-/// turn was cancelled), unless disarmed once the shell has been reaped normally.
+/// Kills the hook's process group (Unix) or job (Windows, `tools/job.rs`) when it times out
+/// or its run is dropped (the turn was cancelled), unless disarmed once the shell has been
+/// reaped normally.
 struct GroupKill {
     #[cfg(unix)]
     pgid: Option<rustix::process::Pid>,
+    #[cfg(windows)]
+    job: Option<crate::tools::job::Job>,
 }
 
 impl GroupKill {
@@ -477,7 +480,13 @@ impl GroupKill {
                 .and_then(rustix::process::Pid::from_raw);
             Self { pgid }
         }
-        #[cfg(not(unix))]
+        #[cfg(windows)]
+        {
+            Self {
+                job: crate::tools::job::Job::holding(child),
+            }
+        }
+        #[cfg(not(any(unix, windows)))]
         {
             let _ = child;
             Self {}
@@ -489,12 +498,20 @@ impl GroupKill {
         if let Some(pgid) = self.pgid {
             let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
         }
+        #[cfg(windows)]
+        if let Some(job) = &self.job {
+            job.kill();
+        }
     }
 
     fn disarm(&mut self) {
         #[cfg(unix)]
         {
             self.pgid = None;
+        }
+        #[cfg(windows)]
+        {
+            self.job = None;
         }
     }
 }

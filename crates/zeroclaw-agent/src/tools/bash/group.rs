@@ -7,7 +7,7 @@ use tokio::process::Child;
 
 use super::super::{ToolContext, orphans};
 
-/// Kills the whole process group (unix) or the shell (elsewhere), then reaps the shell.
+/// Kills the whole process group (Unix) or job (Windows, `job.rs`), then reaps the shell.
 pub(super) async fn kill_and_reap(
     child: &mut Child,
     guard: &mut GroupGuard,
@@ -28,6 +28,9 @@ pub(super) async fn kill_and_reap(
 pub(super) struct GroupGuard {
     #[cfg(unix)]
     pgid: Option<rustix::process::Pid>,
+    /// Windows: the job the shell and its descendants are in (`job.rs`).
+    #[cfg(windows)]
+    job: Option<super::super::job::Job>,
     record: orphans::Record,
 }
 
@@ -45,7 +48,12 @@ impl GroupGuard {
                 .and_then(rustix::process::Pid::from_raw);
             Self { pgid, record }
         }
-        #[cfg(not(unix))]
+        #[cfg(windows)]
+        {
+            let job = super::super::job::Job::holding(child);
+            Self { job, record }
+        }
+        #[cfg(not(any(unix, windows)))]
         {
             Self { record }
         }
@@ -65,12 +73,20 @@ impl GroupGuard {
             #[cfg(target_os = "linux")]
             super::super::descendants::kill(&strays);
         }
+        #[cfg(windows)]
+        if let Some(job) = &self.job {
+            job.kill();
+        }
     }
 
     pub(super) fn disarm(&mut self) {
         #[cfg(unix)]
         {
             self.pgid = None;
+        }
+        #[cfg(windows)]
+        {
+            self.job = None;
         }
         self.record.clear();
     }
