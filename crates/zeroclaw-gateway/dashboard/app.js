@@ -10,6 +10,8 @@
 //   chat.js        the open session: replay, live events, prompt, Stop, Rename, Delete
 //   transcript.js  the open session's transcript: text blocks, scrolling
 //   approvals.js   tool call cards, their approval buttons, and the agent's questions
+//   subagents.js   a `task` call's subagent inside its card: its events folded, its
+//                  approvals, the link to its session
 //   checkpoints.js "Rewind to here" and "Fork from here" on each prompt, with confirmations
 //   plan.js        the agent's plan (`plan` events) as a live checklist above the prompt
 //   project.js     the session's Context dialog, and `/` completion and expansion of the

@@ -14,7 +14,12 @@
 // Questions asked on a lost connection are dropped with it (the daemon tells the model the
 // client disconnected).
 //
-// State: the open session's cards by toolCallId, each with its approval row while one is
+// A subagent's calls (events tagged `parentToolCallId`, subagents.js) get cards too, nested
+// in their `task` call's card: subagents.js says where (`cardOf`'s `into`), and where their
+// approval row goes (`ask`'s `into`, outside the folded block, saying it is the subagent's).
+//
+// State: the open session's cards by call (toolCallId; a subagent's calls by the `task`
+// call's id and their own, which may repeat the parent's), each with its approval row while one is
 // shown (the chat view starts them over, `reset`, when it opens a session); the questions
 // not yet answered, by request id, each with its form once shown; and the session the chat
 // view shows with its history loaded (from the store).
@@ -25,7 +30,10 @@ import { codeBlock } from "./markdown.js";
 import { on } from "./store.js";
 import * as transcript from "./transcript.js";
 
-let cards = new Map(); // toolCallId → {node, result, approval}
+let cards = new Map(); // keyOf(p) → {node, result, approval}
+
+/** A call's key: its id, under its `task` call's for a subagent's (their ids are the child's own). */
+const keyOf = (p) => (p.parentToolCallId ? `${p.parentToolCallId}\u0000${p.toolCallId}` : p.toolCallId);
 
 export function reset() {
   cards = new Map();
@@ -44,9 +52,12 @@ function foldable(text, label) {
   return el("details", { class: "long" }, el("summary", {}, `${label}: ${lines} lines, ${text.length} characters`), pre);
 }
 
-/** The card of the call `p` names; made, at the transcript's end, by its first event. */
-export function cardOf(p) {
-  let card = cards.get(p.toolCallId);
+/**
+ * The card of the call `p` names; made by its first event, at the transcript's end or, for
+ * a subagent's call, at the end of `into` (its block).
+ */
+export function cardOf(p, into = null) {
+  let card = cards.get(keyOf(p));
   if (card) return card;
   const node = el(
     "div",
@@ -56,7 +67,11 @@ export function cardOf(p) {
   const input = p.name === "bash" && p.rawInput && typeof p.rawInput.command === "string" ? p.rawInput.command : pretty(p.rawInput);
   node.append(el("div", { class: "tool-input" }, p.name === "bash" ? codeBlock(input, "sh") : foldable(input, "Input")));
   card = { node, result: null, approval: null };
-  cards.set(p.toolCallId, card);
+  cards.set(keyOf(p), card);
+  if (into) {
+    into.append(node);
+    return card;
+  }
   transcript.append(node);
   transcript.endBlock();
   return card;
@@ -99,19 +114,27 @@ function previewNode(preview) {
 
 /**
  * The `approval_request` `p`: its buttons on the call's card. `focus`: the first button
- * takes the focus (a live request, not one replayed from the history).
+ * takes the focus (a live request, not one replayed from the history). A subagent's
+ * request (`from`: what its `task` call was given as `description`) puts its row in
+ * `into`, where it shows while the subagent's block is folded, saying whose call it is.
  */
-export function ask(p, { focus }) {
+export function ask(p, { focus, from = null, into = null }) {
   const card = cardOf(p);
   dismiss(card);
   const labels = { allow_once: "Allow once", allow_always: "Always allow", reject: "Reject" };
   const escape = p.escape && typeof p.escape.justification === "string" ? p.escape : null;
+  const subagent = from !== null;
   const row = el("div", {
-    class: escape ? "approval escape" : "approval",
+    class: `approval${escape ? " escape" : ""}${subagent ? " subagent-approval" : ""}`,
     role: "group",
-    "aria-label": escape ? `Run ${p.name} outside the sandbox?` : `Approve ${p.name}`,
+    "aria-label": `${escape ? `Run ${p.name} outside the sandbox?` : `Approve ${p.name}`}${subagent ? " (subagent)" : ""}`,
     "data-request": p.requestId,
   });
+  // Its call is folded away in the subagent's block: the row says whose call it is and what.
+  if (subagent) {
+    row.append(el("p", { class: "from" }, `The subagent “${from}” asks to run `, el("span", { class: "tool-name" }, p.name)));
+    if (!p.preview) row.append(el("div", { class: "tool-input" }, foldable(pretty(p.rawInput), "Input")));
+  }
   // Leaving the sandbox is not an ordinary approval: say what is asked, and why, first.
   if (escape) {
     row.append(
@@ -145,7 +168,7 @@ export function ask(p, { focus }) {
     buttons.append(el("button", { type: "button", class: kind, "data-decision": option, onclick: () => decide(option) }, labels[option] || option));
   }
   row.append(buttons);
-  card.node.append(row);
+  (into || card.node).append(row);
   card.approval = row;
   setState(card, "waiting for approval", "asking");
   if (focus) buttons.querySelector("button")?.focus({ preventScroll: true });

@@ -4,7 +4,9 @@
 // sent when the turn ends), Stop, and the head
 // (title, directory, model, Rename, and Delete behind a confirmation: a running turn is
 // cancelled first, as `session/delete` does). The text blocks live in transcript.js, the
-// tool cards, approvals and questions in approvals.js; the address's fragment
+// tool cards, approvals and questions in approvals.js, a subagent's events (tagged
+// `parentToolCallId`) inside its `task` call's card in subagents.js; a subagent's own
+// session says so in the head, with a link to its parent; the address's fragment
 // (`#session=<id>`) names the open session, so a reload or a bookmark reopens it.
 //
 // State: the open session (its entry, as listed or as loaded), whether its history is
@@ -18,6 +20,7 @@ import * as approvals from "./approvals.js";
 import * as project from "./project.js";
 import * as sessions from "./sessions.js";
 import { emit, on } from "./store.js";
+import * as subagents from "./subagents.js";
 import * as transcript from "./transcript.js";
 
 let view = null; // {sessionId, loading, footers: Map turnId → the turn's end line, queued: [prompt]}
@@ -36,6 +39,13 @@ function renderHead() {
   $("session-title").textContent = sessions.titleOf(s);
   const sandbox = sandboxLabel(s.sandbox);
   $("session-meta").textContent = `${s.cwd} · ${s.model}${sandbox ? ` · ${sandbox}` : ""}`;
+  // A subagent's session (its `task` call's child): the way back to the session that made it.
+  const parent = typeof s.parentSessionId === "string" ? s.parentSessionId : null;
+  $("parent-link").hidden = !parent;
+  if (parent) {
+    $("parent-link").setAttribute("href", `#session=${parent}`);
+    $("parent-link").dataset.session = parent;
+  }
   const running = sessions.isRunning(s.sessionId);
   $("stop").hidden = !running;
   // While a turn runs, Send steers it and Queue keeps the text for after it.
@@ -113,6 +123,11 @@ function turnEnd(p) {
 }
 
 function render(p) {
+  // A subagent's event belongs in its `task` call's card, never in the conversation's flow.
+  if (typeof p.parentToolCallId === "string") {
+    subagents.render(p, { live: !view.loading });
+    return;
+  }
   switch (p.type) {
     case "user_message_chunk":
       transcript.addText("user", p.turnId, p.text);
@@ -125,6 +140,7 @@ function render(p) {
       break;
     case "tool_call":
       approvals.cardOf(p);
+      subagents.call(p);
       break;
     case "approval_request":
       approvals.ask(p, { focus: !view.loading });
@@ -140,6 +156,7 @@ function render(p) {
       break;
     case "tool_result":
       approvals.result(p);
+      subagents.ended(p);
       break;
     case "turn_complete":
       turnEnd(p);
@@ -188,6 +205,14 @@ on("listed", () => {
 });
 
 $("back").addEventListener("click", close);
+
+// The head's link to a subagent's parent session: a plain click opens it here.
+$("parent-link").addEventListener("click", (event) => {
+  const parent = $("parent-link").dataset.session;
+  if (!parent || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  emit("open", { sessionId: parent });
+});
 
 // The prompt box: Enter sends, Shift-Enter makes a new line.
 $("prompt").addEventListener("keydown", (event) => {

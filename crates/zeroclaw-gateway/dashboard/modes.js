@@ -33,7 +33,8 @@ on("closed", () => {
 });
 
 on("update", (p) => {
-  if (p.type === "mode_changed" && open && open.sessionId === p.sessionId) show(p.mode);
+  // A subagent's (tagged `parentToolCallId`) is its own session's, not this one's.
+  if (p.type === "mode_changed" && open && open.sessionId === p.sessionId && !p.parentToolCallId) show(p.mode);
 });
 
 $("mode").addEventListener("change", async () => {

@@ -2,7 +2,8 @@
 // of the open session. Each `plan` event carries the whole list, so the panel is redrawn
 // from it (☐ pending, ◐ in progress, ☑ completed); the replay of a session's history
 // carries its plan events in order, so a reload or another window ends on the same list.
-// Folded away with its summary line; hidden while the session has no plan.
+// Folded away with its summary line; hidden while the session has no plan. A subagent's
+// plan events (tagged `parentToolCallId`) are its own, shown in its block (subagents.js).
 //
 // State: the open session's id and its latest entries. Listens to "opened", "closed" and
 // "update" on the store.
@@ -43,6 +44,7 @@ on("closed", () => {
 });
 
 on("update", (p) => {
-  if (p.type !== "plan" || p.sessionId !== sessionId) return;
+  // A subagent's plan (tagged `parentToolCallId`) is shown in its block (subagents.js).
+  if (p.type !== "plan" || p.sessionId !== sessionId || p.parentToolCallId) return;
   show(Array.isArray(p.entries) ? p.entries : []);
 });

@@ -50,6 +50,7 @@ const ASSETS: &[Asset] = &[
     asset!("project.js", "text/javascript; charset=utf-8"),
     asset!("transcript.js", "text/javascript; charset=utf-8"),
     asset!("approvals.js", "text/javascript; charset=utf-8"),
+    asset!("subagents.js", "text/javascript; charset=utf-8"),
     asset!("plan.js", "text/javascript; charset=utf-8"),
     asset!("markdown.js", "text/javascript; charset=utf-8"),
     asset!("login.js", "text/javascript; charset=utf-8"),

@@ -57,6 +57,8 @@ mod steer;
 #[cfg(unix)]
 mod streaming;
 #[cfg(unix)]
+mod subagents;
+#[cfg(unix)]
 mod theme;
 #[cfg(unix)]
 mod untrusted;
@@ -85,6 +87,7 @@ fn main() {
         checkpoints::TESTS,
         plan::TESTS,
         modes::TESTS,
+        subagents::TESTS,
     ]);
     #[cfg(not(unix))]
     eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");
