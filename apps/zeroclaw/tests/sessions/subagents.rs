@@ -462,3 +462,52 @@ fn a_child_asks_as_its_parents_mode_does() {
         .clone();
     assert_eq!(child["mode"], "accept-edits");
 }
+
+#[test]
+fn a_client_that_loads_the_parent_while_a_childs_approval_waits_is_sent_it_tagged() {
+    let env = Env::new("", "");
+    profile(
+        &env,
+        "runner",
+        "---\ndescription: Runs commands\ntools: bash\n---\nRun what you are told.",
+    );
+    env.fake.push(task_call(
+        "call_task",
+        json!({"description": "Run", "prompt": "run echo", "agent": "runner"}),
+    ));
+    env.fake.push(bash_call("call_bash", "echo child-ran", 1));
+    env.fake.push(openai::text(&["it printed child-ran"]));
+    env.fake.push(openai::text(&["done"]));
+    let mut a = env.daemon.client();
+    let session = a.new_session(&env.work);
+    let prompt = a.start_prompt(&session, "go");
+    let ask = a.wait_event("approval_request");
+    assert_eq!(ask["parentToolCallId"], "call_task");
+
+    // The parent session counts as waiting, and a connection that loads it now is sent
+    // the child's pending request again, tagged as it was.
+    let mut b = env.daemon.client();
+    let listed = b.call("session/list", json!({}));
+    let parent = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sessionId"] == session.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(parent["waiting"], true, "{parent}");
+    let loaded = b.call("session/load", json!({"sessionId": session}));
+    assert_eq!(loaded["running"], true);
+    let resent = b.wait_event("approval_request");
+    assert_eq!(resent["requestId"], ask["requestId"]);
+    assert_eq!(resent["parentToolCallId"], "call_task");
+    assert_eq!(resent["childSessionId"], ask["childSessionId"]);
+
+    // Answered from the loading connection, on the parent session.
+    b.call(
+        "session/approve",
+        json!({"sessionId": session, "requestId": ask["requestId"], "decision": "allow_once"}),
+    );
+    let turn = a.drive(&prompt, ignore_all);
+    assert_eq!(turn.result()["text"], "done");
+}

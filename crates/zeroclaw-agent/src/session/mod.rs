@@ -68,6 +68,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 struct PendingApproval {
     /// The event as sent, to re-send to a connection that loads the session mid-turn.
     event: Option<Notification>,
+    /// A subagent's request: the event as its parent session's connections got it (tagged
+    /// with the `task` call), re-sent to a connection that loads the parent meanwhile.
+    forwarded: Option<Notification>,
     answer: oneshot::Sender<Decision>,
 }
 
@@ -138,8 +141,23 @@ impl ActiveTurn {
         event: Option<Notification>,
     ) -> oneshot::Receiver<Decision> {
         let (tx, rx) = oneshot::channel();
-        lock(&self.approvals).insert(request_id.to_owned(), PendingApproval { event, answer: tx });
+        lock(&self.approvals).insert(
+            request_id.to_owned(),
+            PendingApproval {
+                event,
+                forwarded: None,
+                answer: tx,
+            },
+        );
         rx
+    }
+
+    /// Records how a subagent's pending request `request_id` was forwarded to the parent
+    /// session (`Session::send_registered`).
+    pub fn set_forwarded(&self, request_id: &str, frame: Option<&Notification>) {
+        if let Some(pending) = lock(&self.approvals).get_mut(request_id) {
+            pending.forwarded = frame.cloned();
+        }
     }
 
     pub fn remove_approval(&self, request_id: &str) {
@@ -149,6 +167,14 @@ impl ActiveTurn {
     /// Approval requests waiting for a decision.
     pub fn approvals_waiting(&self) -> usize {
         lock(&self.approvals).len()
+    }
+
+    /// The turn waits for an answer: to one of its requests or of its subagents'.
+    pub fn is_waiting(&self) -> bool {
+        self.approvals_waiting() > 0
+            || lock(&self.children)
+                .iter()
+                .any(|child| child.approvals_waiting() > 0)
     }
 
     /// Delivers a decision to this turn's request or to one of its subagents';
@@ -164,11 +190,22 @@ impl ActiveTurn {
             .any(|child| child.decide(request_id, decision))
     }
 
+    /// The requests waiting, as a connection loading the session mid-turn is sent them:
+    /// this turn's, then its subagents' (tagged, as forwarded).
     fn pending_events(&self) -> Vec<Notification> {
-        lock(&self.approvals)
+        let mut events: Vec<Notification> = lock(&self.approvals)
             .values()
             .filter_map(|p| p.event.clone())
-            .collect()
+            .collect();
+        let children = lock(&self.children).clone();
+        for child in children {
+            events.extend(
+                lock(&child.approvals)
+                    .values()
+                    .filter_map(|p| p.forwarded.clone()),
+            );
+        }
+        events
     }
 }
 
@@ -374,11 +411,15 @@ impl Session {
     /// as one step, so a connection joining meanwhile gets it once: an `approval_request`
     /// registered before it joined is in what it is sent first. `register` runs under the
     /// session's audience lock: it must never send on this session.
+    /// In a subagent's session whose events are forwarded, `register_forwarded` likewise
+    /// gets the frame the parent's connections are sent, under the parent's audience lock:
+    /// a connection loading the parent gets it once too.
     pub fn send_registered<T>(
         &self,
         turn_id: &str,
         update: Update<'_>,
         register: impl FnOnce(Option<&Notification>) -> T,
+        register_forwarded: impl FnOnce(Option<&Notification>),
     ) -> T {
         let forwarded = self.forwarding().map(|to| (to, update.clone()));
         // Only text chunks are split (`fit.rs`): what is registered here is one frame.
@@ -389,7 +430,18 @@ impl Session {
         drop(audience);
         self.close_stalled(stalled);
         if let Some((to, update)) = forwarded {
-            self.forward(&to, update);
+            let frames = fit_forwarded(
+                (&to.parent.id, &to.turn_id),
+                &to.tool_call_id,
+                &self.id,
+                update,
+                self.frame_cap,
+            );
+            let mut audience = lock(&to.parent.audience);
+            register_forwarded(frames.first());
+            let stalled = send_all(&mut audience, &Tag::Live, &frames);
+            drop(audience);
+            to.parent.close_stalled(stalled);
         }
         registered
     }
@@ -711,7 +763,7 @@ impl Sessions {
         lock(&self.live)
             .get(session_id)
             .and_then(|s| s.active_turn())
-            .is_some_and(|turn| turn.approvals_waiting() > 0)
+            .is_some_and(|turn| turn.is_waiting())
     }
 
     /// Cancels every running turn (daemon shutdown).

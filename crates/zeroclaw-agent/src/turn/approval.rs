@@ -99,9 +99,12 @@ impl Turn<'_> {
             escape,
         };
         // Registered and sent as one step, so a connection joining now gets it once.
-        let answer = self.session.send_registered(self.id(), request, |frame| {
-            self.active.add_approval(&request_id, frame.cloned())
-        });
+        let answer = self.session.send_registered(
+            self.id(),
+            request,
+            |frame| self.active.add_approval(&request_id, frame.cloned()),
+            |forwarded| self.active.set_forwarded(&request_id, forwarded),
+        );
         let timeout = Duration::from_secs(self.env.config.approvals.timeout_secs);
         // Cancel first: an answer that arrives after the turn was told to stop does not run
         // the call.
