@@ -44,6 +44,32 @@ pub enum ApproveMode {
     None,
 }
 
+/// A session's permission mode, as `--mode` takes it (docs/protocol.md, Permission modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Look and plan, change nothing: only read-only tools; the agent ends by asking to
+    /// start with its plan.
+    Plan,
+    /// Ask as `[approvals]` says.
+    Default,
+    /// File edits inside the working directory go through without asking; bash still asks.
+    AcceptEdits,
+    /// Every tool call goes through without asking, inside the sandbox only.
+    Auto,
+}
+
+impl ModeArg {
+    pub fn mode(self) -> zeroclaw_client::protocol::methods::PermissionMode {
+        use zeroclaw_client::protocol::methods::PermissionMode as M;
+        match self {
+            ModeArg::Plan => M::Plan,
+            ModeArg::Default => M::Default,
+            ModeArg::AcceptEdits => M::AcceptEdits,
+            ModeArg::Auto => M::Auto,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Shell {
     Bash,
@@ -79,7 +105,7 @@ enum Command {
 their results go to stderr. Starts an ephemeral daemon if none is running.\n\n\
 Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_steps, \
 130 the turn was cancelled (Ctrl-C).",
-        after_help = "Examples:\n  zeroclaw prompt \"summarise README.md\"\n  git diff | zeroclaw prompt --approve none -\n  zeroclaw prompt --session 3b60b909 \"and now fix it\"\n  zeroclaw prompt --command fix-issue 123 high"
+        after_help = "Examples:\n  zeroclaw prompt \"summarise README.md\"\n  git diff | zeroclaw prompt --approve none -\n  zeroclaw prompt --session 3b60b909 \"and now fix it\"\n  zeroclaw prompt --command fix-issue 123 high\n  zeroclaw prompt --mode plan \"how would you split src/main.rs?\""
     )]
     Prompt {
         #[command(flatten)]
@@ -100,6 +126,9 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
         /// How to answer approval requests (default: ask when stdin is a terminal, else none).
         #[arg(long, value_enum)]
         approve: Option<ApproveMode>,
+        /// Set the session's permission mode before the prompt (it stays the session's).
+        #[arg(long, value_enum)]
+        mode: Option<ModeArg>,
     },
     /// Make one raw JSON-RPC call and print its result.
     #[command(
@@ -565,10 +594,15 @@ fn main() -> ExitCode {
                 session,
                 cwd,
                 approve,
+                mode,
                 ..
             } => {
                 let input = commands::prompt::Input::new(text, command);
-                commands::prompt::run(&paths, input, session, cwd, approve).await
+                let how = commands::prompt::How {
+                    approve,
+                    mode: mode.map(ModeArg::mode),
+                };
+                commands::prompt::run(&paths, input, session, cwd, how).await
             }
             Command::Call {
                 method,

@@ -50,13 +50,20 @@ fn quoted(word: &str) -> String {
     format!("\"{}\"", word.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
+/// How the turn runs: who answers its approvals, and the session's permission mode.
+pub struct How {
+    pub approve: Option<ApproveMode>,
+    pub mode: Option<zeroclaw_client::protocol::methods::PermissionMode>,
+}
+
 pub async fn run(
     paths: &Paths,
     input: Input,
     session: Option<String>,
     cwd: Option<PathBuf>,
-    approve: Option<ApproveMode>,
+    how: How,
 ) -> Result<u8, String> {
+    let How { approve, mode } = how;
     let from_stdin = matches!(&input, Input::Text(text) if text == "-");
     let input = match input {
         Input::Text(_) if from_stdin => Input::Text(read_stdin().await?),
@@ -135,6 +142,18 @@ pub async fn run(
                 .session_id
         }
     };
+    if let Some(mode) = mode {
+        client
+            .session_set_mode(&session_id, mode)
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot set the mode {}: {}",
+                    mode.as_str(),
+                    describe_call_error(&e)
+                )
+            })?;
+    }
     let prompt = match input {
         Input::Text(prompt) => prompt,
         Input::Command(name, args) => client
