@@ -633,6 +633,13 @@ impl Client {
         Ok(self.request::<m::CommandsExpand>(&params).await?.prompt)
     }
 
+    /// Detaches this connection from a session (`session/close`): its events stop coming.
+    /// `false` if it was not attached.
+    pub async fn session_close(&self, session_id: &str) -> CallResult<bool> {
+        let params = session_id_params(session_id);
+        Ok(self.request::<m::SessionClose>(&params).await?.closed)
+    }
+
     pub async fn session_delete(&self, session_id: &str) -> CallResult<bool> {
         let params = session_id_params(session_id);
         Ok(self.request::<m::SessionDelete>(&params).await?.deleted)

@@ -140,6 +140,20 @@ impl Connection {
             .insert(session.id.clone());
     }
 
+    /// Detaches this connection from a session (`session/close`); `false` if it was not
+    /// attached.
+    pub fn detach(&self, session_id: &str) -> bool {
+        let was = self
+            .attached
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(session_id);
+        if was {
+            self.daemon.agent.sessions.detach(session_id, self.id);
+        }
+        was
+    }
+
     /// Called once when the connection has ended.
     pub fn finished(&self) {
         let attached =

@@ -11,11 +11,15 @@
 //! - `session.rs`: one session the editor opened: its event pump and its approvals.
 //! - `daemon_side.rs`: the daemon's questions to the editor (elicitation, files).
 //! - `commands.rs`: custom commands, announced to the editor and expanded in prompts.
+//! - `config.rs`: the session's config options (model, permission mode).
+//! - `lifecycle.rs`: `session/resume`, `session/close`, `session/delete`.
 //!
 //! Only ACP messages go to stdout; diagnostics go to stderr (the CLI's logger).
 
 mod commands;
+mod config;
 mod daemon_side;
+mod lifecycle;
 mod mapping;
 mod modes;
 mod session;
@@ -26,8 +30,14 @@ use agent_client_protocol::v1::schema::{
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
     LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
-    SessionForkCapabilities, SessionInfo, SessionListCapabilities, SetSessionModeRequest,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionForkCapabilities, SessionInfo,
+    SessionListCapabilities, SessionResumeCapabilities, SetSessionModeRequest,
     SetSessionModeResponse,
+};
+use agent_client_protocol::v1::schema::{
+    CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse,
+    ResumeSessionRequest, ResumeSessionResponse, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client as Editor, Error as AcpError, Stdio};
@@ -182,6 +192,58 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            {
+                let bridge = bridge.clone();
+                async move |request: SetSessionConfigOptionRequest,
+                            responder: Responder<SetSessionConfigOptionResponse>,
+                            _cx: ConnectionTo<Editor>| {
+                    match bridge.daemon() {
+                        Ok(client) => {
+                            let current = bridge
+                                .link(&request.session_id.0)
+                                .map(|link| link.config.clone());
+                            config::set(&client, current, request, responder).await
+                        }
+                        Err(e) => responder.respond_with_error(e),
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let bridge = bridge.clone();
+                async move |request: ResumeSessionRequest,
+                            responder: Responder<ResumeSessionResponse>,
+                            cx: ConnectionTo<Editor>| {
+                    bridge.resume_session(request, responder, cx).await
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let bridge = bridge.clone();
+                async move |request: CloseSessionRequest,
+                            responder: Responder<CloseSessionResponse>,
+                            _cx: ConnectionTo<Editor>| {
+                    bridge.close_session(request, responder).await
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let bridge = bridge.clone();
+                async move |request: DeleteSessionRequest,
+                            responder: Responder<DeleteSessionResponse>,
+                            _cx: ConnectionTo<Editor>| {
+                    bridge.delete_session(request, responder).await
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .on_receive_notification(
             {
                 let bridge = bridge.clone();
@@ -296,6 +358,9 @@ impl Bridge {
             .session_capabilities(
                 SessionCapabilities::new()
                     .list(SessionListCapabilities::new())
+                    .resume(SessionResumeCapabilities::new())
+                    .close(SessionCloseCapabilities::new())
+                    .delete(SessionDeleteCapabilities::new())
                     .fork(SessionForkCapabilities::new()),
             );
         responder.respond(
@@ -328,9 +393,23 @@ impl Bridge {
         match client.session_new(params).await {
             Ok(info) => {
                 let events = client.subscribe(&info.session_id);
-                self.attach(&info.session_id, PathBuf::from(&info.cwd), events, &cx);
+                let current = config::Current {
+                    model: info.model.clone(),
+                    mode: info.mode,
+                    default_model: config::default_model(&client).await,
+                };
+                let options = config::options(&current);
+                self.attach(
+                    &info.session_id,
+                    PathBuf::from(&info.cwd),
+                    events,
+                    &cx,
+                    current,
+                );
                 let answered = responder.respond(
-                    NewSessionResponse::new(info.session_id.clone()).modes(modes::state(info.mode)),
+                    NewSessionResponse::new(info.session_id.clone())
+                        .modes(modes::state(info.mode))
+                        .config_options(options),
                 );
                 commands::announce(&client, &info.session_id, &cx).await;
                 answered
@@ -359,8 +438,24 @@ impl Bridge {
                     tracing::info!(session = %source, fork = %info.session_id, stored = %info.cwd, asked = %request.cwd.display(), "session/fork: the fork keeps the source's working directory");
                 }
                 let events = client.subscribe(&info.session_id);
-                self.attach(&info.session_id, PathBuf::from(&info.cwd), events, &cx);
-                responder.respond(ForkSessionResponse::new(info.session_id))
+                let current = config::Current {
+                    model: info.model.clone(),
+                    mode: info.mode,
+                    default_model: config::default_model(&client).await,
+                };
+                let options = config::options(&current);
+                self.attach(
+                    &info.session_id,
+                    PathBuf::from(&info.cwd),
+                    events,
+                    &cx,
+                    current,
+                );
+                responder.respond(
+                    ForkSessionResponse::new(info.session_id)
+                        .modes(modes::state(info.mode))
+                        .config_options(options),
+                )
             }
             Err(e) => responder.respond_with_error(mapping::call_error(&e)),
         }
@@ -400,14 +495,32 @@ impl Bridge {
                         "session/load: the session keeps its stored working directory"
                     );
                 }
+                let current = config::Current {
+                    model: summary.model.clone(),
+                    mode: summary.mode,
+                    default_model: config::default_model(&client).await,
+                };
+                let options = config::options(&current);
                 let link = match self.link(&session_id) {
                     // Loaded again: its pump already forwards the replay.
-                    Some(link) => link,
-                    None => self.attach(&session_id, PathBuf::from(&summary.cwd), events, &cx),
+                    Some(link) => {
+                        *config::lock(&link.config) = current;
+                        link
+                    }
+                    None => self.attach(
+                        &session_id,
+                        PathBuf::from(&summary.cwd),
+                        events,
+                        &cx,
+                        current,
+                    ),
                 };
                 link.flush().await;
-                let answered =
-                    responder.respond(LoadSessionResponse::new().modes(modes::state(summary.mode)));
+                let answered = responder.respond(
+                    LoadSessionResponse::new()
+                        .modes(modes::state(summary.mode))
+                        .config_options(options),
+                );
                 commands::announce(&client, &session_id, &cx).await;
                 answered
             }
@@ -475,10 +588,25 @@ impl Bridge {
             Err(e) => return responder.respond_with_error(e),
         };
         let told = self.told.clone();
+        // The editor's `$/cancel_request` for this prompt: a `session/cancel` of its turn,
+        // which then answers `cancelled` as after the editor's own `session/cancel`.
+        let withdrawn = responder.cancellation();
         self.prompts.spawn(async move {
-            let outcome = match commands::expand(&client, &session_id, text).await {
-                Ok(prompt) => client.session_prompt(&session_id, &prompt).await,
-                Err(e) => Err(e),
+            let run = async {
+                match commands::expand(&client, &session_id, text).await {
+                    Ok(prompt) => client.session_prompt(&session_id, &prompt).await,
+                    Err(e) => Err(e),
+                }
+            };
+            tokio::pin!(run);
+            let outcome = tokio::select! {
+                outcome = &mut run => outcome,
+                () = withdrawn.cancelled() => {
+                    if let Err(e) = client.session_cancel(&session_id).await {
+                        tracing::warn!(session = %session_id, "session/cancel for $/cancel_request failed: {e}");
+                    }
+                    run.await
+                }
             };
             if matches!(outcome, Err(zeroclaw_rpc::CallError::Closed)) {
                 told.cancelled().await;
@@ -520,6 +648,7 @@ impl Bridge {
         cwd: PathBuf,
         events: tokio::sync::broadcast::Receiver<zeroclaw_client::SessionUpdate>,
         cx: &ConnectionTo<Editor>,
+        current: config::Current,
     ) -> Arc<SessionLink> {
         let link = SessionLink::start(
             session_id.to_owned(),
@@ -527,6 +656,7 @@ impl Bridge {
             events,
             cx.clone(),
             self.daemon.get().cloned(),
+            config::shared(current),
         );
         self.sessions
             .lock()

@@ -12,7 +12,7 @@ use zeroclaw_client::Client;
 use zeroclaw_client::protocol::methods::PermissionMode;
 
 /// The editor's name and description of each mode.
-fn describe(mode: PermissionMode) -> (&'static str, &'static str) {
+pub fn describe(mode: PermissionMode) -> (&'static str, &'static str) {
     match mode {
         PermissionMode::Default => (
             "Default",

@@ -1,11 +1,11 @@
 //! One session the editor opened (`session/new` or `session/load`): a pump that forwards
 //! its events to the editor in order, and the permission requests its approvals become.
 
-use super::mapping;
+use super::{config, mapping};
 use agent_client_protocol::Client as Editor;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    Notice, NoticeSeverity, RequestPermissionOutcome, RequestPermissionRequest,
+    ConfigOptionUpdate, Notice, NoticeSeverity, RequestPermissionOutcome, RequestPermissionRequest,
     SessionNotification, SessionUpdate as AcpUpdate,
 };
 use std::path::PathBuf;
@@ -22,6 +22,8 @@ pub struct SessionLink {
     pub id: String,
     /// The session's stored working directory: the editor's paths are absolute against it.
     pub cwd: PathBuf,
+    /// What its config options show (`config.rs`).
+    pub config: config::Shared,
     flush: mpsc::Sender<oneshot::Sender<()>>,
     /// The editor's `session/cancel`s still on their way to the daemon.
     pub cancels: CancelGate,
@@ -80,12 +82,14 @@ impl SessionLink {
         events: broadcast::Receiver<SessionUpdate>,
         editor: ConnectionTo<Editor>,
         daemon: Option<Arc<Client>>,
+        config: config::Shared,
     ) -> Arc<Self> {
         let (flush, flushes) = mpsc::channel(FLUSH_QUEUE);
         let cancels = CancelGate::new();
         let pump = Pump {
             id: id.clone(),
             cwd: cwd.clone(),
+            config: config.clone(),
             editor,
             daemon,
             ended: watch::channel(None).0,
@@ -96,6 +100,7 @@ impl SessionLink {
         Arc::new(Self {
             id,
             cwd,
+            config,
             flush,
             cancels,
         })
@@ -127,6 +132,7 @@ impl SessionLink {
 struct Pump {
     id: String,
     cwd: PathBuf,
+    config: config::Shared,
     editor: ConnectionTo<Editor>,
     daemon: Option<Arc<Client>>,
     /// The last turn that ended: a permission request of it still open is withdrawn.
@@ -209,7 +215,20 @@ impl Pump {
             Update::ApprovalResolved { request_id, .. } => {
                 self.resolved.send_replace(Some(request_id));
             }
-            update => self.notify(mapping::update(&update, &self.cwd)),
+            update => {
+                self.notify(mapping::update(&update, &self.cwd));
+                // A mode changed anywhere is also a config option changed.
+                if let Update::ModeChanged { mode, .. } = update {
+                    let options = {
+                        let mut current = config::lock(&self.config);
+                        current.mode = mode;
+                        config::options(&current)
+                    };
+                    self.notify(Some(AcpUpdate::ConfigOptionUpdate(
+                        ConfigOptionUpdate::new(options),
+                    )));
+                }
+            }
         }
     }
 

@@ -20,8 +20,11 @@ fn an_editor_that_exits_mid_turn_leaves_the_turn_to_complete_in_the_daemon() {
     let editor = Editor::new(Permission::Hold);
     let exit = runtime().block_on(run(&env.dir, editor.clone(), async |cx| {
         let session = open(&cx, &env.work).await?;
-        // The prompt is sent and the turn streams; the editor then goes away.
-        let _prompt = cx.send_request(text_prompt(&session, "take your time"));
+        // The prompt is sent and the turn streams; the editor then goes away. (Detached: the
+        // SDK withdraws a request whose handle is dropped with `$/cancel_request`, which
+        // cancels the turn; an editor that exits sends nothing.)
+        cx.send_request(text_prompt(&session, "take your time"))
+            .detach();
         editor
             .wait("the first chunk", |seen| {
                 seen.text_of("agent_message_chunk") == "Started, "

@@ -21,6 +21,8 @@ mod editor_leaves;
 mod fork;
 mod handshake;
 mod load;
+// Issue 34: resume, close, delete, config options, $/cancel_request.
+mod lifecycle;
 mod modes;
 // The MCP test server is found as a Linux build; under Wine it is not run yet.
 #[cfg(unix)]

@@ -135,7 +135,7 @@ fn provider_tail(daemon: &DaemonState, json: &mut String) {
 }
 
 /// `status` is the call clients poll (and the benchmark's hot path), so its answer is the
-/// fixed members serialised once plus four numbers, written without a `Value`. It reads as
+/// fixed members serialised once plus five numbers, written without a `Value`. It reads as
 /// [`StatusResult`] (the `status_reads_as_its_protocol_type` test keeps it so).
 impl Handle for m::Status {
     fn handle(ctx: Ctx, _: NoParams) -> Reply<StatusResult> {
@@ -154,6 +154,8 @@ impl Handle for m::Status {
         json.push_str(digits.format(daemon.agent.sessions.total()));
         json.push_str(r#","running":"#);
         json.push_str(digits.format(daemon.agent.sessions.running_count()));
+        json.push_str(r#","loaded":"#);
+        json.push_str(digits.format(daemon.agent.sessions.loaded_count()));
         json.push_str(r#"},"mcpServers":"#);
         if daemon.agent.mcp.is_empty() {
             json.push_str("[]");

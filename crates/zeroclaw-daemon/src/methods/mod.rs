@@ -87,6 +87,7 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::SessionRename>(OPERATE),
     row::<m::SessionCompact>(OPERATE),
     row::<m::SessionDelete>(OPERATE),
+    row::<m::SessionClose>(READ),
     row::<m::McpServers>(READ),
     row::<m::McpTools>(READ),
     row::<m::TokenCreate>(LocalOnly),

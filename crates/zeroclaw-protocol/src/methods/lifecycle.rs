@@ -165,4 +165,8 @@ pub enum GatewayStatus {
 pub struct SessionCounts {
     pub total: u64,
     pub running: u64,
+    /// Sessions held in memory: attached to a connection, running, or read a moment ago
+    /// (0 from daemons before it).
+    #[serde(default)]
+    pub loaded: u64,
 }

@@ -36,6 +36,11 @@ method!(
     SessionDelete, "session/delete", SessionIdParams, DeleteResult
 );
 method!(
+    /// Detaches the calling connection from a session: its events stop coming; a session
+    /// nobody holds any more leaves memory (its own MCP servers stopped) once no turn runs.
+    SessionClose, "session/close", SessionIdParams, CloseResult
+);
+method!(
     /// Sets the model of a session's turns (persisted); a running turn keeps its own.
     SessionSetModel, "session/set_model", SetModelParams, SetModelResult
 );
@@ -257,6 +262,13 @@ pub struct RenameParams {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeleteResult {
     pub deleted: bool,
+}
+
+/// What `session/close` did: `false` when the connection was not attached to the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CloseResult {
+    pub closed: bool,
 }
 
 /// What `session/compact` did: how many messages the new summary folds (0: nothing was

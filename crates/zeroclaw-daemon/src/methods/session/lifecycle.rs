@@ -290,6 +290,14 @@ impl Handle for m::SessionRename {
     }
 }
 
+impl Handle for m::SessionClose {
+    fn handle(ctx: Ctx, p: SessionIdParams) -> Reply<CloseResult> {
+        Reply::Now(Ok(CloseResult {
+            closed: ctx.0.detach(&p.session_id),
+        }))
+    }
+}
+
 impl Handle for m::SessionDelete {
     fn handle(ctx: Ctx, p: SessionIdParams) -> Reply<DeleteResult> {
         Reply::later(delete(ctx, p))
