@@ -146,7 +146,12 @@ pub async fn decide(
             Key::Esc => ("Esc", Some(Decision::Reject)),
             Key::CtrlD => ("^D", Some(Decision::Reject)),
             Key::CtrlC => ("^C", None),
-            Key::Char(_) | Key::Enter | Key::AltEnter | Key::Backspace | Key::Other => {
+            Key::Char(_)
+            | Key::Enter
+            | Key::AltEnter
+            | Key::Backspace
+            | Key::ShiftTab
+            | Key::Other => {
                 let hint = if always { HINT } else { ONCE_HINT };
                 print(&format!("\n{}\n", dim(hint)));
                 continue;

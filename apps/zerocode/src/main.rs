@@ -12,6 +12,7 @@ mod mentions;
 mod plan;
 mod render;
 mod status;
+mod subagents;
 mod term;
 
 use clap::Parser;

@@ -3,11 +3,12 @@
 
 use crate::markdown::Markdown;
 use crate::status::{Phase, Status, elapsed_text};
+use crate::subagents::{self, Subagents};
 use crate::term::{self, dim, red, sanitize};
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
-use zeroclaw_client::{StopReason, Update, Usage};
+use zeroclaw_client::{StopReason, Subagent, Update, Usage};
 
 /// Lines of a tool result shown before the rest is folded away.
 pub const RESULT_LINES: usize = 6;
@@ -38,6 +39,8 @@ pub struct Screen {
     sandbox: Option<String>,
     /// The current session's permission mode, shown on each turn's status line.
     mode: Option<String>,
+    /// The turn's subagents still running: nested under their `task` call, collapsed.
+    subagents: Subagents,
 }
 
 impl Default for Screen {
@@ -56,6 +59,7 @@ impl Default for Screen {
             live: std::io::stdout().is_terminal(),
             sandbox: None,
             mode: None,
+            subagents: Subagents::default(),
         }
     }
 }
@@ -186,6 +190,10 @@ impl Screen {
                 .with_sandbox(self.sandbox.clone())
                 .with_mode(self.mode.clone()),
         );
+        // A followed turn's subagents counted while its session loaded.
+        if let Some(status) = &mut self.status {
+            status.set_subagents(self.subagents.live());
+        }
         self.status_suspended = false;
         self.write("");
     }
@@ -207,6 +215,8 @@ impl Screen {
     /// The turn is over: the status line is erased for good. Returns how long it ran.
     pub fn status_stop(&mut self) -> Option<Duration> {
         self.end_line();
+        // Any still counted belong to a turn no longer shown (one that was followed).
+        self.subagents.clear();
         let status = self.status.take()?;
         self.write("");
         Some(status.elapsed(Instant::now()))
@@ -250,11 +260,21 @@ impl Screen {
         }
     }
 
-    pub fn tool_call(&mut self, name: &str, input: &Value) {
+    /// A tool call of the turn; a `task` call starts following its subagent.
+    pub fn tool_call(&mut self, id: &str, name: &str, input: &Value) {
         if let Some(status) = &mut self.status {
             status.streamed(&input.to_string());
             status.set_phase(Phase::Running(name.to_owned()));
         }
+        if name == "task" {
+            self.subagents.started(id, input);
+            self.subagents_live();
+        }
+        self.tool_line(name, input);
+    }
+
+    /// `⏺ bash  ls -la`.
+    fn tool_line(&mut self, name: &str, input: &Value) {
         let width = term::width()
             .saturating_sub(name.chars().count() + 4)
             .max(20);
@@ -265,11 +285,42 @@ impl Screen {
         ));
     }
 
+    /// An event of a subagent's child: counted under its `task` call and shown on the live
+    /// line, not printed (`subagents.rs`).
+    pub fn subagent(&mut self, subagent: &Subagent, update: &Update) {
+        self.subagents.event(subagent, update);
+        self.subagents_live();
+    }
+
+    /// A subagent's approval question is about to be asked: counted, and the line that
+    /// says whose it is (`subagent Run asks:`).
+    pub fn subagent_asks(&mut self, subagent: &Subagent, tool: &str) -> String {
+        self.subagents.asked(subagent, tool);
+        self.subagents_live();
+        self.subagents.asks(subagent)
+    }
+
+    /// The live line says what the running subagents do.
+    fn subagents_live(&mut self) {
+        if let Some(status) = &mut self.status {
+            status.set_subagents(self.subagents.live());
+            self.write("");
+        }
+    }
+
     /// A tool's result, folded after [`RESULT_LINES`] lines, in red when it failed; bash's
-    /// closing `[exit code N]` on a line of its own, red when not 0.
-    pub fn tool_result(&mut self, name: &str, output: &Value, is_error: bool) {
+    /// closing `[exit code N]` on a line of its own, red when not 0. A `task` call's is its
+    /// subagent's summary line.
+    pub fn tool_result(&mut self, id: &str, name: &str, output: &Value, is_error: bool) {
         if let Some(status) = &mut self.status {
             status.set_phase(Phase::Thinking);
+        }
+        if name == "task" {
+            let line = self.subagents.finished(id, &output_text(output), is_error);
+            self.subagents_live();
+            let paint: fn(&str) -> String = if is_error { red } else { dim };
+            self.line(&format!("  {}", paint(&line)));
+            return;
         }
         let text = sanitize(&output_text(output));
         let (body, exit) = if name == "bash" {
@@ -319,9 +370,26 @@ impl Screen {
                 self.answer(text);
                 self.end_line();
             }
+            // A replay has no subagent events (the child session stores them): a `task`
+            // call is its line and its answer's.
             Update::ToolCall {
                 name, raw_input, ..
-            } => self.tool_call(name, raw_input),
+            } => self.tool_line(name, raw_input),
+            Update::ToolResult {
+                tool_call_id,
+                name,
+                raw_output,
+                is_error,
+            } if name == "task" => {
+                // Unless live events of a running one were counted (a turn followed).
+                let line = if self.subagents.is_running(tool_call_id) {
+                    self.subagents
+                        .finished(tool_call_id, &output_text(raw_output), *is_error)
+                } else {
+                    subagents::replayed(&output_text(raw_output), *is_error)
+                };
+                self.line(&format!("  {}", dim(&line)));
+            }
             Update::ToolResult {
                 raw_output,
                 is_error,
@@ -398,8 +466,11 @@ pub fn compacted(messages_folded: u64) -> String {
 }
 
 /// A tool call's arguments in a few words: `command` for bash, `path` for the file tools,
-/// `question` for ask_user, else compact JSON; one line, at most `max` characters.
+/// `question` for ask_user, `description (agent)` for task, else compact JSON; one line, at most `max` characters.
 pub fn summarize(name: &str, input: &Value, max: usize) -> String {
+    if name == "task" {
+        return truncate(&subagents::header(input), max);
+    }
     let key = match name {
         "bash" => Some("command"),
         "read_file" | "write_file" | "edit_file" | "list_dir" => Some("path"),

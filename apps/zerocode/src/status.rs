@@ -54,6 +54,8 @@ pub struct Status {
     mode: Option<String>,
     /// What the user has typed during the turn (`app/typing.rs`), shown instead of the rest.
     typed: String,
+    /// What the running subagents do (`subagents.rs`), said instead of `running task`.
+    subagents: Option<String>,
 }
 
 /// A session's sandbox in a few words: `sandbox workspace-write`, `… +network`, or
@@ -79,6 +81,7 @@ impl Status {
             sandbox: None,
             mode: None,
             typed: String::new(),
+            subagents: None,
         }
     }
 
@@ -101,6 +104,11 @@ impl Status {
     /// What has been typed during the turn; empty: the usual line.
     pub fn set_typed(&mut self, typed: &str) {
         crate::term::sanitize(typed).clone_into(&mut self.typed);
+    }
+
+    /// What the running subagents do (`subagents::Subagents::live`); `None`: none runs.
+    pub fn set_subagents(&mut self, live: Option<String>) {
+        self.subagents = live;
     }
 
     pub fn set_phase(&mut self, phase: Phase) {
@@ -134,12 +142,12 @@ impl Status {
             return format!("› {tail}{hint}").chars().take(max).collect();
         }
         let frame = (elapsed.as_millis() / FRAME.as_millis()) as usize % SPINNER.len();
-        let mut text = format!(
-            "{} {} · {}",
-            SPINNER[frame],
-            self.phase.label(),
-            elapsed_text(elapsed)
-        );
+        // While tools run, a running subagent says what it does.
+        let phase = match (&self.phase, &self.subagents) {
+            (Phase::Running(_), Some(live)) => live.clone(),
+            (phase, _) => phase.label(),
+        };
+        let mut text = format!("{} {phase} · {}", SPINNER[frame], elapsed_text(elapsed));
         let tokens = estimate_tokens(self.streamed_chars);
         if tokens > 0 {
             text.push_str(&format!(" · ~{tokens} tokens"));
@@ -197,6 +205,23 @@ mod tests {
         );
         // Never wider than the terminal less one column.
         assert_eq!(status.text(later, 12).chars().count(), 11);
+    }
+
+    #[test]
+    fn a_running_subagent_says_what_it_does_instead_of_the_task_call() {
+        let start = Instant::now();
+        let mut status = Status::new(start);
+        status.set_phase(Phase::Running("task".into()));
+        status.set_subagents(Some("subagent Run · 1 tool call · bash `ls`".into()));
+        assert_eq!(
+            status.text(start, 100),
+            "⠋ subagent Run · 1 tool call · bash `ls` · 0ms · Ctrl-C cancels"
+        );
+        status.set_phase(Phase::Cancelling);
+        assert_eq!(
+            status.text(start, 100),
+            "⠋ cancelling · 0ms · Ctrl-C cancels"
+        );
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub enum Key {
     Backspace,
     CtrlC,
     CtrlD,
+    /// Shift-Tab (`ESC [ Z` on a terminal).
+    ShiftTab,
     /// Anything else: an arrow or function key, another control key, a non-ASCII byte.
     Other,
 }
@@ -163,10 +165,17 @@ mod platform {
         match following() {
             None => Some(Key::Esc),
             Some(b'[') => {
+                let mut first = true;
                 while let Some(b) = following() {
                     if (0x40..=0x7e).contains(&b) {
-                        break;
+                        // `ESC [ Z`, without parameters: Shift-Tab.
+                        return Some(if first && b == b'Z' {
+                            Key::ShiftTab
+                        } else {
+                            Key::Other
+                        });
                     }
+                    first = false;
                 }
                 Some(Key::Other)
             }
@@ -271,6 +280,8 @@ mod platform {
                 13 | 10 if key.dwControlKeyState & 0x3 != 0 => Key::AltEnter,
                 13 | 10 => Key::Enter,
                 8 => Key::Backspace,
+                // Tab with Shift held (SHIFT_PRESSED 0x10).
+                9 if key.dwControlKeyState & 0x10 != 0 => Key::ShiftTab,
                 27 => Key::Esc,
                 unit => match char::from_u32(u32::from(unit)) {
                     Some(c) if !c.is_control() => Key::Char(c),

@@ -51,7 +51,7 @@ pub fn title_from_prompt(prompt: &str) -> String {
 pub use events::EVENT_BUFFER;
 pub use raw::RawUpdate;
 pub use spawn::{connect_or_start, daemon_binary, ephemeral_log};
-pub use turn::{Approval, Turn, TurnEvent};
+pub use turn::{Approval, Subagent, TaggedEvent, Turn, TurnEvent};
 pub use types::*;
 pub use zeroclaw_protocol::{self as protocol, Method};
 

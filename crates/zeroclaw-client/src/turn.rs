@@ -37,6 +37,24 @@ pub enum TurnEvent {
     Done(CallResult<PromptResult>),
 }
 
+/// The subagent an event comes from: a `task` call of the turn, running a child session
+/// (docs/protocol.md §13a). Only [`Turn::next_tagged`] says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subagent {
+    /// The parent's `task` call that runs it.
+    pub parent_tool_call_id: String,
+    /// The child session, when the daemon said it.
+    pub child_session_id: Option<String>,
+}
+
+/// An event of the turn and, for a subagent's, which one ([`Turn::next_tagged`]).
+#[derive(Debug)]
+pub struct TaggedEvent {
+    pub event: TurnEvent,
+    /// `None` for the turn's own events.
+    pub subagent: Option<Subagent>,
+}
+
 /// A tool call waiting for `session/approve`. Until it is answered the turn waits (up to
 /// the daemon's approval timeout, or until the turn is cancelled).
 #[derive(Debug)]
@@ -144,9 +162,25 @@ impl Turn {
     /// The next event, waiting for it; `None` once the turn is over: after
     /// [`TurnEvent::Done`], or for a followed turn after its `turn_complete`.
     /// Cancel-safe, so it can race Ctrl-C or other input in `tokio::select!`.
+    ///
+    /// A subagent's events are yielded as the turn's own, but its text chunks, which are
+    /// not the turn's answer, are left out; [`Turn::next_tagged`] tells them apart.
     pub async fn next(&mut self) -> Option<TurnEvent> {
         loop {
-            if let Some(event) = self.try_next() {
+            match self.next_tagged().await? {
+                tagged if tagged.subagent.is_some() && is_text(&tagged.event) => {}
+                tagged => return Some(tagged.event),
+            }
+        }
+    }
+
+    /// [`Turn::next`] with each event's [`Subagent`]: a subagent's events all come (its
+    /// text chunks too, which are not the turn's answer: the child's answer is its `task`
+    /// call's result), tagged with the call that runs it, for a client that nests them.
+    /// Cancel-safe.
+    pub async fn next_tagged(&mut self) -> Option<TaggedEvent> {
+        loop {
+            if let Some(event) = self.try_next_tagged() {
                 return Some(event);
             }
             let events = &mut self.events;
@@ -170,9 +204,8 @@ impl Turn {
             match woke {
                 Woke::Outcome(outcome) => self.end = End::Known(outcome),
                 Woke::Event(event) => match *event {
-                    Ok(update) if subagent_text(&update) => {}
                     Ok(update) => return Some(self.event(update)),
-                    Err(RecvError::Lagged(n)) => return Some(TurnEvent::Lagged(n)),
+                    Err(RecvError::Lagged(n)) => return Some(untagged(TurnEvent::Lagged(n))),
                     Err(RecvError::Closed) => self.subscribed = false,
                 },
             }
@@ -182,25 +215,32 @@ impl Turn {
     /// An event already received, if there is one; never waits. Use it to show everything
     /// the daemon sent before something that arrived another way (an `ask_user` question).
     pub fn try_next(&mut self) -> Option<TurnEvent> {
+        loop {
+            match self.try_next_tagged()? {
+                tagged if tagged.subagent.is_some() && is_text(&tagged.event) => {}
+                tagged => return Some(tagged.event),
+            }
+        }
+    }
+
+    /// [`Turn::try_next`] with each event's [`Subagent`], as [`Turn::next_tagged`].
+    pub fn try_next_tagged(&mut self) -> Option<TaggedEvent> {
         if matches!(self.end, End::Over) {
             return None;
         }
-        while let Some(update) = self.queued.pop_front() {
-            if !subagent_text(&update) {
-                return Some(self.event(update));
-            }
+        if let Some(update) = self.queued.pop_front() {
+            return Some(self.event(update));
         }
         while self.subscribed {
             match self.events.try_recv() {
-                Ok(update) if subagent_text(&update) => {}
                 Ok(update) => return Some(self.event(update)),
-                Err(TryRecvError::Lagged(n)) => return Some(TurnEvent::Lagged(n)),
+                Err(TryRecvError::Lagged(n)) => return Some(untagged(TurnEvent::Lagged(n))),
                 Err(TryRecvError::Closed) => self.subscribed = false,
                 Err(TryRecvError::Empty) => break,
             }
         }
         match std::mem::replace(&mut self.end, End::Over) {
-            End::Known(outcome) => Some(TurnEvent::Done(outcome)),
+            End::Known(outcome) => Some(untagged(TurnEvent::Done(outcome))),
             unknown => {
                 self.end = unknown;
                 None
@@ -238,8 +278,36 @@ impl Turn {
         }
     }
 
-    fn event(&mut self, event: SessionUpdate) -> TurnEvent {
-        match event.update {
+    /// [`Turn::resolved`] for a caller of [`Turn::next_tagged`]: the events read meanwhile
+    /// go to `held` tagged.
+    pub async fn resolved_tagged(
+        &mut self,
+        request_id: &str,
+        held: &mut VecDeque<TaggedEvent>,
+    ) -> (zeroclaw_protocol::events::ResolvedBy, Decision) {
+        loop {
+            match self.next_tagged().await {
+                Some(TaggedEvent {
+                    event:
+                        TurnEvent::Update(Update::ApprovalResolved {
+                            request_id: settled,
+                            decision,
+                            by,
+                        }),
+                    ..
+                }) if settled == request_id => return (by, decision),
+                Some(other) => held.push_back(other),
+                None => std::future::pending::<()>().await,
+            }
+        }
+    }
+
+    fn event(&mut self, event: SessionUpdate) -> TaggedEvent {
+        let subagent = event.parent_tool_call_id.map(|id| Subagent {
+            parent_tool_call_id: id.into_owned(),
+            child_session_id: event.child_session_id.map(std::borrow::Cow::into_owned),
+        });
+        let event = match event.update {
             Update::ApprovalRequest {
                 request_id,
                 tool_call_id,
@@ -261,25 +329,37 @@ impl Turn {
                 handle: self.handle.clone(),
             }),
             update => {
-                if matches!(update, Update::TurnComplete { .. }) && matches!(self.end, End::Follow)
+                // A subagent's own end is its call's result (the daemon does not forward
+                // it, and would not end the followed turn if it did).
+                if matches!(update, Update::TurnComplete { .. })
+                    && subagent.is_none()
+                    && matches!(self.end, End::Follow)
                 {
                     self.end = End::Over;
                 }
                 TurnEvent::Update(update)
             }
-        }
+        };
+        TaggedEvent { event, subagent }
     }
 }
 
-/// A subagent's streamed text (an event tagged `parentToolCallId`, docs/protocol.md
-/// §13a): not the turn's answer, so a turn's stream leaves it out. The subagent's answer
+/// The turn's own event.
+fn untagged(event: TurnEvent) -> TaggedEvent {
+    TaggedEvent {
+        event,
+        subagent: None,
+    }
+}
+
+/// Streamed text: of a subagent (an event tagged `parentToolCallId`, docs/protocol.md
+/// §13a), not the turn's answer, so [`Turn::next`] leaves it out. The subagent's answer
 /// arrives as its `task` call's result; its calls and approvals are in the stream.
-fn subagent_text(update: &SessionUpdate) -> bool {
-    update.parent_tool_call_id.is_some()
-        && matches!(
-            update.update,
-            Update::AgentMessageChunk { .. } | Update::AgentThoughtChunk { .. }
-        )
+fn is_text(event: &TurnEvent) -> bool {
+    matches!(
+        event,
+        TurnEvent::Update(Update::AgentMessageChunk { .. } | Update::AgentThoughtChunk { .. })
+    )
 }
 
 impl Drop for Turn {

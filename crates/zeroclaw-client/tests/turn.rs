@@ -271,3 +271,48 @@ async fn a_lagged_subscriber_is_told_how_much_it_lost_and_still_gets_the_answer(
     assert!(lost > 0);
     assert_eq!(lost as usize + shown + 1, chunks + 1);
 }
+
+#[tokio::test]
+async fn next_tagged_says_which_events_are_a_subagents_and_from_which_call() {
+    let args = serde_json::json!({"description": "Look", "prompt": "look around"}).to_string();
+    let s = setup(vec![
+        openai::Builder::new()
+            .tool_call(0, "call_task", "task", &args, 2)
+            .build(),
+        openai::text(&["child answer"]),
+        openai::text(&["parent answer"]),
+    ])
+    .await;
+    let mut turn = s.client.turn(&s.session, "go");
+    let mut seen = Vec::new();
+    loop {
+        let tagged = tokio::time::timeout(HANG_GUARD, turn.next_tagged())
+            .await
+            .expect("the turn stream hung");
+        let Some(tagged) = tagged else { break };
+        let tag = match &tagged.subagent {
+            Some(subagent) => {
+                assert!(subagent.child_session_id.is_some(), "{subagent:?}");
+                assert_ne!(
+                    subagent.child_session_id.as_deref(),
+                    Some(s.session.as_str())
+                );
+                format!("[{}] ", subagent.parent_tool_call_id)
+            }
+            None => String::new(),
+        };
+        seen.push(format!("{tag}{}", describe(&tagged.event)));
+    }
+    // The child's text comes, tagged: not the turn's answer (`next` leaves it out).
+    assert_eq!(
+        seen,
+        [
+            "tool_call",
+            "[call_task] text child answer",
+            "tool_result error=false child answer",
+            "text parent answer",
+            "turn_complete EndTurn",
+            "done EndTurn parent answer",
+        ]
+    );
+}

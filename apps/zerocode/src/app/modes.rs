@@ -1,4 +1,5 @@
-//! The session's permission mode in zerocode: Shift-Tab at the prompt cycles it
+//! The session's permission mode in zerocode: Shift-Tab, at the prompt or while a turn
+//! runs (`typing.rs`), cycles it
 //! (`session/set_mode`: default → accept-edits → plan → auto → default, skipping a mode the
 //! daemon refuses, such as `auto` without a sandbox), the prompt and the status line show
 //! it, and a change made elsewhere (another client, an accepted plan) is followed: shown as
@@ -46,8 +47,9 @@ impl App {
     }
 
     /// Shift-Tab: sets the next mode; one the daemon refuses is said and skipped. The
-    /// daemon's `mode_changed` (queued for this connection) is what the idle prompt shows
-    /// next; here the line is printed at once.
+    /// daemon's `mode_changed` (queued for this connection) is what the idle prompt or the
+    /// turn shows next, and is skipped there as the mode already shown; here the line is
+    /// printed at once.
     pub(super) async fn cycle_mode(&mut self) -> Step {
         let mut mode = self.session.mode.next();
         for _ in 0..PermissionMode::ALL.len() {

@@ -228,9 +228,12 @@ impl App {
         let mut pending = Vec::new();
         loop {
             match events.try_recv() {
-                Ok(event) => match &event.update {
-                    Update::ApprovalRequest { .. } => pending.push(event),
-                    update => self.screen().replay(update),
+                Ok(event) => match (&event.update, tagged(&event)) {
+                    (Update::ApprovalRequest { .. }, _) => pending.push(event),
+                    // A running subagent's live event (a replay carries none): counted
+                    // under its `task` call, as the followed turn goes on to show.
+                    (update, Some(subagent)) => self.screen().subagent(&subagent, update),
+                    (update, None) => self.screen().replay(update),
                 },
                 Err(broadcast::error::TryRecvError::Lagged(n)) => {
                     self.line(&dim(&format!("… {n} earlier messages not shown")));
@@ -247,8 +250,26 @@ impl App {
             sandbox: summary.sandbox,
             mode: summary.mode,
         });
+        if let Some(parent) = &summary.parent_session_id {
+            self.line(&dim(&format!(
+                "a subagent's session: a `task` call of session {} made it (/load {} goes back)",
+                short(parent),
+                short(parent)
+            )));
+        }
         self.running = (summary.running || summary.turn_id.is_some())
             .then(|| self.client.follow(&summary.session_id, events, pending));
         Ok(true)
     }
+}
+
+/// The subagent a live event comes from, when it is one's (docs/protocol.md §13a).
+fn tagged(event: &zeroclaw_client::SessionUpdate) -> Option<zeroclaw_client::Subagent> {
+    event
+        .parent_tool_call_id
+        .as_ref()
+        .map(|id| zeroclaw_client::Subagent {
+            parent_tool_call_id: id.to_string(),
+            child_session_id: event.child_session_id.as_ref().map(|c| c.to_string()),
+        })
 }

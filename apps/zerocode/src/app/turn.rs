@@ -7,9 +7,10 @@ use crate::approval;
 use crate::mentions;
 use crate::render;
 use crate::status::{self, Phase};
+use crate::subagents::GUTTER;
 use crate::term::{self, dim, red};
 use std::collections::VecDeque;
-use zeroclaw_client::{Approval, Decision, Turn, TurnEvent, Update};
+use zeroclaw_client::{Approval, Decision, Subagent, TaggedEvent, Turn, TurnEvent, Update};
 
 impl App {
     /// Sends a line to the agent, with the files its `@path` mentions name, and streams
@@ -102,7 +103,7 @@ impl App {
                 Some(key) = typing.next() => {
                     matches!(self.typed(&mut typing, key).await?, Typed::Interrupt)
                 }
-                Some(event) = turn.next() => {
+                Some(event) = turn.next_tagged() => {
                     if self.event(&mut turn, &mut typing, &mut held, event, following, &mut cancelling).await? {
                         return Ok(());
                     }
@@ -110,7 +111,7 @@ impl App {
                 }
                 Some((request, answer)) = self.questions.recv() => {
                     // Everything the daemon sent before the question is queued: show it first.
-                    while let Some(event) = turn.try_next() {
+                    while let Some(event) = turn.try_next_tagged() {
                         if self.event(&mut turn, &mut typing, &mut held, event, following, &mut cancelling).await? {
                             return Ok(());
                         }
@@ -161,13 +162,18 @@ impl App {
         &mut self,
         turn: &mut Turn,
         typing: &mut Typing,
-        held: &mut VecDeque<TurnEvent>,
-        event: TurnEvent,
+        held: &mut VecDeque<TaggedEvent>,
+        event: TaggedEvent,
         following: bool,
         cancelling: &mut bool,
     ) -> Result<bool, Stop> {
+        let TaggedEvent { event, subagent } = event;
         match event {
-            TurnEvent::Update(update) => return Ok(self.update(update, following)),
+            // A subagent's event: nested under its `task` call, collapsed (`subagents.rs`).
+            TurnEvent::Update(update) => match &subagent {
+                Some(subagent) => self.screen().subagent(subagent, &update),
+                None => return Ok(self.update(update, following)),
+            },
             TurnEvent::Approval(request) => {
                 // The question is read on the status line's row: no status meanwhile.
                 self.screen().status_phase(Phase::WaitingForApproval);
@@ -175,8 +181,8 @@ impl App {
                 // Answered elsewhere (another client, a timeout, a cancellation): the
                 // question goes at once (`approval_resolved`).
                 let decision = tokio::select! {
-                    decision = self.ask_approval(&request, typing) => decision,
-                    (by, decision) = turn.resolved(&request.request_id, held) => {
+                    decision = self.ask_approval(&request, typing, subagent.as_ref()) => decision,
+                    (by, decision) = turn.resolved_tagged(&request.request_id, held) => {
                         self.screen().end_line();
                         self.line(&dim(&format!("\n{}", render::resolved_elsewhere(decision, by))));
                         self.screen().status_suspend(false);
@@ -223,14 +229,18 @@ impl App {
             Update::AgentMessageChunk { text } => self.screen().answer(&text),
             Update::AgentThoughtChunk { text } => self.screen().thought(&text),
             Update::ToolCall {
-                name, raw_input, ..
-            } => self.screen().tool_call(&name, &raw_input),
+                tool_call_id,
+                name,
+                raw_input,
+            } => self.screen().tool_call(&tool_call_id, &name, &raw_input),
             Update::ToolResult {
+                tool_call_id,
                 name,
                 raw_output,
                 is_error,
-                ..
-            } => self.screen().tool_result(&name, &raw_output, is_error),
+            } => self
+                .screen()
+                .tool_result(&tool_call_id, &name, &raw_output, is_error),
             Update::ContextCompacted {
                 messages_folded, ..
             } => {
@@ -251,7 +261,8 @@ impl App {
                     self.line(&line);
                 }
             }
-            Update::ModeChanged { mode, .. } => {
+            // Unless it is this client's own Shift-Tab, already shown.
+            Update::ModeChanged { mode, .. } if mode != self.session.mode => {
                 self.screen().end_line();
                 self.mode_is(mode);
                 self.line(&dim(&super::modes::changed_line(mode)));
@@ -272,23 +283,41 @@ impl App {
 
     /// The preview, then `Allow bash `ls`? [y]es / [n]o / [a]lways` answered with one key
     /// (`approval.rs`): `None` for Ctrl-C.
-    async fn ask_approval(&self, request: &Approval, typing: &mut Typing) -> Option<Decision> {
+    /// A subagent's question (`subagent`) is nested under its `task` call: a line saying
+    /// whose it is, then the rest behind the `│` gutter; it is answered the same way (on
+    /// this session: the daemon passes the answer to the child).
+    async fn ask_approval(
+        &self,
+        request: &Approval,
+        typing: &mut Typing,
+        subagent: Option<&Subagent>,
+    ) -> Option<Decision> {
         self.screen().end_line();
+        let gutter = match subagent {
+            Some(subagent) => {
+                let asks = self.screen().subagent_asks(subagent, &request.name);
+                self.line(&format!("{GUTTER}{}", term::bold(&asks)));
+                GUTTER
+            }
+            None => "",
+        };
         for line in request
             .preview
             .iter()
             .flat_map(|p| approval::preview_lines(p))
         {
-            self.line(&line);
+            self.line(&format!("{gutter}{line}"));
         }
         if let Some(escape) = &request.escape {
             for line in approval::escape_lines(&escape.justification) {
-                self.line(&line);
+                self.line(&format!("{gutter}{line}"));
             }
             let question = approval::escape_question(&request.name, &request.raw_input);
+            let question = format!("{gutter}{question}");
             return approval::decide(&self.input, &question, false, Some(typing)).await;
         }
         let question = approval::question(&request.name, &request.raw_input);
+        let question = format!("{gutter}{question}");
         let always = request.options.is_empty() || request.options.contains(&Decision::AllowAlways);
         approval::decide(&self.input, &question, always, Some(typing)).await
     }

@@ -2,7 +2,7 @@
 //! a task of their own for the whole turn, and handed over a bounded channel, so the turn
 //! loop can take them as they come. Enter steers the turn with what was typed
 //! (`session/steer`: the model gets it at its next step), Alt-Enter keeps it as the next
-//! prompt, sent when the turn ends; Backspace edits; what is typed shows on the status
+//! prompt, sent when the turn ends; Shift-Tab cycles the permission mode; Backspace edits; what is typed shows on the status
 //! line. An approval question takes its answer from the same reader (so no key is lost
 //! between two readers); a question form (`ask_user`) reads lines, so the reader is stopped
 //! while it is shown and started again after.
@@ -106,6 +106,12 @@ impl App {
                 typing.line.pop();
             }
             Key::CtrlC => return Ok(Typed::Interrupt),
+            // The mode changes at any time: the running turn's next tool call is gated by
+            // the new one (`modes.rs`).
+            Key::ShiftTab => {
+                self.screen().end_line();
+                self.cycle_mode().await?;
+            }
             Key::Enter if !typing.line.trim().is_empty() => {
                 let text = std::mem::take(&mut typing.line);
                 self.steer(text).await?;

@@ -25,4 +25,5 @@ mod modes;
 mod plan;
 mod rendering;
 mod steer;
+mod subagents;
 mod titles;

@@ -1,6 +1,7 @@
 //! Permission modes in zerocode: Shift-Tab cycles the session's mode (`session/set_mode`)
 //! keeping the line being typed, the prompt and the status line show it, plan mode reaches
-//! the model, and a change made by another client is followed at the prompt.
+//! the model, and a change made by another client is followed at the prompt; Shift-Tab
+//! works while a turn runs too.
 
 use crate::harness::*;
 use serde_json::{Value, json};
@@ -106,5 +107,63 @@ fn shift_tab_cycles_the_mode_and_a_change_elsewhere_is_followed() {
     term.expect("mode default · Ctrl-C cancels");
     term.expect("Back to asking.");
     term.expect("> ");
+    term.quit();
+}
+
+#[test]
+fn shift_tab_while_a_turn_runs_changes_the_mode_at_once() {
+    let env = Env::with("[approvals]\nbash = \"allow\"");
+    // The command blocks on a FIFO until the test writes to it: the turn is still running
+    // while Shift-Tab is pressed.
+    let fifo = env.work.join("go.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let args = json!({ "command": "cat go.fifo" }).to_string();
+    env.fake.push(
+        openai::Builder::new()
+            .tool_call(0, "call_1", "bash", &args, 2)
+            .build(),
+    );
+    env.fake.push(openai::text(&["Finished."]));
+    let mut term = env.zerocode(&[]);
+    let banner = term.expect("/help for commands");
+    let short = short_id(&banner, "session ");
+    term.expect("> ");
+    term.send("wait on the pipe\r");
+    term.expect("cat go.fifo");
+    term.expect("mode default · Ctrl-C cancels");
+
+    term.send(SHIFT_TAB);
+    term.expect("mode: accept-edits");
+    // The running turn's status line says it, and so does the daemon.
+    term.expect("mode accept-edits · Ctrl-C cancels");
+    let mut other = Other::connect(&env);
+    let session = other.call("session/resolve", json!({"prefix": short}))["sessionId"].clone();
+    let listed = other.call("session/list", json!({}));
+    let entry = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sessionId"] == session)
+        .unwrap()
+        .clone();
+    assert_eq!(entry["mode"], "accept-edits", "{entry}");
+    assert_eq!(entry["running"], true, "{entry}");
+
+    std::fs::write(&fifo, "piped\n").unwrap();
+    term.expect("Finished.");
+    // The next prompt is read in the new mode.
+    term.expect("accept-edits > ");
+    let screen = term.screen();
+    assert_eq!(
+        screen.matches("mode: accept-edits").count(),
+        1,
+        "one line for the change, not one more for the daemon's event: {screen}"
+    );
     term.quit();
 }
