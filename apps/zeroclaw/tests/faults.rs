@@ -683,8 +683,10 @@ fn clients_past_the_open_file_limit_get_a_limit_error_instead_of_hanging() {
     clients[0].call("session/new", json!({"cwd": work}));
     assert_eq!(clients[1].call("status", json!({}))["clients"], json!(64));
 
+    // Counted first: an earlier close (the refused client's) must not pass for this one's.
+    let closed = daemon.log_count("connection closed");
     drop(clients.pop());
-    daemon.wait_for_log("connection closed");
+    daemon.wait_for_log_count("connection closed", closed + 1);
     let mut fresh = daemon.initialized();
     assert_eq!(fresh.call("status", json!({}))["clients"], json!(64));
 }

@@ -13,6 +13,7 @@ mod plan;
 mod render;
 mod status;
 mod subagents;
+mod summary;
 mod term;
 
 use clap::Parser;

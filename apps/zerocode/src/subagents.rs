@@ -16,7 +16,7 @@
 //! The child's text is never shown as the parent's answer: its answer is the call's
 //! result, which the summary quotes.
 
-use crate::render::{one_line, truncate};
+use crate::summary::{one_line, summarize, task_header, truncate};
 use crate::term::sanitize;
 use serde_json::Value;
 use zeroclaw_client::{Subagent, Update};
@@ -49,22 +49,6 @@ struct Task {
     approvals: usize,
     /// The child's latest step: `bash `ls``, `answering`, `plan 1/3 done`.
     latest: Option<String>,
-}
-
-/// `Read the notes (reader)`: the `task` call's arguments in a few words.
-pub fn header(input: &Value) -> String {
-    let text = |key: &str| {
-        input
-            .get(key)
-            .and_then(Value::as_str)
-            .map(|s| one_line(&sanitize(s), MAX_LABEL))
-            .filter(|s| !s.is_empty())
-    };
-    let description = text("description").unwrap_or_else(|| "(no description)".into());
-    match text("agent") {
-        Some(agent) => format!("{description} ({agent})"),
-        None => description,
-    }
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -126,7 +110,7 @@ impl Subagents {
         if self.running.len() >= MAX_TRACKED || self.find(call_id).is_some() {
             return;
         }
-        self.running.push(Task::new(call_id, header(input)));
+        self.running.push(Task::new(call_id, task_header(input)));
     }
 
     fn find(&self, call_id: &str) -> Option<usize> {
@@ -163,7 +147,7 @@ impl Subagents {
             } => {
                 task.tool_calls += 1;
                 let name = truncate(&sanitize(name), MAX_LABEL);
-                let what = crate::render::summarize(&name, raw_input, MAX_LABEL);
+                let what = summarize(&name, raw_input, MAX_LABEL);
                 Some(if what.is_empty() {
                     name
                 } else {
@@ -309,12 +293,14 @@ mod tests {
     #[test]
     fn a_task_is_headed_by_its_description_and_agent() {
         assert_eq!(
-            header(&json!({"description": "Read the notes", "prompt": "…", "agent": "reader"})),
+            task_header(
+                &json!({"description": "Read the notes", "prompt": "…", "agent": "reader"})
+            ),
             "Read the notes (reader)"
         );
-        assert_eq!(header(&json!({"prompt": "x"})), "(no description)");
+        assert_eq!(task_header(&json!({"prompt": "x"})), "(no description)");
         // Escape sequences in a model's arguments never reach the terminal.
-        assert_eq!(header(&json!({"description": "a\x1b[2Jb"})), "a[2Jb");
+        assert_eq!(task_header(&json!({"description": "a\x1b[2Jb"})), "a[2Jb");
     }
 
     #[test]

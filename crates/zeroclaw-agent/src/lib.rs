@@ -14,6 +14,8 @@ pub mod config;
 pub mod history;
 pub mod link;
 pub mod mcp;
+#[cfg(windows)]
+mod process_tree;
 pub mod project;
 pub mod provider;
 pub mod sandbox;

@@ -28,6 +28,8 @@ const LAYERS: &[&[&str]] = &[
     // Below `config`, which holds its `[hooks]` (`project/hooks.rs`).
     &["project"],
     &["sandbox"],
+    // Windows job objects, for `bash` calls and hooks alike.
+    &["process_tree"],
 ];
 
 fn src() -> PathBuf {

@@ -61,7 +61,10 @@ fn list_and_status_count_sessions_and_delete_cancels_a_running_turn() {
     assert_eq!(b["messageCount"], 1, "{b}");
     assert_eq!(b["running"], true);
     let status = client.call("status", json!({}));
-    assert_eq!(status["sessions"], json!({"total": 2, "running": 1}));
+    assert_eq!(
+        status["sessions"],
+        json!({"total": 2, "running": 1, "loaded": 2})
+    );
 
     let deleted = client.call("session/delete", json!({"sessionId": busy}));
     assert_eq!(deleted, json!({"deleted": true}));
@@ -74,7 +77,10 @@ fn list_and_status_count_sessions_and_delete_cancels_a_running_turn() {
     let error = client.fail("session/prompt", json!({"sessionId": busy, "prompt": "hi"}));
     assert_eq!(error["code"], -32000, "{error}");
     let status = client.call("status", json!({}));
-    assert_eq!(status["sessions"], json!({"total": 1, "running": 0}));
+    assert_eq!(
+        status["sessions"],
+        json!({"total": 1, "running": 0, "loaded": 1})
+    );
     let list = client.call("session/list", json!({}));
     assert_eq!(list["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(list["sessions"][0]["sessionId"], json!(idle));

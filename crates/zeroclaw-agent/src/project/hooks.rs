@@ -460,14 +460,14 @@ async fn read_capped(stream: Option<impl AsyncRead + Unpin>) -> String {
     String::from_utf8_lossy(&kept).into_owned()
 }
 
-/// Kills the hook's process group (Unix) or job (Windows, `tools/job.rs`) when it times out
+/// Kills the hook's process group (Unix) or job (Windows, `process_tree.rs`) when it times out
 /// or its run is dropped (the turn was cancelled), unless disarmed once the shell has been
 /// reaped normally.
 struct GroupKill {
     #[cfg(unix)]
     pgid: Option<rustix::process::Pid>,
     #[cfg(windows)]
-    job: Option<crate::tools::job::Job>,
+    job: Option<crate::process_tree::Job>,
 }
 
 impl GroupKill {
@@ -483,7 +483,7 @@ impl GroupKill {
         #[cfg(windows)]
         {
             Self {
-                job: crate::tools::job::Job::holding(child),
+                job: crate::process_tree::Job::holding(child),
             }
         }
         #[cfg(not(any(unix, windows)))]

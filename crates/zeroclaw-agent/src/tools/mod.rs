@@ -23,8 +23,6 @@ mod confine;
 mod descendants;
 mod edit_file;
 mod grep;
-#[cfg(windows)]
-pub(crate) mod job;
 mod list_dir;
 pub mod orphans;
 pub mod preview;

@@ -7,7 +7,7 @@ use tokio::process::Child;
 
 use super::super::{ToolContext, orphans};
 
-/// Kills the whole process group (Unix) or job (Windows, `job.rs`), then reaps the shell.
+/// Kills the whole process group (Unix) or job (Windows, `process_tree.rs`), then reaps the shell.
 pub(super) async fn kill_and_reap(
     child: &mut Child,
     guard: &mut GroupGuard,
@@ -28,9 +28,9 @@ pub(super) async fn kill_and_reap(
 pub(super) struct GroupGuard {
     #[cfg(unix)]
     pgid: Option<rustix::process::Pid>,
-    /// Windows: the job the shell and its descendants are in (`job.rs`).
+    /// Windows: the job the shell and its descendants are in (`process_tree.rs`).
     #[cfg(windows)]
-    job: Option<super::super::job::Job>,
+    job: Option<crate::process_tree::Job>,
     record: orphans::Record,
 }
 
@@ -50,7 +50,7 @@ impl GroupGuard {
         }
         #[cfg(windows)]
         {
-            let job = super::super::job::Job::holding(child);
+            let job = crate::process_tree::Job::holding(child);
             Self { job, record }
         }
         #[cfg(not(any(unix, windows)))]
