@@ -69,6 +69,49 @@ pub struct ProviderConfig {
     /// The model's context window in tokens; unset: known for well-known model names,
     /// else a conservative 8192 (`provider/window.rs`).
     pub context_window: Option<u64>,
+    /// `[provider.pricing]`: what the model's tokens cost, for `usage_update`'s `cost`.
+    pub pricing: Option<Pricing>,
+}
+
+/// `[provider.pricing]`: prices per million tokens, in any one currency (costs are
+/// reported in it, as plain numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pricing {
+    /// Per million input tokens not read from the prompt cache.
+    pub input: f64,
+    /// Per million output tokens.
+    pub output: f64,
+    /// Per million input tokens read from the prompt cache; `input` if unset.
+    #[serde(default)]
+    pub cached_input: Option<f64>,
+}
+
+impl Pricing {
+    /// What a call of these tokens costs (`cached` of the `input` ones read from the cache).
+    pub fn cost(&self, input: u64, cached: u64, output: u64) -> f64 {
+        let cached = cached.min(input);
+        let per_token = |price: f64| price / 1_000_000.0;
+        (input - cached) as f64 * per_token(self.input)
+            + cached as f64 * per_token(self.cached_input.unwrap_or(self.input))
+            + output as f64 * per_token(self.output)
+    }
+
+    /// The first price that is no finite number at least 0, named as in the file.
+    fn problem(&self, table: &str) -> Option<String> {
+        [
+            ("input", Some(self.input)),
+            ("output", Some(self.output)),
+            ("cached_input", self.cached_input),
+        ]
+        .into_iter()
+        .find_map(|(key, price)| {
+            let price = price?;
+            (!price.is_finite() || price < 0.0).then(|| {
+                format!("{table}.{key} must be a price per million tokens, 0 or more; got {price}")
+            })
+        })
+    }
 }
 
 impl Default for ProviderConfig {
@@ -83,6 +126,7 @@ impl Default for ProviderConfig {
             max_retries: 3,
             max_tokens: None,
             context_window: None,
+            pricing: None,
         }
     }
 }
@@ -396,6 +440,13 @@ impl Config {
         if self.provider.context_window.is_some_and(|w| w < 1024) {
             return Err("provider.context_window must be at least 1024 tokens".into());
         }
+        if let Some(problem) = self
+            .provider
+            .pricing
+            .and_then(|p| p.problem("provider.pricing"))
+        {
+            return Err(problem);
+        }
         self.sandbox.validate()?;
         let mut names = std::collections::HashSet::new();
         for (i, server) in self.mcp_servers.iter().enumerate() {
@@ -476,6 +527,35 @@ mod tests {
                 .unwrap_err()
                 .contains("gemini")
         );
+    }
+
+    #[test]
+    fn pricing_parses_per_million_tokens_and_a_bad_price_is_named() {
+        let config =
+            load("[provider.pricing]\ninput = 3.0\noutput = 15\ncached_input = 0.3\n").unwrap();
+        let pricing = config.provider.pricing.unwrap();
+        // 1M uncached input, 1M cached, 1M output.
+        let cost = pricing.cost(2_000_000, 1_000_000, 1_000_000);
+        assert!((cost - 18.3).abs() < 1e-9, "{cost}");
+        let plain = load("[provider.pricing]\ninput = 1\noutput = 2\n").unwrap();
+        let cost = plain.provider.pricing.unwrap().cost(500_000, 500_000, 0);
+        assert!(
+            (cost - 0.5).abs() < 1e-9,
+            "cached at the input price: {cost}"
+        );
+        for (text, want) in [
+            ("input = -1\noutput = 1", "provider.pricing.input must be"),
+            ("input = 1\noutput = nan", "provider.pricing.output must be"),
+            (
+                "input = 1\noutput = 1\ncached_input = inf",
+                "provider.pricing.cached_input",
+            ),
+            ("input = 1", "output"),
+            ("input = 1\noutput = 1\ncurrency = \"EUR\"", "currency"),
+        ] {
+            let err = load(&format!("[provider.pricing]\n{text}\n")).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -611,6 +611,12 @@ impl Client {
         self.request::<m::SessionContext>(&params).await
     }
 
+    /// The session's token usage and cost so far, summed from the store (`session/usage`).
+    pub async fn session_usage(&self, session_id: &str) -> CallResult<m::SessionUsageResult> {
+        let params = session_id_params(session_id);
+        self.request::<m::SessionUsage>(&params).await
+    }
+
     /// The custom commands of the session's project and the config dir (`commands/list`).
     pub async fn commands_list(&self, session_id: &str) -> CallResult<Vec<m::CommandInfo>> {
         let params = session_id_params(session_id);

@@ -95,6 +95,13 @@ fn describe(event: &TurnEvent) -> String {
         TurnEvent::Update(Update::TurnComplete { stop_reason, .. }) => {
             format!("turn_complete {stop_reason:?}")
         }
+        // The turn stream passes each model call's usage through.
+        TurnEvent::Update(Update::UsageUpdate(usage)) if usage.estimated => {
+            "usage estimated".into()
+        }
+        TurnEvent::Update(Update::UsageUpdate(usage)) => {
+            format!("usage {} {}", usage.input_tokens, usage.output_tokens)
+        }
         TurnEvent::Update(update) => update.kind().to_owned(),
         TurnEvent::Approval(request) => format!("approval {}", request.name),
         TurnEvent::Lagged(_) => "lagged".into(),
@@ -125,6 +132,7 @@ async fn events_arrive_in_order_and_the_answer_comes_last() {
             "text Hel",
             "text lo ",
             "text there",
+            "usage 10 3",
             "turn_complete EndTurn",
             "done EndTurn Hello there",
         ]
@@ -155,11 +163,13 @@ async fn an_allowed_approval_runs_the_tool() {
     assert_eq!(
         seen,
         [
+            "usage estimated",
             "tool_call",
             "approval bash",
             "approval_resolved",
             "tool_result error=false ran",
             "text It ran.",
+            "usage 10 1",
             "turn_complete EndTurn",
             "done EndTurn It ran.",
         ]
@@ -173,11 +183,13 @@ async fn a_rejected_approval_refuses_the_call() {
     assert_eq!(
         seen,
         [
+            "usage estimated",
             "tool_call",
             "approval bash",
             "approval_resolved",
             "tool_result error=true the user rejected this bash call; it did not run. Do not retry it unchanged; ask the user or try another approach",
             "text Understood.",
+            "usage 10 1",
             "turn_complete EndTurn",
             "done EndTurn Understood.",
         ]
@@ -212,6 +224,7 @@ async fn a_followed_turn_yields_its_pending_approval_and_ends_at_its_turn_comple
             "approval_resolved",
             "tool_result error=false ran",
             "text It ran.",
+            "usage 10 1",
             "turn_complete EndTurn",
         ]
     );
@@ -267,9 +280,11 @@ async fn a_lagged_subscriber_is_told_how_much_it_lost_and_still_gets_the_answer(
     assert!(last.starts_with("done EndTurn xxx"), "{last:.40}");
     assert_eq!(rest.last().unwrap(), "turn_complete EndTurn");
     let shown = rest.iter().filter(|e| *e == "text x").count();
-    // Every event the daemon sent (the chunks, then turn_complete) was lost or shown.
+    let usage = rest.iter().filter(|e| e.starts_with("usage ")).count();
+    // Every event the daemon sent (the chunks, the call's usage_update, then
+    // turn_complete) was lost or shown.
     assert!(lost > 0);
-    assert_eq!(lost as usize + shown + 1, chunks + 1);
+    assert_eq!(lost as usize + shown + usage + 1, chunks + 2);
 }
 
 #[tokio::test]

@@ -27,6 +27,7 @@ pub fn routes() -> OpenApiRouter<Shared> {
         .routes(routes!(rest::fork))
         .routes(routes!(rest::context))
         .routes(routes!(rest::commands))
+        .routes(routes!(rest::usage))
         .routes(routes!(rest::prompt))
         .routes(routes!(sse::events))
         .routes(routes!(rest::cancel))

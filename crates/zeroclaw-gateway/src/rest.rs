@@ -21,8 +21,8 @@ use zeroclaw_protocol::{
     CancelResult, CheckpointsResult, CommandsListResult, Decision, DeleteResult, Empty,
     MessagePage, NewSessionParams, NoParams, ProjectContext, PromptResult, RewindParams,
     RewindResult, Run, RunsGetParams, RunsListParams, RunsListResult, SessionInfo,
-    SessionListResult, SessionSummary, StatusResult, SteerResult, UnrewindParams, UnrewindResult,
-    codes, methods as m,
+    SessionListResult, SessionSummary, SessionUsageResult, StatusResult, SteerResult,
+    UnrewindParams, UnrewindResult, codes, methods as m,
 };
 
 /// `POST /api/v1/sessions/{id}/prompt`'s body (the session is in the path).
@@ -308,6 +308,17 @@ pub async fn context(
     Path(id): Path<String>,
 ) -> Result<Json<ProjectContext>, ApiError> {
     Ok(Json(daemon.session_context(&id).await?))
+}
+
+#[utoipa::path(get, path = "/api/v1/sessions/{id}/usage", tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses((status = 200, body = SessionUsageResult), (status = 404, body = Value)),
+    security(("bearer" = [])))]
+pub async fn usage(
+    daemon: Daemon,
+    Path(id): Path<String>,
+) -> Result<Json<SessionUsageResult>, ApiError> {
+    Ok(Json(daemon.session_usage(&id).await?))
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}/commands", tag = "sessions",

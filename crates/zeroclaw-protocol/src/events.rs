@@ -26,6 +26,7 @@ pub const EVENTS: &[&str] = &[
     "mode_changed",
     "user_message",
     "approval_resolved",
+    "usage_update",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -182,6 +183,10 @@ pub enum Update<'a> {
         /// Who settled it: `client`, `timeout` or `cancelled`.
         by: ResolvedBy,
     },
+    /// After each model call: its tokens, the turn's and the session's totals, how full the
+    /// context window is, and the cost when `[provider.pricing]` is set. Live only: not
+    /// stored nor replayed (`session/usage` answers the totals). Boxed: large.
+    UsageUpdate(Box<crate::methods::UsageReport>),
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
@@ -354,6 +359,7 @@ impl<'a> Update<'a> {
             Update::ModeChanged { .. } => "mode_changed",
             Update::UserMessage { .. } => "user_message",
             Update::ApprovalResolved { .. } => "approval_resolved",
+            Update::UsageUpdate(_) => "usage_update",
             Update::Unknown => "unknown",
         }
     }
@@ -478,6 +484,23 @@ mod tests {
                 decision: Decision::Reject,
                 by: ResolvedBy::Timeout,
             },
+            Update::UsageUpdate(Box::new(crate::methods::UsageReport {
+                input_tokens: 10,
+                output_tokens: 2,
+                cached_input_tokens: 4,
+                cost: Some(0.25),
+                estimated: false,
+                turn: crate::methods::UsageTotals {
+                    input_tokens: 10,
+                    output_tokens: 2,
+                    cached_input_tokens: 4,
+                    cost: Some(0.25),
+                    estimated: false,
+                },
+                session: crate::methods::UsageTotals::default(),
+                context_used: 10,
+                context_size: 8192,
+            })),
         ]
     }
 

@@ -89,6 +89,8 @@ pub type Builder = stream::Builder<Anthropic>;
 #[derive(Clone, Debug, Default)]
 pub struct Anthropic {
     usage: Option<(u64, u64)>,
+    /// `cache_read_input_tokens`, when set.
+    cache_read: Option<u64>,
     stop_reason: Option<String>,
     blocks: Blocks,
 }
@@ -118,6 +120,17 @@ pub enum Op {
         /// Its `message`.
         message: String,
     },
+}
+
+impl Anthropic {
+    /// `message_start`'s `usage`.
+    fn start_usage(&self, input_tokens: u64) -> Value {
+        let mut usage = json!({ "input_tokens": input_tokens, "output_tokens": 1 });
+        if let Some(read) = self.cache_read {
+            usage["cache_read_input_tokens"] = json!(read);
+        }
+        usage
+    }
 }
 
 impl Format for Anthropic {
@@ -160,7 +173,7 @@ impl Format for Anthropic {
                     "content": [],
                     "stop_reason": null,
                     "stop_sequence": null,
-                    "usage": { "input_tokens": input_tokens, "output_tokens": 1 }
+                    "usage": self.start_usage(input_tokens),
                 }
             }),
         );
@@ -267,6 +280,13 @@ impl Builder {
     /// content deltas.
     pub fn usage(mut self, input: u64, output: u64) -> Self {
         self.format.usage = Some((input, output));
+        self
+    }
+
+    /// Reports `tokens` read from the prompt cache (`cache_read_input_tokens` in
+    /// `message_start`, which Anthropic counts apart from `input_tokens`).
+    pub fn cache_read(mut self, tokens: u64) -> Self {
+        self.format.cache_read = Some(tokens);
         self
     }
 

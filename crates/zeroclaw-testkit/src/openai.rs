@@ -111,6 +111,8 @@ pub type Builder = stream::Builder<OpenAi>;
 #[derive(Clone, Debug)]
 pub struct OpenAi {
     usage: Option<(u64, u64)>,
+    /// `usage.prompt_tokens_details.cached_tokens`, when set.
+    cached: Option<u64>,
     done: bool,
     finished: bool,
     has_tool_calls: bool,
@@ -120,6 +122,7 @@ impl Default for OpenAi {
     fn default() -> Self {
         OpenAi {
             usage: None,
+            cached: None,
             done: true,
             finished: false,
             has_tool_calls: false,
@@ -171,7 +174,11 @@ impl Format for OpenAi {
             ))));
         }
         if let Some((prompt, completion)) = self.usage {
-            out.push(Step::Send(data(&usage_chunk(head, prompt, completion))));
+            let mut chunk = usage_chunk(head, prompt, completion);
+            if let Some(cached) = self.cached {
+                chunk["usage"]["prompt_tokens_details"] = json!({ "cached_tokens": cached });
+            }
+            out.push(Step::Send(data(&chunk)));
         }
         if self.done {
             out.push(Step::Send(done_event()));
@@ -242,6 +249,19 @@ impl Builder {
     /// (as OpenAI does with `stream_options.include_usage`).
     pub fn usage(mut self, prompt: u64, completion: u64) -> Self {
         self.format.usage = Some((prompt, completion));
+        self
+    }
+
+    /// Reports `cached` of the prompt tokens as read from the prompt cache
+    /// (`usage.prompt_tokens_details.cached_tokens`); needs [`Builder::usage`].
+    pub fn cached(mut self, cached: u64) -> Self {
+        self.format.cached = Some(cached);
+        self
+    }
+
+    /// Reports no usage at all (as servers do that ignore `stream_options`).
+    pub fn no_usage(mut self) -> Self {
+        self.format.usage = None;
         self
     }
 

@@ -168,6 +168,8 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         | Update::Unknown => return None,
         // Cancels the pending `session/request_permission` instead (`acp/mod.rs`).
         Update::ApprovalResolved { .. } => return None,
+        // ACP's `usage_update` is mapped by the bridge's owner (issue 34); not yet here.
+        Update::UsageUpdate(_) => return None,
     })
 }
 

@@ -77,8 +77,11 @@ pub fn ignore_all(_: &Value) -> Act {
 /// Everything one `session/prompt` produced on one connection.
 #[derive(Debug)]
 pub struct TurnLog {
-    /// `session/update` params, in arrival order.
+    /// `session/update` params, in arrival order, but `usage_update`s.
     pub events: Vec<Value>,
+    /// The `usage_update` events (params), in arrival order: apart, so the tests of what a
+    /// turn does read its events without the accounting between them.
+    pub usage: Vec<Value>,
     /// `elicitation/create` requests (whole frames), in arrival order.
     pub elicitations: Vec<Value>,
     /// The `session/prompt` answer frame.
@@ -247,6 +250,7 @@ impl Client {
     /// answering questions as `policy` says; then until every approval it sent is answered.
     pub fn drive(&mut self, prompt_id: &Value, mut policy: impl FnMut(&Value) -> Act) -> TurnLog {
         let mut events = Vec::new();
+        let mut usage = Vec::new();
         let mut elicitations = Vec::new();
         let mut answer = None;
         let mut approvals: Vec<Value> = Vec::new();
@@ -269,7 +273,11 @@ impl Client {
                         }
                     }
                 }
-                events.push(params);
+                if params["type"] == "usage_update" {
+                    usage.push(params);
+                } else {
+                    events.push(params);
+                }
             } else if frame["method"] == "elicitation/create" && frame.get("id").is_some() {
                 match policy(&frame) {
                     Act::Answer(result) => self
@@ -299,6 +307,7 @@ impl Client {
         }
         TurnLog {
             events,
+            usage,
             elicitations,
             answer: answer.unwrap(),
         }
@@ -315,12 +324,13 @@ impl Client {
         self.drive(&id, policy)
     }
 
-    /// Takes every queued `session/update` (params), dropping the other queued frames.
+    /// Takes every queued `session/update` (params) but `usage_update`s, dropping the other
+    /// queued frames.
     pub fn take_events(&mut self) -> Vec<Value> {
         self.scanned = 0;
         self.inbox
             .drain(..)
-            .filter(is_update)
+            .filter(|f| is_update(f) && f["params"]["type"] != "usage_update")
             .map(|f| f["params"].clone())
             .collect()
     }

@@ -136,6 +136,31 @@ fn the_session_routes_answer_as_their_rpc_methods() {
         )
         .await;
         assert_eq!((status, commands), (200, json!({"commands": []})));
+        let (status, usage) = json_of(
+            auth(client.get(gw.api(&format!("/sessions/{id}/usage"))))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 200, "{usage}");
+        // The fake's usage for a two-chunk answer; no pricing, so no cost.
+        assert_eq!(
+            usage,
+            json!({"sessionId": id, "inputTokens": 10, "outputTokens": 2, "turns": 1,
+                   "contextUsed": 10, "contextSize": 8192})
+        );
+        let (status, missing) = json_of(
+            auth(client.get(gw.api("/sessions/no-such-session/usage")))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            (status, missing["error"]["code"].clone()),
+            (404, json!(-32000))
+        );
 
         let (status, cancelled) = json_of(
             auth(client.post(gw.api(&format!("/sessions/{id}/cancel"))))

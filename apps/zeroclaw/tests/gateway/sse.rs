@@ -94,11 +94,18 @@ fn a_prompt_streams_its_updates_then_one_result_event_then_ends() {
         );
         let got = events(response, |_, _| false).await;
         let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["update", "update", "update", "result"], "{got:?}");
+        assert_eq!(
+            names,
+            ["update", "update", "update", "update", "result"],
+            "{got:?}"
+        );
         assert_eq!(got[0].1["type"], "agent_message_chunk");
         assert_eq!(got[0].1["sessionId"], json!(id));
-        assert_eq!(got[2].1["type"], "turn_complete");
-        assert_eq!(got[3].1["text"], "Hello");
+        // The model call's usage, after its answer was read.
+        assert_eq!(got[2].1["type"], "usage_update");
+        assert_eq!(got[2].1["outputTokens"], 2);
+        assert_eq!(got[3].1["type"], "turn_complete");
+        assert_eq!(got[4].1["text"], "Hello");
     });
 }
 

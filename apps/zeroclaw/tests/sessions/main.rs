@@ -55,3 +55,4 @@ mod steer;
 mod streaming;
 mod subagents;
 mod tools;
+mod usage;

@@ -111,6 +111,7 @@ fn a_load_in_the_middle_of_a_streamed_message_gets_the_text_so_far_then_the_rest
         }
         match frame["params"]["type"].as_str().unwrap() {
             "agent_message_chunk" => live.push_str(frame["params"]["text"].as_str().unwrap()),
+            "usage_update" => {}
             "turn_complete" => break,
             other => panic!("unexpected {other}: {frame}"),
         }

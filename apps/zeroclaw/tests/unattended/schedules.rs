@@ -161,7 +161,7 @@ fn after_downtime_catch_up_runs_the_latest_missed_tick_once() {
 }
 
 #[test]
-fn schedule_run_runs_one_now() {
+fn schedule_run_runs_one_now_and_its_record_carries_its_usage() {
     let c = Clocked::start(
         |w| schedule(w, "manual", "0 0 1 1 *", ""),
         "2026-12-04T07:59:00Z",
@@ -175,6 +175,14 @@ fn schedule_run_runs_one_now() {
     assert_eq!(run["status"], "queued");
     let run = c.hooks.wait_finished(run["runId"].as_str().unwrap());
     assert_eq!(run["status"], "done");
+    // The run's record carries what its turn spent (the fake's usage for one chunk).
+    assert_eq!(
+        run["usage"],
+        json!({"inputTokens": 10, "outputTokens": 1}),
+        "{run}"
+    );
+    let listed = c.hooks.runs(json!({"name": "manual"}));
+    assert_eq!(listed[0]["usage"], run["usage"]);
     let err = c
         .hooks
         .daemon

@@ -153,6 +153,10 @@ struct Stream {
     blocks: Vec<(u64, Block)>,
     tool_calls: Vec<ToolCall>,
     input_tokens: Option<u64>,
+    /// `cache_read_input_tokens`: read from the prompt cache, not in `input_tokens`.
+    cache_read: u64,
+    /// `cache_creation_input_tokens`: written to the cache, not in `input_tokens` either.
+    cache_written: u64,
     output_tokens: Option<u64>,
     stop_reason: Option<String>,
 }
@@ -169,11 +173,11 @@ impl Decoder for Stream {
         let index = data.index.as_ref().and_then(Value::as_u64).unwrap_or(0);
         match data.kind.as_deref().unwrap_or_default() {
             "message_start" => {
-                self.input_tokens = data
-                    .message
-                    .as_ref()
-                    .and_then(|m| m.pointer("/usage/input_tokens"))
-                    .and_then(Value::as_u64);
+                let usage = data.message.as_ref().and_then(|m| m.get("usage"));
+                let count = |name: &str| usage.and_then(|u| u.get(name)).and_then(Value::as_u64);
+                self.input_tokens = count("input_tokens");
+                self.cache_read = count("cache_read_input_tokens").unwrap_or(0);
+                self.cache_written = count("cache_creation_input_tokens").unwrap_or(0);
             }
             "content_block_start" => {
                 let block = data.content_block.unwrap_or(Value::Null);
@@ -264,13 +268,16 @@ impl Decoder for Stream {
                 tool_calls.push(ToolCall::new(id, name, json));
             }
         }
+        // Anthropic counts cache reads and writes apart from `input_tokens`; the model read
+        // them all, so they are input here (as OpenAI's `prompt_tokens` counts them).
         let usage = (self.input_tokens.is_some() || self.output_tokens.is_some()).then(|| Usage {
-            input_tokens: self.input_tokens.unwrap_or(0),
+            input_tokens: self.input_tokens.unwrap_or(0) + self.cache_read + self.cache_written,
             output_tokens: self.output_tokens.unwrap_or(0),
         });
         StepResult {
             tool_calls,
             usage,
+            cached_input_tokens: self.cache_read,
             finish_reason: self.stop_reason,
         }
     }

@@ -28,6 +28,7 @@ fn config(base_url: String, kind: ProviderKind) -> ProviderConfig {
         max_retries: 0,
         max_tokens: None,
         context_window: None,
+        ..ProviderConfig::default()
     }
 }
 
@@ -320,6 +321,41 @@ async fn openai_usage_is_parsed() {
     );
     let (_, step) = call(&provider).await.ok();
     assert_eq!(step.usage, None);
+}
+
+#[tokio::test]
+async fn cached_input_tokens_are_read_from_both_wire_formats() {
+    let fake = FakeProvider::start().await.unwrap();
+    fake.push(
+        openai::Builder::new()
+            .text("hi")
+            .usage(100, 5)
+            .cached(60)
+            .build(),
+    );
+    let (_, step) = call(&provider(openai_config(&fake))).await.ok();
+    // OpenAI's `prompt_tokens` already counts the cached ones.
+    assert_eq!(step.usage.map(|u| u.input_tokens), Some(100));
+    assert_eq!(step.cached_input_tokens, 60);
+
+    let fake = FakeProvider::start().await.unwrap();
+    fake.push(
+        anthropic::Builder::new()
+            .text("hi")
+            .usage(20, 5)
+            .cache_read(300)
+            .build(),
+    );
+    let (_, step) = call(&provider(anthropic_config(&fake))).await.ok();
+    // Anthropic's `input_tokens` does not: they are added.
+    assert_eq!(
+        step.usage,
+        Some(Usage {
+            input_tokens: 320,
+            output_tokens: 5
+        })
+    );
+    assert_eq!(step.cached_input_tokens, 300);
 }
 
 #[tokio::test]

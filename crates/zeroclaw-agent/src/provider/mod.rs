@@ -118,7 +118,10 @@ pub enum Delta {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepResult {
     pub tool_calls: Vec<ToolCall>,
+    /// Input tokens count every token the model read, the cached ones included.
     pub usage: Option<Usage>,
+    /// How many of `usage`'s input tokens the provider read from its prompt cache.
+    pub cached_input_tokens: u64,
     /// The model's own reason for stopping, as it said it (`stop`, `end_turn`, `length`, ...).
     pub finish_reason: Option<String>,
 }

@@ -146,6 +146,7 @@ struct PartialCall {
 struct Stream {
     calls: Vec<(u64, PartialCall)>,
     usage: Option<Usage>,
+    cached_input_tokens: u64,
     finish_reason: Option<String>,
 }
 
@@ -175,6 +176,11 @@ impl Decoder for Stream {
                 input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
                 output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
             });
+            // Part of `prompt_tokens` already (OpenAI's prompt caching).
+            self.cached_input_tokens = u
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
         }
         let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
             return Ok(Flow::More);
@@ -227,6 +233,7 @@ impl Decoder for Stream {
         StepResult {
             tool_calls,
             usage: self.usage,
+            cached_input_tokens: self.cached_input_tokens,
             finish_reason: self.finish_reason,
         }
     }

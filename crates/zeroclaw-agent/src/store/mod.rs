@@ -28,11 +28,13 @@ pub mod repair;
 mod runs;
 mod schema;
 mod tokens;
+mod usage;
 mod worker;
 
 pub use checkpoints::{CheckpointRow, NewCheckpoint, RewindRow, checkpoint_ids_in, first_line};
 pub use runs::{Dedup, RunRow, RunStatus};
 pub use tokens::TokenRow;
+pub use usage::SessionUsage;
 
 use db::Db;
 use serde_json::Value;

@@ -42,7 +42,7 @@ impl RunStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunRow {
     pub id: String,
     /// `webhook` or `schedule`.
@@ -59,9 +59,23 @@ pub struct RunRow {
     pub prompt: String,
     pub created_at: i64,
     pub finished_at: Option<i64>,
+    /// The run's turn's usage, read from the turn (never written with the run); `None`
+    /// before its first model call.
+    pub usage: Option<zeroclaw_protocol::UsageTotals>,
 }
 
 const COLUMNS: &str = "id, source, name, delivery_id, session_id, turn_id, status, error, tick, created_at, finished_at, prompt";
+
+/// [`COLUMNS`], then the run's turn's usage ([`super::usage::TURN_COLUMNS`]), as reads
+/// select them.
+fn selected() -> String {
+    let usage = super::usage::TURN_COLUMNS
+        .split(", ")
+        .map(|column| format!("(SELECT {column} FROM turns WHERE turns.id = runs.turn_id)"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("{COLUMNS}, {usage}")
+}
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     let status: String = r.get(6)?;
@@ -78,6 +92,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         created_at: r.get(9)?,
         finished_at: r.get(10)?,
         prompt: r.get(11)?,
+        usage: super::usage::totals(r, 12)?,
     })
 }
 
@@ -128,8 +143,8 @@ impl Db {
             .conn()
             .query_row(
                 &format!(
-                    "SELECT {COLUMNS} FROM runs WHERE source = 'webhook' AND name = ?1 AND delivery_id = ?2 \
-                     AND (substr(delivery_id, 1, 7) != ?3 OR created_at >= ?4) ORDER BY created_at LIMIT 1"
+                    "SELECT {} FROM runs WHERE source = 'webhook' AND name = ?1 AND delivery_id = ?2 \
+                     AND (substr(delivery_id, 1, 7) != ?3 OR created_at >= ?4) ORDER BY created_at LIMIT 1", selected()
                 ),
                 params![name, delivery_id, HASH_PREFIX, dedup.since],
                 row,
@@ -238,7 +253,7 @@ impl Db {
     fn run(&self, id: &str) -> Result<Option<RunRow>> {
         self.conn()
             .query_row(
-                &format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"),
+                &format!("SELECT {} FROM runs WHERE id = ?1", selected()),
                 params![id],
                 row,
             )
@@ -251,8 +266,8 @@ impl Db {
         let mut statement = self
             .conn()
             .prepare(&format!(
-                "SELECT {COLUMNS} FROM runs WHERE (?1 IS NULL OR source = ?1) AND (?2 IS NULL OR name = ?2) \
-                 ORDER BY created_at DESC, id DESC LIMIT ?3"
+                "SELECT {} FROM runs WHERE (?1 IS NULL OR source = ?1) AND (?2 IS NULL OR name = ?2) \
+                 ORDER BY created_at DESC, id DESC LIMIT ?3", selected()
             ))
             .map_err(StoreError::ctx("read the runs"))?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -276,7 +291,8 @@ impl Db {
         let mut statement = self
             .conn()
             .prepare(&format!(
-                "SELECT {COLUMNS} FROM runs WHERE status = 'queued' ORDER BY created_at, id"
+                "SELECT {} FROM runs WHERE status = 'queued' ORDER BY created_at, id",
+                selected()
             ))
             .map_err(StoreError::ctx("recover runs"))?;
         let queued = statement
@@ -442,6 +458,7 @@ mod tests {
             prompt: "p".into(),
             created_at: at,
             finished_at: None,
+            usage: None,
         }
     }
 

@@ -165,6 +165,15 @@ ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'default';
 ALTER TABLE sessions ADD COLUMN parent_session_id TEXT;
 ALTER TABLE sessions ADD COLUMN parent_tool_call_id TEXT;
 "#,
+    // 11: usage and cost (issue 34), written after each model call so a crash keeps them:
+    // the cached part of `input_tokens`, the cost (NULL without `[provider.pricing]`),
+    // whether any count was estimated, and the last call's input tokens (`contextUsed`).
+    r#"
+ALTER TABLE turns ADD COLUMN cached_input_tokens INTEGER;
+ALTER TABLE turns ADD COLUMN cost REAL;
+ALTER TABLE turns ADD COLUMN usage_estimated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN context_tokens INTEGER;
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

@@ -35,6 +35,7 @@ mod subagent;
 mod target;
 mod tool_call;
 mod tool_context;
+mod usage;
 
 pub use compact::{CompactError, Compaction, Mode as CompactMode};
 pub use error::{Failure, TurnError};

@@ -19,7 +19,7 @@ use crate::provider::{
     ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, window,
 };
 use crate::session::{ActiveTurn, Session};
-use crate::store::{MessageKind, NewCheckpoint, NewMessage, StoreError, Usage};
+use crate::store::{MessageKind, NewCheckpoint, NewMessage, StoreError};
 use crate::tools::{ToolContext, ToolOutput, ToolSet};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -78,7 +78,8 @@ pub(super) struct Turn<'a> {
     /// Whether the turn (and its prompt) has been stored.
     started: bool,
     text: String,
-    usage: Option<Usage>,
+    /// The turn's token usage so far (`usage.rs`).
+    pub(super) meter: super::usage::Meter,
     /// What the turn's tool calls run against (`tool_context.rs`).
     pub(super) tools_context: ToolContext,
     /// The checkpoint taken before the turn (`checkpoint.rs`), stored with it.
@@ -129,7 +130,7 @@ pub(super) async fn run_as(
         prompt,
         started: false,
         text: String::new(),
-        usage: None,
+        meter: Default::default(),
         tools_context: super::tool_context::build(env, session, active, origin),
         checkpoint: None,
         hooks: HookSet::default(),
@@ -147,7 +148,7 @@ impl Turn<'_> {
         &self.active.id
     }
 
-    fn emit(&self, update: Update<'_>) {
+    pub(super) fn emit(&self, update: Update<'_>) {
         self.session.broadcast(self.id(), update);
     }
 
@@ -219,6 +220,8 @@ impl Turn<'_> {
                     return Err(self.provider_failure(error).await.into());
                 }
             };
+            let calibrated = self.session.calibration().apply(estimate);
+            self.count_usage(calibrated, &text, &result, window).await?;
             if let Some(usage) = result.usage {
                 let mut calibration = self.session.calibration();
                 calibration.learn(estimate, usage.input_tokens);
@@ -605,17 +608,6 @@ impl Turn<'_> {
             Err(e) => return Err(self.provider_failure(e).await.into()),
             Ok(result) => result,
         };
-        if let Some(u) = result.usage {
-            self.env
-                .observer
-                .tokens_used(u.input_tokens, u.output_tokens);
-            let total = self.usage.get_or_insert(Usage {
-                input_tokens: 0,
-                output_tokens: 0,
-            });
-            total.input_tokens += u.input_tokens;
-            total.output_tokens += u.output_tokens;
-        }
         Ok(Call::Done(text, result))
     }
 
@@ -753,7 +745,7 @@ impl Turn<'_> {
         let finished = self
             .env
             .store
-            .finish_turn(self.id(), stop.as_str(), self.usage, None)
+            .finish_turn(self.id(), stop.as_str(), self.meter.usage(), None)
             .await;
         self.stored(finished).await?;
         // The turn has written its last; release the session before saying so, so a client
@@ -769,7 +761,7 @@ impl Turn<'_> {
             text: std::mem::take(&mut self.text),
             // `session/prompt` cuts it to fit a frame.
             text_truncated: false,
-            usage: self.usage,
+            usage: self.meter.usage(),
         })
     }
 
@@ -815,7 +807,7 @@ impl Turn<'_> {
             let marked = self
                 .env
                 .store
-                .finish_turn(self.id(), "failed", self.usage, Some(&message))
+                .finish_turn(self.id(), "failed", self.meter.usage(), Some(&message))
                 .await;
             if let Err(e) = marked {
                 tracing::error!(error = %e, turn = %self.id(), "could not mark the turn failed");
@@ -839,7 +831,7 @@ impl Turn<'_> {
     }
 
     /// Passes a store's answer through; a storage error stops the turn.
-    async fn stored<T>(&self, result: Result<T, StoreError>) -> Result<T, TurnError> {
+    pub(super) async fn stored<T>(&self, result: Result<T, StoreError>) -> Result<T, TurnError> {
         match result {
             Ok(value) => Ok(value),
             Err(e) => {

@@ -108,6 +108,7 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::SessionContext>(READ),
     row::<m::CommandsList>(READ),
     row::<m::CommandsExpand>(READ),
+    row::<m::SessionUsage>(READ),
 ];
 
 fn find(method: &str) -> Option<(&'static str, Handler, Access)> {

@@ -27,6 +27,7 @@ pub fn wire(row: RunRow) -> Run {
         error: row.error,
         created_at: timestamp(row.created_at),
         finished_at: row.finished_at.map(timestamp),
+        usage: row.usage,
     }
 }
 

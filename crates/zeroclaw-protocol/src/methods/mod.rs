@@ -33,6 +33,7 @@ mod runs;
 mod sandbox;
 mod session;
 mod token;
+mod usage;
 
 pub use checkpoints::*;
 pub use client_side::*;
@@ -45,6 +46,7 @@ pub use runs::*;
 pub use sandbox::*;
 pub use session::*;
 pub use token::*;
+pub use usage::*;
 
 /// Params of a method that takes none: any object (or none at all) is accepted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -45,6 +45,9 @@ pub struct Run {
     pub created_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
+    /// The run's turn's token usage and cost; absent before its first model call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::UsageTotals>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

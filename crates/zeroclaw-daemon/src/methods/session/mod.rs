@@ -2,8 +2,8 @@
 //! delete), reading it (`read.rs`: the list, a session's messages), its turns (`turn.rs`:
 //! prompt, cancel, approve), compacting it (`compact.rs`), its model (`model.rs`), its permission mode (`mode.rs`), an
 //! id prefix to its session (`resolve.rs`), its checkpoints (`checkpoints.rs`: list, rewind,
-//! unrewind, fork) and what its project holds (`project.rs`: `session/context`,
-//! `commands/*`).
+//! unrewind, fork), what its project holds (`project.rs`: `session/context`,
+//! `commands/*`) and its token usage (`usage.rs`).
 //! Here, what they share: whether the caller is attached, the refusals, the summary, the
 //! bounds on strings.
 
@@ -16,6 +16,7 @@ mod project;
 mod read;
 mod resolve;
 mod turn;
+mod usage;
 
 use crate::methods::errors::storage;
 use crate::methods::{Ctx, Reply};
