@@ -169,7 +169,22 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         // Cancels the pending `session/request_permission` instead (`acp/mod.rs`).
         Update::ApprovalResolved { .. } => return None,
         // ACP's `usage_update` is mapped by the bridge's owner (issue 34); not yet here.
-        Update::UsageUpdate(_) => return None,
+        // ACP's gauge: the context used and its size. ACP's `cost` needs a currency, which
+        // `[provider.pricing]` does not name: the session's cost so far goes in `_meta`.
+        Update::UsageUpdate(report) => {
+            let mut usage = agent_client_protocol::v1::schema::UsageUpdate::new(
+                report.context_used,
+                report.context_size,
+            );
+            if let Some(cost) = report.session.cost {
+                let mut ours = serde_json::Map::new();
+                ours.insert("sessionCost".into(), serde_json::json!(cost));
+                let mut meta = serde_json::Map::new();
+                meta.insert("zeroclaw".into(), Value::Object(ours));
+                usage = usage.meta(meta);
+            }
+            SessionUpdate::UsageUpdate(usage)
+        }
     })
 }
 

@@ -43,6 +43,8 @@ pub struct Seen {
     pub questions: Vec<CreateElicitationRequest>,
     /// Permission requests the agent withdrew (`$/cancel_request`) before they were answered.
     pub withdrawn: usize,
+    /// The `usage_update`s, in order (not in `updates`).
+    pub usage: Vec<SessionNotification>,
 }
 
 impl Seen {
@@ -281,7 +283,15 @@ pub async fn run<R>(
             {
                 let editor = editor.clone();
                 async move |n: SessionNotification, _cx: ConnectionTo<Agent>| {
-                    editor.record(|seen| seen.updates.push(n));
+                    editor.record(|seen| {
+                        // The context gauge comes after every model call: kept apart, so the
+                        // tests' sequences of what the turn did stay as they are.
+                        if matches!(n.update, SessionUpdate::UsageUpdate(_)) {
+                            seen.usage.push(n);
+                        } else {
+                            seen.updates.push(n);
+                        }
+                    });
                     Ok(())
                 }
             },

@@ -109,3 +109,33 @@ fn a_provider_failure_is_an_error_answer_with_our_code() {
     assert_eq!(i32::from(error.code), -32004, "{error:?}");
     assert!(exit.status.success(), "{}", exit.stderr);
 }
+
+#[test]
+fn each_model_call_sends_a_usage_update_with_the_context_gauge_and_the_cost() {
+    let env = Env::new(
+        "",
+        "[provider.pricing]\ninput = 1000000\noutput = 2000000\n",
+    );
+    env.fake.push(openai::text(&["counted"]));
+    let editor = Editor::new(Permission::Hold);
+    let exit = runtime().block_on(run(&env.dir, editor.clone(), async |cx| {
+        let session = open(&cx, &env.work).await?;
+        cx.send_request(text_prompt(&session, "count"))
+            .block_task()
+            .await
+    }));
+    assert!(exit.outcome.is_ok(), "{}", exit.stderr);
+    let seen = editor.seen();
+    assert_eq!(seen.usage.len(), 1);
+    let usage = serde_json::to_value(&seen.usage[0].update).unwrap();
+    assert_eq!(usage["sessionUpdate"], "usage_update");
+    assert!(usage["used"].as_u64().unwrap() > 0, "{usage}");
+    assert!(
+        usage["size"].as_u64().unwrap() >= usage["used"].as_u64().unwrap(),
+        "{usage}"
+    );
+    assert!(
+        usage["_meta"]["zeroclaw"]["sessionCost"].as_f64().unwrap() > 0.0,
+        "{usage}"
+    );
+}
