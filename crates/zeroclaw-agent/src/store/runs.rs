@@ -59,9 +59,12 @@ pub struct RunRow {
     pub prompt: String,
     pub created_at: i64,
     pub finished_at: Option<i64>,
+    /// The run's `provider_retry` and `provider_fallback` events, a JSON array as sent;
+    /// `None` when there were none (or before the turn ended).
+    pub provider_events: Option<String>,
 }
 
-const COLUMNS: &str = "id, source, name, delivery_id, session_id, turn_id, status, error, tick, created_at, finished_at, prompt";
+const COLUMNS: &str = "id, source, name, delivery_id, session_id, turn_id, status, error, tick, created_at, finished_at, prompt, provider_events";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
     let status: String = r.get(6)?;
@@ -78,6 +81,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         created_at: r.get(9)?,
         finished_at: r.get(10)?,
         prompt: r.get(11)?,
+        provider_events: r.get(12)?,
     })
 }
 
@@ -100,7 +104,7 @@ impl Db {
     fn insert_run(&self, run: &RunRow) -> Result<()> {
         self.conn()
             .execute(
-                &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
+                &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
                 params![
                     run.id,
                     run.source,
@@ -113,7 +117,8 @@ impl Db {
                     run.tick,
                     run.created_at,
                     run.finished_at,
-                    run.prompt
+                    run.prompt,
+                    run.provider_events
                 ],
             )
             .map_err(StoreError::ctx("record a run"))?;
@@ -232,6 +237,16 @@ impl Db {
                 params![id, status.as_str(), turn_id, error, finished_at],
             )
             .map_err(StoreError::ctx("update a run"))?;
+        Ok(())
+    }
+
+    fn set_run_provider_events(&self, id: &str, events: &str) -> Result<()> {
+        self.conn()
+            .execute(
+                "UPDATE runs SET provider_events = ?2 WHERE id = ?1",
+                params![id, events],
+            )
+            .map_err(StoreError::ctx("record a run's provider events"))?;
         Ok(())
     }
 
@@ -377,6 +392,15 @@ impl Store {
             .await
     }
 
+    /// Records a run's `provider_retry` and `provider_fallback` events (`events`: a JSON
+    /// array).
+    pub async fn set_run_provider_events(&self, id: &str, events: String) -> Result<()> {
+        let id = id.to_owned();
+        self.writer
+            .run(move |db| db.set_run_provider_events(&id, &events))
+            .await
+    }
+
     pub async fn run(&self, id: &str) -> Result<Option<RunRow>> {
         let id = id.to_owned();
         self.reader.run(move |db| db.run(&id)).await
@@ -442,6 +466,7 @@ mod tests {
             prompt: "p".into(),
             created_at: at,
             finished_at: None,
+            provider_events: None,
         }
     }
 

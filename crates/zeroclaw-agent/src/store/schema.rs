@@ -165,6 +165,11 @@ ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'default';
 ALTER TABLE sessions ADD COLUMN parent_session_id TEXT;
 ALTER TABLE sessions ADD COLUMN parent_tool_call_id TEXT;
 "#,
+    // 11: provider resilience (issue 34): an unattended run's `provider_retry` and
+    // `provider_fallback` events, a JSON array; NULL when there were none.
+    r#"
+ALTER TABLE runs ADD COLUMN provider_events TEXT;
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

@@ -598,7 +598,7 @@ impl Turn<'_> {
             let next = route.get(index + 1);
             if let Some(next) = next.filter(|_| chain::may_fall_back(index, &error)) {
                 tracing::warn!(from = %hop.label(), to = %next.label(), error = %error, "provider failed; trying the next fallback");
-                self.emit(Update::ProviderFallback {
+                self.provider_event(Update::ProviderFallback {
                     from: hop.label(),
                     to: next.label(),
                     reason: error.reason(),
@@ -624,6 +624,7 @@ impl Turn<'_> {
             let session = self.session;
             let turn_id = self.active.id.as_str();
             let label = hop.label();
+            let unattended = self.origin.unattended.clone();
             let on_retry = |retry: Retry| {
                 let delay_ms = u64::try_from(retry.delay.as_millis()).unwrap_or(u64::MAX);
                 let update = Update::ProviderRetry {
@@ -632,6 +633,9 @@ impl Turn<'_> {
                     reason: retry.reason,
                     provider: Some(label.clone()),
                 };
+                if let Some(run) = &unattended {
+                    run.provider_log.push(&update);
+                }
                 session.broadcast(turn_id, update);
             };
             or_cancelled(cancel, hop.provider.open(request, &on_retry)).await?
@@ -694,6 +698,15 @@ impl Turn<'_> {
             total.output_tokens += u.output_tokens;
         }
         Ok(Once::Done(Call::Done(text, result)))
+    }
+
+    /// Sends a `provider_retry` or `provider_fallback` event, kept for an unattended run's
+    /// record.
+    fn provider_event(&self, update: Update<'_>) {
+        if let Some(run) = &self.origin.unattended {
+            run.provider_log.push(&update);
+        }
+        self.emit(update);
     }
 
     /// One tool call: recorded, run (see `tool_call.rs`) unless `refused` already holds its

@@ -27,6 +27,12 @@ pub fn wire(row: RunRow) -> Run {
         error: row.error,
         created_at: timestamp(row.created_at),
         finished_at: row.finished_at.map(timestamp),
+        // Written by this daemon as a JSON array; anything else reads as none.
+        provider_events: row
+            .provider_events
+            .as_deref()
+            .and_then(|text| serde_json::from_str(text).ok())
+            .unwrap_or_default(),
     }
 }
 

@@ -82,6 +82,7 @@ pub async fn accept(
         prompt: new.prompt,
         created_at: now_ms(),
         finished_at: None,
+        provider_events: None,
     };
     match store.insert_delivery(row.clone(), dedup).await {
         Ok(None) => {}
@@ -119,6 +120,7 @@ pub async fn record_skipped(
         prompt: String::new(),
         created_at: now,
         finished_at: Some(now),
+        provider_events: None,
     };
     state.agent.sessions.store.insert_run(row.clone()).await?;
     Ok(row)

@@ -45,6 +45,10 @@ pub struct Run {
     pub created_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
+    /// The run's `provider_retry` and `provider_fallback` events (docs/protocol.md §10),
+    /// as they were sent, in order; absent when there were none. At most 64 are kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_events: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
