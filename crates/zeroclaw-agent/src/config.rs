@@ -1,4 +1,4 @@
-//! The agent's part of `<config dir>/config.toml`: `[provider]`, `[agent]`, `[approvals]`,
+//! The agent's part of `<config dir>/config.toml`: `[provider]`, `[[fallback]]`, `[agent]`, `[approvals]`,
 //! `[tools]`, `[[mcp_servers]]`, `[sandbox]` and `[hooks]`. The daemon reads the whole file (its `config.rs`) and
 //! hands this part over. Every key has a default; an unknown key is an error (a typo should
 //! not be silently ignored).
@@ -11,6 +11,10 @@ use std::path::PathBuf;
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub provider: ProviderConfig,
+    /// `[[fallback]]`: providers tried in order when the primary fails before any output
+    /// (`provider/chain.rs`, docs/protocol.md §14). Each takes `[provider]`'s keys, its own
+    /// `model` included: the session's model applies to the primary only.
+    pub fallback: Vec<ProviderConfig>,
     pub agent: AgentConfig,
     pub approvals: ApprovalsConfig,
     pub tools: ToolsConfig,
@@ -128,6 +132,44 @@ impl Default for ProviderConfig {
             context_window: None,
             pricing: None,
         }
+    }
+}
+
+impl ProviderConfig {
+    /// What is wrong with the values, each key named under `table` (`provider`,
+    /// `fallback[0]`, ...); `Ok` if nothing is.
+    pub fn validate(&self, table: &str) -> Result<(), String> {
+        let url = &self.base_url;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!(
+                "{table}.base_url must start with http:// or https://, got {:?}",
+                crate::provider::url::without_credentials(url)
+            ));
+        }
+        if self.model.trim().is_empty() {
+            return Err(format!("{table}.model must not be empty"));
+        }
+        if self.context_window.is_some_and(|w| w < 1024) {
+            return Err(format!(
+                "{table}.context_window must be at least 1024 tokens"
+            ));
+        }
+        if self
+            .api_key_env
+            .as_deref()
+            .is_some_and(|v| v.trim().is_empty())
+        {
+            return Err(format!(
+                "{table}.api_key_env must name an environment variable (or be left out)"
+            ));
+        }
+        if let Some(problem) = self
+            .pricing
+            .and_then(|p| p.problem(&format!("{table}.pricing")))
+        {
+            return Err(problem);
+        }
+        Ok(())
     }
 }
 
@@ -422,30 +464,15 @@ impl Config {
                 return Err(format!("{name} must be at least 1"));
             }
         }
-        let url = &self.provider.base_url;
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(format!(
-                "provider.base_url must start with http:// or https://, got {url:?}"
-            ));
-        }
-        if self.provider.model.trim().is_empty() {
-            return Err("provider.model must not be empty".into());
+        self.provider.validate("provider")?;
+        for (i, fallback) in self.fallback.iter().enumerate() {
+            fallback.validate(&format!("fallback[{i}]"))?;
         }
         if !(10..=95).contains(&self.agent.compact_at_percent) {
             return Err(format!(
                 "agent.compact_at_percent must be between 10 and 95, got {}",
                 self.agent.compact_at_percent
             ));
-        }
-        if self.provider.context_window.is_some_and(|w| w < 1024) {
-            return Err("provider.context_window must be at least 1024 tokens".into());
-        }
-        if let Some(problem) = self
-            .provider
-            .pricing
-            .and_then(|p| p.problem("provider.pricing"))
-        {
-            return Err(problem);
         }
         self.sandbox.validate()?;
         let mut names = std::collections::HashSet::new();
@@ -556,6 +583,36 @@ mod tests {
             let err = load(&format!("[provider.pricing]\n{text}\n")).unwrap_err();
             assert!(err.contains(want), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn fallback_tables_take_the_provider_keys_and_a_bad_one_is_named() {
+        let config = load(
+            "[[fallback]]\nkind = \"anthropic\"\nbase_url = \"https://api.anthropic.com/v1\"\nmodel = \"claude\"\napi_key_env = \"ANTHROPIC_API_KEY\"\nmax_tokens = 1024\n\n\
+             [[fallback]]\nmodel = \"local\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.fallback.len(), 2);
+        assert_eq!(config.fallback[0].kind, ProviderKind::Anthropic);
+        // Keys left out take `[provider]`'s defaults, not the primary's values.
+        assert_eq!(config.fallback[1].base_url, "http://127.0.0.1:11434/v1");
+        for (table, want) in [
+            (
+                "base_url = \"ftp://x\"",
+                "fallback[0].base_url must start with http://",
+            ),
+            ("model = \" \"", "fallback[0].model must not be empty"),
+            (
+                "context_window = 10",
+                "fallback[0].context_window must be at least 1024",
+            ),
+            ("colour = 1", "colour"),
+        ] {
+            let err = load(&format!("[[fallback]]\n{table}\n")).unwrap_err();
+            assert!(err.contains(want), "{table}: {err}");
+        }
+        let err = load("[[fallback]]\nbase_url = \"ftp://user:secret@x\"\n").unwrap_err();
+        assert!(!err.contains("secret"), "{err}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `<config dir>/config.toml`, the whole file: the agent's part (`[provider]`, `[agent]`,
+//! `<config dir>/config.toml`, the whole file: the agent's part (`[provider]`, `[[fallback]]`, `[agent]`,
 //! `[approvals]`, `[tools]`, `[[mcp_servers]]`, `[sandbox]`, `[hooks]`: `zeroclaw_agent::config`) and the daemon's
 //! (`[daemon]`, `[gateway]`, `[[webhooks]]`, `[[schedules]]`). Every key has a default, so
 //! no file at all is a valid configuration; an unknown key is an error (a typo should not be
@@ -43,6 +43,7 @@ pub struct Config {
 struct File {
     daemon: DaemonConfig,
     provider: ProviderConfig,
+    fallback: Vec<ProviderConfig>,
     agent: AgentConfig,
     approvals: ApprovalsConfig,
     tools: ToolsConfig,
@@ -60,6 +61,7 @@ impl From<File> for Config {
         Self {
             agent: Arc::new(AgentSettings {
                 provider: file.provider,
+                fallback: file.fallback,
                 agent: file.agent,
                 approvals: file.approvals,
                 tools: file.tools,

@@ -32,7 +32,7 @@ impl InMemoryDaemon {
             endpoint: Endpoint::new(dir.join("data/daemon.sock")),
         };
         let opened = Store::open_in_memory().map_err(|e| e.to_string())?;
-        let provider = Provider::new(config.agent.provider.clone())?;
+        let provider = Provider::configured(&config.agent)?;
         let frame_cap = config.daemon.max_frame_bytes;
         let tokens = crate::auth::Tokens::new(
             opened.store.clone(),

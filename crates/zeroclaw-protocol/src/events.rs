@@ -27,6 +27,8 @@ pub const EVENTS: &[&str] = &[
     "user_message",
     "approval_resolved",
     "usage_update",
+    "provider_retry",
+    "provider_fallback",
 ];
 
 /// The params of one `session/update`: `{sessionId, turnId?, type, ...}`.
@@ -187,6 +189,33 @@ pub enum Update<'a> {
     /// context window is, and the cost when `[provider.pricing]` is set. Live only: not
     /// stored nor replayed (`session/usage` answers the totals). Boxed: large.
     UsageUpdate(Box<crate::methods::UsageReport>),
+    /// A model call failed in a way worth another try (429, 5xx, a failed connect before
+    /// the response head) and will be sent again after `delayMs` (`Retry-After` when the
+    /// provider named one). Live only: never stored or replayed (an unattended run's
+    /// record counts them).
+    #[serde(rename_all = "camelCase")]
+    ProviderRetry {
+        /// 1 for the first retry of this call to this provider.
+        attempt: u32,
+        delay_ms: u64,
+        /// What failed: `HTTP 429 Too Many Requests`, `cannot connect`, `timed out`...;
+        /// never a response body, a URL's credentials or a key.
+        reason: String,
+        /// The provider retried, as `<model> at <base URL>` (the primary or a fallback).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+    },
+    /// The model call's provider failed before any output (its retries spent), and the
+    /// call goes to the next `[[fallback]]` provider. Live only, like `provider_retry`;
+    /// the next model call starts from the configured provider again.
+    ProviderFallback {
+        /// The provider that failed, as `<model> at <base URL>`.
+        from: String,
+        /// The one tried now, likewise.
+        to: String,
+        /// Why `from` failed, as in `provider_retry`.
+        reason: String,
+    },
     /// An event type this build does not know.
     #[serde(other)]
     Unknown,
@@ -360,6 +389,8 @@ impl<'a> Update<'a> {
             Update::UserMessage { .. } => "user_message",
             Update::ApprovalResolved { .. } => "approval_resolved",
             Update::UsageUpdate(_) => "usage_update",
+            Update::ProviderRetry { .. } => "provider_retry",
+            Update::ProviderFallback { .. } => "provider_fallback",
             Update::Unknown => "unknown",
         }
     }
@@ -501,6 +532,17 @@ mod tests {
                 context_used: 10,
                 context_size: 8192,
             })),
+            Update::ProviderRetry {
+                attempt: 1,
+                delay_ms: 1000,
+                reason: "HTTP 429 Too Many Requests".into(),
+                provider: Some("m at http://h/v1".into()),
+            },
+            Update::ProviderFallback {
+                from: "m at http://h/v1".into(),
+                to: "n at http://g/v1".into(),
+                reason: "HTTP 503 Service Unavailable".into(),
+            },
         ]
     }
 

@@ -166,6 +166,8 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         | Update::SessionForked { .. }
         | Update::HookResult(_)
         | Update::Unknown => return None,
+        // ACP has no update for a provider's retries or fallbacks: the prompt just takes longer.
+        Update::ProviderRetry { .. } | Update::ProviderFallback { .. } => return None,
         // Cancels the pending `session/request_permission` instead (`acp/mod.rs`).
         Update::ApprovalResolved { .. } => return None,
         // ACP's `usage_update` is mapped by the bridge's owner (issue 34); not yet here.

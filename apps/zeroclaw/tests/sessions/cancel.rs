@@ -106,7 +106,19 @@ fn cancel_while_a_failed_provider_call_waits_to_be_retried_records_the_prompt() 
     let mut client = env.daemon.client();
     let session = client.new_session(&env.work);
     let turn = cancel_before_any_text(&env, &mut client, &session);
-    assert_eq!(turn.types(), ["turn_complete"]);
+    // The retry's `provider_retry` (issue 34) is sent before its wait: the cancel may land
+    // before or after the daemon has read the 500, so it is there or not.
+    let types: Vec<&str> = turn
+        .types()
+        .into_iter()
+        .filter(|t| *t != "provider_retry")
+        .collect();
+    assert_eq!(types, ["turn_complete"]);
+    assert!(
+        turn.of_type("provider_retry").len() <= 1,
+        "{:#?}",
+        turn.events
+    );
     assert_eq!(env.fake.request_count(), 1);
 }
 

@@ -44,6 +44,9 @@ mod plan_mode;
 mod mcp;
 mod project;
 mod provider_errors;
+// Issue 34: provider resilience.
+mod provider_fallback;
+mod provider_retries;
 mod replay;
 mod restart;
 mod session_methods;

@@ -13,7 +13,9 @@ mod cli;
 mod events;
 mod headers;
 mod one_daemon;
+// Issue 34: provider retries and fallbacks in the run record.
 mod policy;
+mod provider_events;
 mod queue;
 mod refusals;
 mod replays;

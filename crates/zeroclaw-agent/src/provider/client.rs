@@ -6,7 +6,7 @@ use super::error::{self, ProviderError};
 use super::sse::SseReader;
 use super::wire::{Decoder, Flow, Wire};
 use super::{ChatRequest, Delta, Pace, StepResult};
-use crate::config::ProviderConfig;
+use crate::config::{Config, ProviderConfig};
 use serde_json::Value;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -21,6 +21,19 @@ pub struct Provider {
     shown_url: String,
     /// How the last model call went, for `status`.
     last_call: Mutex<Option<LastCall>>,
+    /// `[[fallback]]`, in order: tried when this one fails before any output
+    /// (`chain.rs`). Empty on a fallback itself.
+    pub(super) fallbacks: Vec<Provider>,
+}
+
+/// A failed attempt that will be made again after `delay` (a `provider_retry` event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retry {
+    /// 1 for the first retry.
+    pub attempt: u32,
+    pub delay: Duration,
+    /// What failed ([`ProviderError::reason`]): a status or a few words, never a body.
+    pub reason: String,
 }
 
 /// How a model call went: whether the provider accepted it, when, and its error if not.
@@ -89,6 +102,16 @@ fn backoff(attempt: u32, retry_after: Option<Duration>) -> Duration {
 }
 
 impl Provider {
+    /// The configured provider with its `[[fallback]]` providers, each key read once, here.
+    pub fn configured(config: &Config) -> Result<Self, String> {
+        let mut provider = Self::new(config.provider.clone())?;
+        for (i, fallback) in config.fallback.iter().enumerate() {
+            let built = Self::new(fallback.clone()).map_err(|e| format!("fallback[{i}]: {e}"))?;
+            provider.fallbacks.push(built);
+        }
+        Ok(provider)
+    }
+
     /// Reads the key from the variable `config.api_key_env` names, once, here.
     pub fn new(config: ProviderConfig) -> Result<Self, String> {
         let api_key = config
@@ -115,6 +138,7 @@ impl Provider {
             http,
             api_key,
             last_call: Mutex::new(None),
+            fallbacks: Vec::new(),
         })
     }
 
@@ -130,22 +154,30 @@ impl Provider {
         super::window::tokens_of(body.len())
     }
 
-    /// Starts one model call: sends the request (with retries) and returns once the
-    /// provider has accepted it and its stream is open. Nothing has been shown yet, so a
-    /// failure here leaves no trace of the call.
-    pub async fn open(&self, request: &ChatRequest<'_>) -> Result<OpenStep, ProviderError> {
-        let opened = self.try_open(request).await;
+    /// Starts one model call: sends the request (with retries, each told to `on_retry`
+    /// before its wait) and returns once the provider has accepted it and its stream is
+    /// open. Nothing has been shown yet, so a failure here leaves no trace of the call.
+    pub async fn open(
+        &self,
+        request: &ChatRequest<'_>,
+        on_retry: &(dyn Fn(Retry) + Sync),
+    ) -> Result<OpenStep, ProviderError> {
+        let opened = self.try_open(request, on_retry).await;
         self.record(opened.as_ref().err());
         opened
     }
 
-    async fn try_open(&self, request: &ChatRequest<'_>) -> Result<OpenStep, ProviderError> {
+    async fn try_open(
+        &self,
+        request: &ChatRequest<'_>,
+        on_retry: &(dyn Fn(Retry) + Sync),
+    ) -> Result<OpenStep, ProviderError> {
         if let (Some(var), None) = (&self.config.api_key_env, &self.api_key) {
             return Err(error::missing_key(var));
         }
         let url = format!("{}{}", self.base(), self.wire.path());
         let body = self.wire.body(request, &self.config);
-        let response = self.send(&url, &body, request.model).await?;
+        let response = self.send(&url, &body, request.model, on_retry).await?;
         Ok(OpenStep {
             events: SseReader::new(Box::pin(response.bytes_stream()), self.idle()),
             decoder: self.wire.decoder(),
@@ -193,6 +225,7 @@ impl Provider {
         url: &str,
         body: &Value,
         model: &str,
+        on_retry: &(dyn Fn(Retry) + Sync),
     ) -> Result<reqwest::Response, ProviderError> {
         let base = &self.shown_url;
         let mut attempt = 0;
@@ -231,6 +264,11 @@ impl Provider {
             }
             let delay = backoff(attempt, retry_after);
             tracing::warn!(attempt = attempt + 1, delay = ?delay, error = %error, "provider call failed; retrying");
+            on_retry(Retry {
+                attempt: attempt + 1,
+                delay,
+                reason: error.reason(),
+            });
             tokio::time::sleep(delay).await;
             attempt += 1;
         }

@@ -57,6 +57,36 @@ impl ProviderError {
     }
 }
 
+impl ProviderError {
+    /// What failed in a few words, as `provider_retry` and `provider_fallback` events and
+    /// the run records say it: `HTTP <status> <reason phrase>` for a refusal, else what
+    /// kind of failure. Never the body, a URL or a key: those stay in `message`.
+    pub fn reason(&self) -> String {
+        if let Some(status) = self.status {
+            let phrase = reqwest::StatusCode::from_u16(status)
+                .ok()
+                .and_then(|code| code.canonical_reason());
+            return match phrase {
+                Some(phrase) => format!("HTTP {status} {phrase}"),
+                None => format!("HTTP {status}"),
+            };
+        }
+        match self.kind {
+            ErrorKind::Unreachable => "cannot connect",
+            ErrorKind::MissingKey => "API key variable not set",
+            ErrorKind::Auth => "API key rejected",
+            ErrorKind::ModelNotFound => "model not found",
+            ErrorKind::RateLimited => "rate limited",
+            ErrorKind::Http => "HTTP error",
+            ErrorKind::Timeout => "timed out",
+            ErrorKind::Stream => "stream failed",
+            ErrorKind::Provider => "error reported mid-stream",
+            ErrorKind::ContextLength => "conversation too long for the model",
+        }
+        .to_owned()
+    }
+}
+
 /// The configured variable that should hold the key is not set.
 pub(super) fn missing_key(var: &str) -> ProviderError {
     ProviderError::new(
@@ -245,6 +275,19 @@ pub(super) fn excerpt(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_is_the_status_or_the_kind_never_the_body() {
+        let refused = status(429, "secret body text", "http://x", None, "m");
+        assert_eq!(refused.reason(), "HTTP 429 Too Many Requests");
+        assert_eq!(
+            status(503, "down", "http://x", None, "m").reason(),
+            "HTTP 503 Service Unavailable"
+        );
+        assert_eq!(status(599, "", "http://x", None, "m").reason(), "HTTP 599");
+        assert_eq!(no_answer("http://user:pw@x", 3).reason(), "timed out");
+        assert_eq!(missing_key("K").reason(), "API key variable not set");
+    }
 
     #[test]
     fn error_bodies_are_excerpted_from_their_message() {

@@ -96,7 +96,7 @@ async fn call_with(provider: &Provider, messages: &[ChatMessage]) -> Run {
         messages,
         tools: &tools,
     };
-    let step = match provider.open(&request).await {
+    let step = match provider.open(&request, &|_| {}).await {
         Ok(step) => step,
         Err(e) => {
             return Run {
@@ -112,7 +112,7 @@ async fn call_with(provider: &Provider, messages: &[ChatMessage]) -> Run {
 
 /// Opens the stream, which must succeed.
 async fn open(provider: &Provider, request: &ChatRequest<'_>) -> OpenStep {
-    match provider.open(request).await {
+    match provider.open(request, &|_| {}).await {
         Ok(step) => step,
         Err(e) => panic!("the stream did not open: {e:?}"),
     }
@@ -1108,7 +1108,7 @@ async fn a_missing_key_fails_at_once_without_a_request() {
             messages: &messages,
             tools: &[],
         };
-        let Err(error) = provider.open(&request).await else {
+        let Err(error) = provider.open(&request, &|_| {}).await else {
             panic!("open succeeded without a key");
         };
         assert_eq!(error.kind, ErrorKind::MissingKey);

@@ -1,8 +1,10 @@
 //! LLM providers: one model call ("step") streams deltas and ends with the tool calls the
 //! model asked for. Each provider speaks its real wire format over HTTP: one `Wire`
-//! per format (`openai.rs`, `anthropic.rs`), the rest shared (`client.rs`, `sse.rs`).
+//! per format (`openai.rs`, `anthropic.rs`), the rest shared (`client.rs`, `sse.rs`);
+//! `chain.rs` routes a call to the `[[fallback]]` providers when the configured one fails.
 
 mod anthropic;
+pub mod chain;
 mod client;
 mod error;
 #[cfg(test)]
@@ -14,7 +16,7 @@ pub mod url;
 pub mod window;
 mod wire;
 
-pub use client::{LastCall, Provider};
+pub use client::{LastCall, Provider, Retry};
 pub use error::{ErrorKind, ProviderError};
 
 use crate::config::ProviderKind;

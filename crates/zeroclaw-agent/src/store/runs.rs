@@ -62,9 +62,12 @@ pub struct RunRow {
     /// The run's turn's usage, read from the turn (never written with the run); `None`
     /// before its first model call.
     pub usage: Option<zeroclaw_protocol::UsageTotals>,
+    /// The run's `provider_retry` and `provider_fallback` events, a JSON array as sent;
+    /// `None` when there were none (or before the turn ended).
+    pub provider_events: Option<String>,
 }
 
-const COLUMNS: &str = "id, source, name, delivery_id, session_id, turn_id, status, error, tick, created_at, finished_at, prompt";
+const COLUMNS: &str = "id, source, name, delivery_id, session_id, turn_id, status, error, tick, created_at, finished_at, prompt, provider_events";
 
 /// [`COLUMNS`], then the run's turn's usage ([`super::usage::TURN_COLUMNS`]), as reads
 /// select them.
@@ -92,7 +95,8 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         created_at: r.get(9)?,
         finished_at: r.get(10)?,
         prompt: r.get(11)?,
-        usage: super::usage::totals(r, 12)?,
+        usage: super::usage::totals(r, 13)?,
+        provider_events: r.get(12)?,
     })
 }
 
@@ -115,7 +119,7 @@ impl Db {
     fn insert_run(&self, run: &RunRow) -> Result<()> {
         self.conn()
             .execute(
-                &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
+                &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
                 params![
                     run.id,
                     run.source,
@@ -128,7 +132,8 @@ impl Db {
                     run.tick,
                     run.created_at,
                     run.finished_at,
-                    run.prompt
+                    run.prompt,
+                    run.provider_events
                 ],
             )
             .map_err(StoreError::ctx("record a run"))?;
@@ -247,6 +252,16 @@ impl Db {
                 params![id, status.as_str(), turn_id, error, finished_at],
             )
             .map_err(StoreError::ctx("update a run"))?;
+        Ok(())
+    }
+
+    fn set_run_provider_events(&self, id: &str, events: &str) -> Result<()> {
+        self.conn()
+            .execute(
+                "UPDATE runs SET provider_events = ?2 WHERE id = ?1",
+                params![id, events],
+            )
+            .map_err(StoreError::ctx("record a run's provider events"))?;
         Ok(())
     }
 
@@ -393,6 +408,15 @@ impl Store {
             .await
     }
 
+    /// Records a run's `provider_retry` and `provider_fallback` events (`events`: a JSON
+    /// array).
+    pub async fn set_run_provider_events(&self, id: &str, events: String) -> Result<()> {
+        let id = id.to_owned();
+        self.writer
+            .run(move |db| db.set_run_provider_events(&id, &events))
+            .await
+    }
+
     pub async fn run(&self, id: &str) -> Result<Option<RunRow>> {
         let id = id.to_owned();
         self.reader.run(move |db| db.run(&id)).await
@@ -459,6 +483,7 @@ mod tests {
             created_at: at,
             finished_at: None,
             usage: None,
+            provider_events: None,
         }
     }
 

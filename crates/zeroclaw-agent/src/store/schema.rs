@@ -174,6 +174,11 @@ ALTER TABLE turns ADD COLUMN cost REAL;
 ALTER TABLE turns ADD COLUMN usage_estimated INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turns ADD COLUMN context_tokens INTEGER;
 "#,
+    // 12: provider resilience (issue 34): an unattended run's `provider_retry` and
+    // `provider_fallback` events, a JSON array; NULL when there were none.
+    r#"
+ALTER TABLE runs ADD COLUMN provider_events TEXT;
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

@@ -17,8 +17,9 @@ use super::Env;
 use super::hooks::Fire;
 use crate::history::{self, head_and_tail};
 use crate::project::hooks::HookEvent;
+use crate::provider::chain::{self, Hop};
 use crate::provider::window::{Calibration, tokens_of};
-use crate::provider::{ChatMessage, ChatRequest, Delta, ProviderError};
+use crate::provider::{ChatMessage, ChatRequest, Delta, ProviderError, Retry};
 use crate::session::Session;
 use crate::store::{MessageKind, MessageRow, NewMessage, StoreError};
 use serde_json::{Value, json};
@@ -209,22 +210,70 @@ impl Compaction<'_> {
             messages: &messages,
             tools: &[],
         };
+        // The summary is never streamed to clients, so each provider of the route may be
+        // asked in turn whatever it did (`provider/chain.rs`); its retries and switches are
+        // told to the turn's clients as in a step.
         let read = async {
-            let open = self.env.provider.open(&request).await?;
-            let mut text = String::new();
-            let mut on_delta = |delta: Delta| {
-                if let Delta::Text(t) = delta {
-                    text.push_str(&t);
+            let route = self.env.provider.route(self.model);
+            let mut failures = Vec::new();
+            for (index, hop) in route.iter().enumerate() {
+                let request = ChatRequest {
+                    model: hop.model,
+                    ..request
+                };
+                match self.ask_one(hop, &request).await {
+                    Ok(text) => return Ok(text),
+                    Err(error) => {
+                        if let (Some(next), Some(turn_id)) = (route.get(index + 1), self.turn_id) {
+                            let update = Update::ProviderFallback {
+                                from: hop.label(),
+                                to: next.label(),
+                                reason: error.reason(),
+                            };
+                            self.session.broadcast(turn_id, update);
+                        }
+                        failures.push((hop.label(), error));
+                    }
                 }
-            };
-            open.read(&mut on_delta, self.session).await?;
-            Ok::<String, ProviderError>(text)
+            }
+            Err(chain::exhausted(failures))
         };
         tokio::select! {
             biased;
             () = self.cancel.cancelled() => Err(CompactError::Cancelled),
             read = read => read.map_err(CompactError::Provider),
         }
+    }
+}
+
+impl Compaction<'_> {
+    /// The summary from one provider of the route.
+    async fn ask_one(
+        &self,
+        hop: &Hop<'_>,
+        request: &ChatRequest<'_>,
+    ) -> Result<String, ProviderError> {
+        let label = hop.label();
+        let on_retry = |retry: Retry| {
+            if let Some(turn_id) = self.turn_id {
+                let update = Update::ProviderRetry {
+                    attempt: retry.attempt,
+                    delay_ms: u64::try_from(retry.delay.as_millis()).unwrap_or(u64::MAX),
+                    reason: retry.reason,
+                    provider: Some(label.clone()),
+                };
+                self.session.broadcast(turn_id, update);
+            }
+        };
+        let open = hop.provider.open(request, &on_retry).await?;
+        let mut text = String::new();
+        let mut on_delta = |delta: Delta| {
+            if let Delta::Text(t) = delta {
+                text.push_str(&t);
+            }
+        };
+        open.read(&mut on_delta, self.session).await?;
+        Ok(text)
     }
 }
 

@@ -133,6 +133,40 @@ pub struct Unattended {
     pub approve: BTreeMap<String, Policy>,
     /// The run's sandbox: the entry's, or the strict default.
     pub sandbox: crate::sandbox::UnattendedSandbox,
+    /// The turn's `provider_retry` and `provider_fallback` events, for the run's record.
+    pub provider_log: Arc<ProviderLog>,
+}
+
+/// An unattended turn's `provider_retry` and `provider_fallback` events, as sent, kept for
+/// its run's record. Bounded: the first [`ProviderLog::MAX`] are kept, later ones are
+/// dropped (a turn that retries that often has the first ones to show why).
+#[derive(Debug, Default)]
+pub struct ProviderLog(std::sync::Mutex<Vec<serde_json::Value>>);
+
+impl ProviderLog {
+    pub const MAX: usize = 64;
+
+    fn push(&self, update: &zeroclaw_protocol::Update<'_>) {
+        let mut events = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if events.len() < Self::MAX
+            && let Ok(value) = serde_json::to_value(update)
+        {
+            events.push(value);
+        }
+    }
+
+    /// The events kept so far, in order, emptying the log.
+    pub fn take(&self) -> Vec<serde_json::Value> {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
 }
 
 impl Unattended {

@@ -15,8 +15,9 @@ use crate::mcp::Mcp;
 use crate::project;
 use crate::project::AgentProfile;
 use crate::project::hooks::{Hook, HookEvent, HookSet, Verdict};
+use crate::provider::chain::{self, Hop};
 use crate::provider::{
-    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, StepResult, ToolCall, window,
+    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, Retry, StepResult, ToolCall, window,
 };
 use crate::session::{ActiveTurn, Session};
 use crate::store::{MessageKind, NewCheckpoint, NewMessage, StoreError};
@@ -52,6 +53,15 @@ enum Call {
     Done(String, StepResult),
     /// The provider refused the request as longer than the model's context window.
     TooLong(ProviderError),
+}
+
+/// How one provider of a model call's route answered.
+enum Once {
+    Done(Call),
+    /// It failed before showing anything: the next provider may be asked.
+    Failed(ProviderError),
+    /// It failed after part of its answer was shown: the call fails.
+    AfterOutput(ProviderError),
 }
 
 /// What the turn starts from (`Turn::before_turn`).
@@ -558,18 +568,87 @@ impl Turn<'_> {
     }
 
     /// One model call: streams its text to the session, stores it whole, and returns it
-    /// with the call's result.
+    /// with the call's result. The call walks the provider's route (`provider/chain.rs`):
+    /// when a provider fails before any output, the next `[[fallback]]` is asked, each
+    /// switch told as a `provider_fallback` event; each retry of a provider is a
+    /// `provider_retry` event.
     async fn model_call(&mut self, step: i64, request: &ChatRequest<'_>) -> Result<Call, Halt> {
         let cancel = self.active.cancel.clone();
+        let env = self.env;
+        let model = self.model.clone();
+        let route = env.provider.route(&model);
+        let mut failures = Vec::new();
+        for (index, hop) in route.iter().enumerate() {
+            let untried = route.len() - index - 1;
+            let request = ChatRequest {
+                model: hop.model,
+                system: request.system,
+                messages: request.messages,
+                tools: request.tools,
+            };
+            let outcome = self.call_once(step, hop, &request, &cancel).await?;
+            let error = match outcome {
+                Once::Done(call) => return Ok(call),
+                Once::AfterOutput(error) => {
+                    let error = chain::after_output(error, untried);
+                    return Err(self.provider_failure(error).await.into());
+                }
+                Once::Failed(error) => error,
+            };
+            if index == 0 && error.kind == ErrorKind::ContextLength {
+                return Ok(Call::TooLong(error));
+            }
+            let next = route.get(index + 1);
+            if let Some(next) = next.filter(|_| chain::may_fall_back(index, &error)) {
+                tracing::warn!(from = %hop.label(), to = %next.label(), error = %error, "provider failed; trying the next fallback");
+                self.provider_event(Update::ProviderFallback {
+                    from: hop.label(),
+                    to: next.label(),
+                    reason: error.reason(),
+                });
+            }
+            failures.push((hop.label(), error));
+        }
+        let error = chain::exhausted(failures);
+        Err(self.provider_failure(error).await.into())
+    }
+
+    /// One model call to one provider of the route: opened (its retries told as
+    /// `provider_retry` events), then streamed to the session and stored.
+    async fn call_once(
+        &mut self,
+        step: i64,
+        hop: &Hop<'_>,
+        request: &ChatRequest<'_>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Once, Halt> {
         let started = std::time::Instant::now();
-        let opened = or_cancelled(&cancel, self.env.provider.open(request)).await?;
+        let opened = {
+            let session = self.session;
+            let turn_id = self.active.id.as_str();
+            let label = hop.label();
+            let unattended = self.origin.unattended.clone();
+            let on_retry = |retry: Retry| {
+                let delay_ms = u64::try_from(retry.delay.as_millis()).unwrap_or(u64::MAX);
+                let update = Update::ProviderRetry {
+                    attempt: retry.attempt,
+                    delay_ms,
+                    reason: retry.reason,
+                    provider: Some(label.clone()),
+                };
+                if let Some(run) = &unattended {
+                    run.provider_log.push(&update);
+                }
+                session.broadcast(turn_id, update);
+            };
+            or_cancelled(cancel, hop.provider.open(request, &on_retry)).await?
+        };
         self.env.observer.model_call(
             started.elapsed().as_secs_f64(),
             opened.as_ref().err().map(|e| e.kind.as_str()),
         );
         let open = match opened {
-            Err(e) if e.kind == ErrorKind::ContextLength => return Ok(Call::TooLong(e)),
-            Err(e) => return Err(self.provider_failure(e).await.into()),
+            Err(e) => return Ok(Once::Failed(e)),
             Ok(open) => open,
         };
         self.ensure_started().await?;
@@ -589,7 +668,7 @@ impl Turn<'_> {
                     thought.push_str(&t);
                 }
             };
-            or_cancelled(&cancel, open.read(&mut on_delta, session)).await
+            or_cancelled(cancel, open.read(&mut on_delta, session)).await
         };
         // What streamed before a cancellation is kept, marked cancelled.
         let cancelled = outcome.is_err();
@@ -605,10 +684,21 @@ impl Turn<'_> {
             self.text.push_str(&text);
         }
         let result = match outcome? {
-            Err(e) => return Err(self.provider_failure(e).await.into()),
+            // Nothing was shown: another provider may answer instead.
+            Err(e) if text.is_empty() && thought.is_empty() => return Ok(Once::Failed(e)),
+            Err(e) => return Ok(Once::AfterOutput(e)),
             Ok(result) => result,
         };
-        Ok(Call::Done(text, result))
+        Ok(Once::Done(Call::Done(text, result)))
+    }
+
+    /// Sends a `provider_retry` or `provider_fallback` event, kept for an unattended run's
+    /// record.
+    fn provider_event(&self, update: Update<'_>) {
+        if let Some(run) = &self.origin.unattended {
+            run.provider_log.push(&update);
+        }
+        self.emit(update);
     }
 
     /// One tool call: recorded, run (see `tool_call.rs`) unless `refused` already holds its

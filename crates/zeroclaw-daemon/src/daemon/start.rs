@@ -37,7 +37,7 @@ pub struct Settings {
 pub fn read_settings(options: &DaemonOptions) -> Result<Settings, DaemonError> {
     let mut config = Config::load(&options.paths.config_file())?;
     config.daemon.max_connections = open_files::connection_cap(config.daemon.max_connections);
-    let provider = Provider::new(config.agent.provider.clone()).map_err(DaemonError::Provider)?;
+    let provider = Provider::configured(&config.agent).map_err(DaemonError::Provider)?;
     let gateway = match &options.gateway {
         GatewayChoice::Off => false,
         GatewayChoice::Listen(addr) => {

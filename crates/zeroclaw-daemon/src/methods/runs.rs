@@ -28,6 +28,12 @@ pub fn wire(row: RunRow) -> Run {
         created_at: timestamp(row.created_at),
         finished_at: row.finished_at.map(timestamp),
         usage: row.usage,
+        // Written by this daemon as a JSON array; anything else reads as none.
+        provider_events: row
+            .provider_events
+            .as_deref()
+            .and_then(|text| serde_json::from_str(text).ok())
+            .unwrap_or_default(),
     }
 }
 

@@ -83,6 +83,7 @@ pub async fn accept(
         created_at: now_ms(),
         finished_at: None,
         usage: None,
+        provider_events: None,
     };
     match store.insert_delivery(row.clone(), dedup).await {
         Ok(None) => {}
@@ -121,6 +122,7 @@ pub async fn record_skipped(
         created_at: now,
         finished_at: Some(now),
         usage: None,
+        provider_events: None,
     };
     state.agent.sessions.store.insert_run(row.clone()).await?;
     Ok(row)

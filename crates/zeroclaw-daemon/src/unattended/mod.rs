@@ -93,11 +93,16 @@ pub fn start(state: &Arc<DaemonState>, gateway: bool) {
 }
 
 /// For `target`: its source and name, as the turn's policy names them.
-fn unattended_of(target: &Target, entry: &Entry) -> zeroclaw_agent::turn::Unattended {
+fn unattended_of(
+    target: &Target,
+    entry: &Entry,
+    provider_log: Arc<zeroclaw_agent::turn::ProviderLog>,
+) -> zeroclaw_agent::turn::Unattended {
     zeroclaw_agent::turn::Unattended {
         source: target.source.as_str(),
         name: target.name.clone(),
         approve: entry.approve.clone(),
         sandbox: entry.sandbox,
+        provider_log,
     }
 }

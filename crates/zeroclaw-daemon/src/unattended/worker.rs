@@ -8,7 +8,7 @@ use crate::state::DaemonState;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use zeroclaw_agent::store::RunStatus;
-use zeroclaw_agent::turn::{self, Origin, StartError};
+use zeroclaw_agent::turn::{self, Origin, ProviderLog, StartError};
 use zeroclaw_protocol::StopReason;
 
 pub async fn work(state: Arc<DaemonState>, target: Arc<Target>, mut rx: mpsc::Receiver<Job>) {
@@ -21,8 +21,17 @@ pub async fn work(state: Arc<DaemonState>, target: Arc<Target>, mut rx: mpsc::Re
         };
         let Some(job) = job else { break };
         let run_id = job.run_id.clone();
-        let (status, error) = run(&state, &target, job).await;
+        let provider_log = Arc::new(ProviderLog::default());
+        let (status, error) = run(&state, &target, job, &provider_log).await;
         let finished = now_ms();
+        let events = provider_log.take();
+        if !events.is_empty() {
+            let events = serde_json::Value::Array(events).to_string();
+            let store = &state.agent.sessions.store;
+            if let Err(e) = store.set_run_provider_events(&run_id, events).await {
+                tracing::error!(run = %run_id, error = %e, "could not record a run's provider events");
+            }
+        }
         if let Err(e) = state
             .agent
             .sessions
@@ -38,7 +47,12 @@ pub async fn work(state: Arc<DaemonState>, target: Arc<Target>, mut rx: mpsc::Re
 }
 
 /// Runs one job's turn to its end: its final status and error.
-async fn run(state: &Arc<DaemonState>, target: &Target, job: Job) -> (RunStatus, Option<String>) {
+async fn run(
+    state: &Arc<DaemonState>,
+    target: &Target,
+    job: Job,
+    provider_log: &Arc<ProviderLog>,
+) -> (RunStatus, Option<String>) {
     let failed = |why: String| (RunStatus::Failed, Some(why));
     let Some(entry) = entry(state, target.source, &target.name) else {
         return failed("its webhook or schedule is no longer configured".into());
@@ -63,7 +77,11 @@ async fn run(state: &Arc<DaemonState>, target: &Target, job: Job) -> (RunStatus,
     let origin = Origin {
         peer: None,
         elicitation: false,
-        unattended: Some(Arc::new(unattended_of(target, &entry))),
+        unattended: Some(Arc::new(unattended_of(
+            target,
+            &entry,
+            provider_log.clone(),
+        ))),
         fs: Default::default(),
     };
     let answer = loop {

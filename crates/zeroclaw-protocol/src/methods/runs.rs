@@ -48,6 +48,10 @@ pub struct Run {
     /// The run's turn's token usage and cost; absent before its first model call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<super::UsageTotals>,
+    /// The run's `provider_retry` and `provider_fallback` events (docs/protocol.md §10),
+    /// as they were sent, in order; absent when there were none. At most 64 are kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_events: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

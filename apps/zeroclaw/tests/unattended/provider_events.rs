@@ -1,0 +1,48 @@
+//! Issue 34: an unattended run's record keeps its provider's retries and fallbacks
+//! (`providerEvents`), since nobody watched the live events.
+
+use crate::harness::*;
+use serde_json::json;
+use zeroclaw_testkit::{FakeProvider, openai};
+
+#[test]
+fn a_runs_record_lists_the_fallback_its_turn_made() {
+    let backup = FakeProvider::start_blocking().unwrap();
+    let backup_url = backup.base_url();
+    // The primary (the harness's fake) has no reply scripted: it answers 500 every time.
+    let hooks = Hooks::start(
+        |w| {
+            format!(
+                "[[fallback]]\nbase_url = {backup_url:?}\nmodel = \"backup\"\nmax_retries = 0\n\n\
+                 [[schedules]]\nname = \"manual\"\ncron = \"0 0 1 1 *\"\ncwd = \"{w}\"\nprompt = \"go\"\n"
+            )
+        },
+        &[],
+    );
+    backup.push(openai::text(&["done by the backup"]));
+    let run = hooks
+        .daemon
+        .client()
+        .call("schedule/run", json!({"name": "manual"}));
+    let run = hooks.wait_finished(run["runId"].as_str().unwrap());
+    assert_eq!(run["status"], "done", "{run}");
+    assert_eq!(
+        run["providerEvents"],
+        json!([{
+            "type": "provider_fallback",
+            "from": format!("fake at {}", hooks.fake.base_url()),
+            "to": format!("backup at {backup_url}"),
+            "reason": "HTTP 500 Internal Server Error",
+        }]),
+        "{run}"
+    );
+    // A run without any has none.
+    hooks.fake.push(openai::text(&["primary"]));
+    let run = hooks
+        .daemon
+        .client()
+        .call("schedule/run", json!({"name": "manual"}));
+    let run = hooks.wait_finished(run["runId"].as_str().unwrap());
+    assert_eq!(run["status"], "done", "{run}");
+    assert!(run.get("providerEvents").is_none(), "{run}");
+}
