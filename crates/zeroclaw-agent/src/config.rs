@@ -141,9 +141,13 @@ impl ProviderConfig {
     pub fn validate(&self, table: &str) -> Result<(), String> {
         let url = &self.base_url;
         if !(url.starts_with("http://") || url.starts_with("https://")) {
+            // Only the scheme is echoed: the rest may hold credentials (`user:pass@`).
+            let got = match url.split_once("://") {
+                Some((scheme, _)) => format!("a {scheme:?} URL"),
+                None => "no scheme".to_owned(),
+            };
             return Err(format!(
-                "{table}.base_url must start with http:// or https://, got {:?}",
-                crate::provider::url::without_credentials(url)
+                "{table}.base_url must start with http:// or https://, got {got}"
             ));
         }
         if self.model.trim().is_empty() {

@@ -318,14 +318,19 @@ async fn next_tagged_says_which_events_are_a_subagents_and_from_which_call() {
         };
         seen.push(format!("{tag}{}", describe(&tagged.event)));
     }
-    // The child's text comes, tagged: not the turn's answer (`next` leaves it out).
+    // The child's text comes, tagged: not the turn's answer (`next` leaves it out); so
+    // does its usage, which is the child session's (the parent's first call reported
+    // none: estimated).
     assert_eq!(
         seen,
         [
+            "usage estimated",
             "tool_call",
             "[call_task] text child answer",
+            "[call_task] usage 10 1",
             "tool_result error=false child answer",
             "text parent answer",
+            "usage 10 1",
             "turn_complete EndTurn",
             "done EndTurn parent answer",
         ]

@@ -24,6 +24,7 @@ mod error;
 mod exit_plan;
 mod halt;
 mod hooks;
+mod meter;
 mod modes;
 mod permission;
 mod plan;

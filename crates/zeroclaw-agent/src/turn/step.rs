@@ -89,7 +89,7 @@ pub(super) struct Turn<'a> {
     started: bool,
     text: String,
     /// The turn's token usage so far (`usage.rs`).
-    pub(super) meter: super::usage::Meter,
+    pub(super) meter: super::meter::Meter,
     /// What the turn's tool calls run against (`tool_context.rs`).
     pub(super) tools_context: ToolContext,
     /// The checkpoint taken before the turn (`checkpoint.rs`), stored with it.

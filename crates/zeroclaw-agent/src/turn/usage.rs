@@ -6,26 +6,7 @@
 use super::halt::Halt;
 use super::step::Turn;
 use crate::provider::{StepResult, window};
-use zeroclaw_protocol::{Update, Usage, UsageReport, UsageTotals};
-
-/// What a turn's model calls have used so far.
-#[derive(Debug, Default)]
-pub(super) struct Meter {
-    /// The turn's calls so far; `None` before the first.
-    turn: Option<UsageTotals>,
-    /// The session's stored turns before this one, read at the turn's first call.
-    before: Option<UsageTotals>,
-}
-
-impl Meter {
-    /// The turn's tokens, as `session/prompt` answers them; `None` before any call.
-    pub(super) fn usage(&self) -> Option<Usage> {
-        self.turn.map(|t| Usage {
-            input_tokens: t.input_tokens,
-            output_tokens: t.output_tokens,
-        })
-    }
-}
+use zeroclaw_protocol::{Update, UsageReport, UsageTotals};
 
 /// One call's tokens: the provider's report, or an estimate from the request's calibrated
 /// size (`estimate`) and the bytes the model wrote.
