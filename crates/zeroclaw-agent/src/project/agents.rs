@@ -275,7 +275,11 @@ mod tests {
         assert!(
             warnings
                 .iter()
-                .any(|w| w.contains("config/agents/reviewer.md") && w.contains("taken")),
+                // `\` on Windows.
+                .any(
+                    |w| w.replace('\\', "/").contains("config/agents/reviewer.md")
+                        && w.contains("taken")
+                ),
             "{warnings:?}"
         );
     }
