@@ -38,13 +38,19 @@ pub fn shared(current: Current) -> Shared {
     Arc::new(Mutex::new(current))
 }
 
-/// The daemon's default model, for the model option (none if `status` fails).
-pub async fn default_model(client: &Client) -> Option<String> {
-    client
+/// What a session just opened shows: its model and mode, and the daemon's default model
+/// (asked with `status`; none if that fails).
+pub async fn current(client: &Client, model: &str, mode: PermissionMode) -> Current {
+    let default_model = client
         .status()
         .await
         .ok()
-        .and_then(|status| status.provider.map(|p| p.model))
+        .and_then(|status| status.provider.map(|p| p.model));
+    Current {
+        model: model.to_owned(),
+        mode,
+        default_model,
+    }
 }
 
 /// Every option, as the editor shows them.

@@ -45,11 +45,7 @@ impl Bridge {
         if Path::new(&summary.cwd) != request.cwd {
             tracing::info!(session = %session_id, stored = %summary.cwd, asked = %request.cwd.display(), "session/resume: the session keeps its stored working directory");
         }
-        let current = config::Current {
-            model: summary.model.clone(),
-            mode: summary.mode,
-            default_model: config::default_model(&client).await,
-        };
+        let current = config::current(&client, &summary.model, summary.mode).await;
         let options = config::options(&current);
         match self.link(&session_id) {
             Some(link) => *config::lock(&link.config) = current,

@@ -393,11 +393,7 @@ impl Bridge {
         match client.session_new(params).await {
             Ok(info) => {
                 let events = client.subscribe(&info.session_id);
-                let current = config::Current {
-                    model: info.model.clone(),
-                    mode: info.mode,
-                    default_model: config::default_model(&client).await,
-                };
+                let current = config::current(&client, &info.model, info.mode).await;
                 let options = config::options(&current);
                 self.attach(
                     &info.session_id,
@@ -438,11 +434,7 @@ impl Bridge {
                     tracing::info!(session = %source, fork = %info.session_id, stored = %info.cwd, asked = %request.cwd.display(), "session/fork: the fork keeps the source's working directory");
                 }
                 let events = client.subscribe(&info.session_id);
-                let current = config::Current {
-                    model: info.model.clone(),
-                    mode: info.mode,
-                    default_model: config::default_model(&client).await,
-                };
+                let current = config::current(&client, &info.model, info.mode).await;
                 let options = config::options(&current);
                 self.attach(
                     &info.session_id,
@@ -495,11 +487,7 @@ impl Bridge {
                         "session/load: the session keeps its stored working directory"
                     );
                 }
-                let current = config::Current {
-                    model: summary.model.clone(),
-                    mode: summary.mode,
-                    default_model: config::default_model(&client).await,
-                };
+                let current = config::current(&client, &summary.model, summary.mode).await;
                 let options = config::options(&current);
                 let link = match self.link(&session_id) {
                     // Loaded again: its pump already forwards the replay.
