@@ -104,8 +104,8 @@ enum Command {
         long_about = "Send one prompt to the agent and stream its answer to stdout. Tool calls and \
 their results go to stderr. Starts an ephemeral daemon if none is running.\n\n\
 Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_steps, \
-130 the turn was cancelled (Ctrl-C).",
-        after_help = "Examples:\n  zeroclaw prompt \"summarise README.md\"\n  git diff | zeroclaw prompt --approve none -\n  zeroclaw prompt --session 3b60b909 \"and now fix it\"\n  zeroclaw prompt --command fix-issue 123 high\n  zeroclaw prompt --mode plan \"how would you split src/main.rs?\""
+4 it stopped at a budget ([limits]), 130 the turn was cancelled (Ctrl-C).",
+        after_help = "Examples:\n  zeroclaw prompt \"summarise README.md\"\n  git diff | zeroclaw prompt --approve none -\n  zeroclaw prompt --session 3b60b909 \"and now fix it\"\n  zeroclaw prompt --command fix-issue 123 high\n  zeroclaw prompt --mode plan \"how would you split src/main.rs?\"\n  zeroclaw prompt --image shot.png \"why is this button misaligned?\""
     )]
     Prompt {
         #[command(flatten)]
@@ -129,6 +129,10 @@ Exit status: 0 the agent finished its turn, 1 error, 3 it stopped at agent.max_s
         /// Set the session's permission mode before the prompt (it stays the session's).
         #[arg(long, value_enum)]
         mode: Option<ModeArg>,
+        /// Send this image with the prompt (PNG, JPEG, GIF or WebP, at most 5 MiB; repeat
+        /// for more, at most 10).
+        #[arg(long, value_name = "FILE")]
+        image: Vec<PathBuf>,
     },
     /// Make one raw JSON-RPC call and print its result.
     #[command(
@@ -595,12 +599,14 @@ fn main() -> ExitCode {
                 cwd,
                 approve,
                 mode,
+                image,
                 ..
             } => {
                 let input = commands::prompt::Input::new(text, command);
                 let how = commands::prompt::How {
                     approve,
                     mode: mode.map(ModeArg::mode),
+                    images: image,
                 };
                 commands::prompt::run(&paths, input, session, cwd, how).await
             }

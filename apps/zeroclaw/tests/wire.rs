@@ -28,6 +28,9 @@ const NOT_INITIALIZED: i64 = -32010;
 const VERSION_MISMATCH: i64 = -32011;
 
 const MIB: usize = 1024 * 1024;
+/// The smallest frame cap the daemon accepts (`daemon.max_frame_bytes`), with which the
+/// handshake and its answer must still pass.
+const MIN_CAP: usize = 4096;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -713,41 +716,41 @@ fn an_80_mib_line_gets_one_error_and_is_discarded_without_buffering() {
 #[test]
 fn a_configured_frame_cap_is_enforced_and_frames_within_it_work() {
     let dir = TestDir::new();
-    let daemon = start_with_frame_cap(&dir, 1024);
+    let daemon = start_with_frame_cap(&dir, MIN_CAP);
     let mut conn = daemon.initialized();
 
-    // 2,000 bytes: one error naming the limit, with id null (never the frame's own id).
-    let long = status_frame_of_len(2000, 77);
+    // Twice the cap: one error naming the limit, with id null (never the frame's own id).
+    let long = status_frame_of_len(2 * MIN_CAP, 77);
     conn.send_line(&long);
-    assert_oversized(&conn.recv(), 1024);
+    assert_oversized(&conn.recv(), MIN_CAP);
     probe(&mut conn);
 
-    // 1,000 bytes: a normal frame.
-    conn.send_line(status_frame_of_len(1000, 78));
+    // A quarter of the cap: a normal frame.
+    conn.send_line(status_frame_of_len(MIN_CAP / 4, 78));
     let answer = conn.recv();
     assert_eq!(answer["id"], json!(78), "{answer}");
     assert!(answer.get("result").is_some(), "{answer}");
 
     // The boundary: exactly the cap is accepted, one byte more is not.
-    conn.send_line(status_frame_of_len(1024, 79));
+    conn.send_line(status_frame_of_len(MIN_CAP, 79));
     let answer = conn.recv();
     assert_eq!(answer["id"], json!(79), "{answer}");
     assert!(answer.get("result").is_some(), "{answer}");
-    conn.send_line(status_frame_of_len(1025, 80));
-    assert_oversized(&conn.recv(), 1024);
+    conn.send_line(status_frame_of_len(MIN_CAP + 1, 80));
+    assert_oversized(&conn.recv(), MIN_CAP);
     probe(&mut conn);
 
     // Several oversized lines back to back: one error each, in order, then service.
     let mut burst = Vec::new();
     for id in 0..3 {
-        burst.extend_from_slice(&status_frame_of_len(1500, id));
+        burst.extend_from_slice(&status_frame_of_len(MIN_CAP + MIN_CAP / 2, id));
         burst.push(b'\n');
     }
     burst.extend_from_slice(&status_frame_of_len(500, 99));
     burst.push(b'\n');
     conn.send_raw(&burst);
     for _ in 0..3 {
-        assert_oversized(&conn.recv(), 1024);
+        assert_oversized(&conn.recv(), MIN_CAP);
     }
     assert_eq!(conn.recv()["id"], json!(99));
     probe(&mut conn);
@@ -773,11 +776,11 @@ fn unread_by_peer(stream: &std::os::unix::net::UnixStream) -> std::ffi::c_int {
 #[test]
 fn a_cap_sized_crlf_frame_is_accepted_however_it_is_split() {
     let dir = TestDir::new();
-    let daemon = start_with_frame_cap(&dir, 1024);
+    let daemon = start_with_frame_cap(&dir, MIN_CAP);
     let mut conn = daemon.initialized();
 
     // In one write: accepted (the `\r` is stripped before the length check).
-    let mut whole = status_frame_of_len(1024, 1);
+    let mut whole = status_frame_of_len(MIN_CAP, 1);
     whole.extend_from_slice(b"\r\n");
     conn.send_raw(&whole);
     let answer = conn.recv();
@@ -785,7 +788,7 @@ fn a_cap_sized_crlf_frame_is_accepted_however_it_is_split() {
     assert!(answer.get("result").is_some(), "{answer}");
 
     // The same bytes, with the daemon made to read the `\r` before the `\n` exists.
-    let mut head = status_frame_of_len(1024, 2);
+    let mut head = status_frame_of_len(MIN_CAP, 2);
     head.push(b'\r');
     conn.send_raw(&head);
     let deadline = std::time::Instant::now() + HANG_GUARD;

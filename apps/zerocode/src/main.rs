@@ -5,6 +5,7 @@ mod app;
 mod approval;
 mod complete;
 mod forms;
+mod images;
 mod input;
 mod interrupts;
 mod markdown;
@@ -15,6 +16,8 @@ mod status;
 mod subagents;
 mod summary;
 mod term;
+mod units;
+mod usage;
 
 use clap::Parser;
 use std::path::PathBuf;
@@ -37,15 +40,18 @@ cancels the turn. Questions from the agent are shown as short forms.\n\n\
 The prompt history is kept in <data dir>/zerocode_history (1000 entries).\n\n\
 Answers are rendered Markdown (code highlighted), each block printed once it is complete; \
 set NO_COLOR (or pipe the output) for clean text. While a turn runs, a status line at the \
-bottom shows the phase, elapsed time and an estimate of the tokens so far.\n\n\
+bottom shows the phase, elapsed time, an estimate of the tokens so far, how full the model's \
+context window is and the session's cost (with [provider.pricing]); a provider's retries and \
+fallbacks are said as they happen.\n\n\
 Exit status: 0 on /quit, Ctrl-D or Ctrl-C twice at the prompt; 1 on an error or when the \
 daemon went away; 130 on Ctrl-C twice during a turn.",
     after_help = "Commands at the prompt: /help, /status, /model [NAME], /new, /clear, /sessions, \
 /load ID|N, /cancel, /compact, /quit (Tab completes them).\n\n\
 Prompts: Alt-Enter or a trailing \\ adds a line, and a pasted block is sent as one prompt. \
 @path attaches a file under the session's directory (Tab completes the name; at most 100 KiB \
-a file and 256 KiB in all, binary files and paths leaving the directory refused). Ctrl-R \
-searches the prompt history.\n\n\
+a file and 256 KiB in all, binary files and paths leaving the directory refused); @shot.png, or \
+an image's path pasted on a line of its own, sends the image (PNG, JPEG, GIF, WebP, at most \
+5 MiB). Ctrl-R searches the prompt history.\n\n\
 Examples:\n  zerocode                       # a new session in the current directory\n  zerocode --resume              # pick one of the recent sessions\n  zerocode --session 3b60b909-…  # continue a session, with its history shown\n  zerocode --cwd ~/src/project"
 )]
 struct Cli {

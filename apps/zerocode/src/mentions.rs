@@ -1,13 +1,17 @@
 //! `@path` mentions: a prompt naming a file under the session's cwd gets the file's text
-//! appended as context, since `session/prompt` takes text only. Each file follows the
-//! prompt as a fenced block headed by its path (the fence longer than any run of backticks
-//! in the file, so no content can close it early).
+//! appended as context. Each file follows the prompt as a fenced block headed by its path
+//! (the fence longer than any run of backticks in the file, so no content can close it
+//! early). A mentioned image (by its extension: `@shot.png`), and an image whose path is a
+//! line of the prompt on its own (a pasted path), go with the prompt as image content
+//! blocks instead (`images.rs`); one that cannot be attached stops the prompt.
 //!
 //! Bounded: [`MAX_FILE_BYTES`] of one file and [`MAX_TOTAL_BYTES`] of all are attached; a
 //! file cut short says so in its heading (and on screen). Refused with a reason, the text
 //! left as typed: a path that does not exist, leaves the cwd (`..`, an absolute path, a
 //! symlink pointing out), is not a regular file, or is binary (a NUL byte, or not UTF-8).
 
+use crate::images::{self, Image};
+use crate::units::size;
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -41,9 +45,14 @@ pub struct Expanded {
     pub prompt: String,
     pub attached: Vec<Attached>,
     pub refused: Vec<Refused>,
+    /// The images, in the order the prompt names them.
+    pub images: Vec<Image>,
+    /// Why images named could not be attached: the prompt must not be sent without them.
+    pub errors: Vec<String>,
 }
 
-/// The prompt `text` with the files its `@path` mentions name (under `cwd`) appended.
+/// The prompt `text` with the files its `@path` mentions name (under `cwd`) appended, and
+/// the images it names.
 pub fn expand(text: &str, cwd: &Path) -> Expanded {
     let mut out = Expanded {
         prompt: text.to_owned(),
@@ -53,41 +62,138 @@ pub fn expand(text: &str, cwd: &Path) -> Expanded {
         return out;
     };
     let mut seen = HashSet::new();
+    let mut seen_images = HashSet::new();
     let mut budget = MAX_TOTAL_BYTES;
-    for word in text.split_whitespace() {
-        let Some(mention) = word.strip_prefix('@').filter(|m| !m.is_empty()) else {
-            continue;
-        };
-        // Punctuation closing a sentence is not part of the path, unless the file has it.
-        let trimmed = mention.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '"', '\'']);
-        // Tested under the canonical root, as `read` opens it: on Windows a plain path drops
-        // a trailing dot (`lib.rs.` is `lib.rs`), a verbatim one does not.
-        let path = if !root.join(mention).exists() && !trimmed.is_empty() {
-            trimmed
-        } else {
-            mention
-        };
-        if !seen.insert(path.to_owned()) {
+    for line in text.lines() {
+        if let Some(path) = images::pasted_path(line, &root) {
+            let label = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            );
+            if seen_images.insert(path.clone()) {
+                match images::attach(&path, &label) {
+                    Ok(image) => out.images.push(image),
+                    Err(why) => out.errors.push(why),
+                }
+            }
             continue;
         }
-        let refuse = |why: String| Refused {
-            mention: format!("@{path}"),
-            why,
-        };
-        match read(&root, path, budget) {
-            Ok(file) => {
-                budget -= file.text.len();
-                out.prompt.push_str(&block(path, &file));
-                out.attached.push(Attached {
-                    path: path.to_owned(),
-                    size: file.size,
-                    cut: ((file.text.len() as u64) < file.size).then_some(file.text.len()),
-                });
+        for word in line.split_whitespace() {
+            let Some(mention) = word.strip_prefix('@').filter(|m| !m.is_empty()) else {
+                continue;
+            };
+            // Punctuation closing a sentence is not part of the path, unless the file has it.
+            let trimmed =
+                mention.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '"', '\'']);
+            // Tested under the canonical root, as `read` opens it: on Windows a plain path
+            // drops a trailing dot (`lib.rs.` is `lib.rs`), a verbatim one does not.
+            let path = if !root.join(mention).exists() && !trimmed.is_empty() {
+                trimmed
+            } else {
+                mention
+            };
+            if !seen.insert(path.to_owned()) {
+                continue;
             }
-            Err(why) => out.refused.push(refuse(why)),
+            if zeroclaw_client::image_type(Path::new(path)).is_some() {
+                let attached = locate(&root, path)
+                    .map_err(|missing| images::not_found(path, &missing.image()))
+                    .and_then(|(real, _)| {
+                        if seen_images.insert(real.clone()) {
+                            images::attach(&real, path).map(Some)
+                        } else {
+                            Ok(None)
+                        }
+                    });
+                match attached {
+                    Ok(image) => out.images.extend(image),
+                    Err(why) => out.errors.push(why),
+                }
+                continue;
+            }
+            match read(&root, path, budget) {
+                Ok(file) => {
+                    budget -= file.text.len();
+                    out.prompt.push_str(&block(path, &file));
+                    out.attached.push(Attached {
+                        path: path.to_owned(),
+                        size: file.size,
+                        cut: ((file.text.len() as u64) < file.size).then_some(file.text.len()),
+                    });
+                }
+                Err(why) => out.refused.push(Refused {
+                    mention: format!("@{path}"),
+                    why,
+                }),
+            }
         }
     }
+    if let Some(why) = images::too_many(&out.images) {
+        out.errors.push(why);
+    }
     out
+}
+
+/// Why a mentioned path names no file that may be attached.
+enum Missing {
+    NotFound(PathBuf),
+    Outside(PathBuf),
+    Directory,
+    NotRegular,
+    Unreadable(std::io::Error),
+}
+
+impl Missing {
+    /// As a text mention's refusal says it (the prompt is sent without the file).
+    fn text(&self) -> String {
+        match self {
+            Missing::NotFound(root) => format!("no such file in {}; left as typed", root.display()),
+            Missing::Outside(root) => format!(
+                "outside the session's directory {}; not attached",
+                root.display()
+            ),
+            Missing::Directory => "a directory; mention the files in it".into(),
+            Missing::NotRegular => "not a regular file; not attached".into(),
+            Missing::Unreadable(e) => format!("cannot open it: {e}"),
+        }
+    }
+
+    /// As an image mention's error says it (the prompt is not sent).
+    fn image(&self) -> String {
+        match self {
+            Missing::NotFound(root) => format!("no such file in {}", root.display()),
+            Missing::Outside(root) => format!(
+                "outside the session's directory {} (paste the image's path on a line of its own to attach it from anywhere)",
+                root.display()
+            ),
+            Missing::Directory => "a directory".into(),
+            Missing::NotRegular => "not a regular file".into(),
+            Missing::Unreadable(e) => format!("cannot open it: {e}"),
+        }
+    }
+}
+
+/// The file `path` under `root` (a canonical directory) names, resolved, with its metadata:
+/// a regular file inside `root` (symlinks followed, then checked), or why not.
+fn locate(root: &Path, path: &str) -> Result<(PathBuf, std::fs::Metadata), Missing> {
+    let real = match root.join(path).canonicalize() {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Missing::NotFound(root.to_path_buf()));
+        }
+        Err(e) => return Err(Missing::Unreadable(e)),
+    };
+    if !real.starts_with(root) {
+        return Err(Missing::Outside(root.to_path_buf()));
+    }
+    let meta = std::fs::metadata(&real).map_err(Missing::Unreadable)?;
+    if meta.is_dir() {
+        return Err(Missing::Directory);
+    }
+    if !meta.is_file() {
+        return Err(Missing::NotRegular);
+    }
+    Ok((real, meta))
 }
 
 struct File {
@@ -98,27 +204,7 @@ struct File {
 /// Reads up to `budget` bytes (and at most [`MAX_FILE_BYTES`]) of `path` under `root` (a
 /// canonical directory), or says why not.
 fn read(root: &Path, path: &str, budget: usize) -> Result<File, String> {
-    let full: PathBuf = root.join(path);
-    let real = match full.canonicalize() {
-        Ok(real) => real,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("no such file in {}; left as typed", root.display()));
-        }
-        Err(e) => return Err(format!("cannot open it: {e}")),
-    };
-    if !real.starts_with(root) {
-        return Err(format!(
-            "outside the session's directory {}; not attached",
-            root.display()
-        ));
-    }
-    let meta = std::fs::metadata(&real).map_err(|e| format!("cannot open it: {e}"))?;
-    if meta.is_dir() {
-        return Err("a directory; mention the files in it".into());
-    }
-    if !meta.is_file() {
-        return Err("not a regular file; not attached".into());
-    }
+    let (real, meta) = locate(root, path).map_err(|missing| missing.text())?;
     if budget == 0 {
         return Err(format!(
             "the prompt already has {} of attachments, the most it takes; not attached",
@@ -175,15 +261,6 @@ fn block(path: &str, file: &File) -> String {
         "\n\nAttached file `{path}` ({what}):\n{fence}\n{}{newline}{fence}",
         file.text
     )
-}
-
-/// `812 B`, `1.2 KB`, `4.8 MB`.
-pub fn size(bytes: u64) -> String {
-    match bytes {
-        0..1024 => format!("{bytes} B"),
-        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
-        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
-    }
 }
 
 /// The dim line listing what was attached: `attached: a.rs (1.2 KB) · b.log (first 100.0
@@ -253,6 +330,42 @@ mod tests {
         assert!(why[3].1.contains("directory"), "{why:?}");
         #[cfg(unix)]
         assert!(why[4].1.contains("outside"), "{why:?}");
+    }
+
+    #[test]
+    fn images_go_as_content_blocks_and_one_that_cannot_stops_the_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let png = b"\x89PNG\r\n\x1a\n";
+        std::fs::write(dir.path().join("shot.png"), png).unwrap();
+        std::fs::create_dir(dir.path().join("img")).unwrap();
+        std::fs::write(dir.path().join("img/b.JPG"), b"\xff\xd8\xff").unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let pasted = elsewhere.path().join("drop.gif");
+        std::fs::write(&pasted, b"GIF89a").unwrap();
+        let text = format!(
+            "@shot.png what is this, and @img/b.JPG?\n{}\n",
+            pasted.display()
+        );
+        let out = expand(&text, dir.path());
+        // The text is sent as typed; the images go beside it, in order.
+        assert_eq!(out.prompt, text);
+        let labels: Vec<&str> = out.images.iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(labels, ["shot.png", "img/b.JPG", "drop.gif"]);
+        assert!(out.errors.is_empty() && out.refused.is_empty() && out.attached.is_empty());
+
+        // The same image twice is attached once.
+        let out = expand("@shot.png @shot.png", dir.path());
+        assert_eq!(out.images.len(), 1);
+
+        // An image mention that names nothing is an error, not text.
+        let out = expand("@gone.png @../x.png", dir.path());
+        assert!(out.images.is_empty());
+        assert!(
+            out.errors[0].starts_with("cannot attach @gone.png: no such file"),
+            "{:?}",
+            out.errors
+        );
+        assert_eq!(out.errors.len(), 2, "{:?}", out.errors);
     }
 
     #[test]

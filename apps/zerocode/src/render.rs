@@ -6,9 +6,11 @@ use crate::status::{Phase, Status, elapsed_text};
 use crate::subagents::{self, Subagents};
 pub use crate::summary::{one_line, summarize, truncate};
 use crate::term::{self, dim, red, sanitize};
+use crate::usage::{self, Gauge};
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
+use zeroclaw_client::protocol::methods::BudgetStop;
 use zeroclaw_client::{StopReason, Subagent, Update, Usage};
 
 /// Lines of a tool result shown before the rest is folded away.
@@ -42,6 +44,8 @@ pub struct Screen {
     mode: Option<String>,
     /// The turn's subagents still running: nested under their `task` call, collapsed.
     subagents: Subagents,
+    /// The current session's context gauge and cost, shown on each turn's status line.
+    gauge: Gauge,
 }
 
 impl Default for Screen {
@@ -61,6 +65,7 @@ impl Default for Screen {
             sandbox: None,
             mode: None,
             subagents: Subagents::default(),
+            gauge: Gauge::default(),
         }
     }
 }
@@ -189,7 +194,8 @@ impl Screen {
         self.status = Some(
             Status::new(Instant::now())
                 .with_sandbox(self.sandbox.clone())
-                .with_mode(self.mode.clone()),
+                .with_mode(self.mode.clone())
+                .with_gauge(self.gauge),
         );
         // A followed turn's subagents counted while its session loaded.
         if let Some(status) = &mut self.status {
@@ -211,6 +217,27 @@ impl Screen {
     /// The session's sandbox, for the next turns' status lines (`status::sandbox_label`).
     pub fn set_sandbox(&mut self, label: Option<String>) {
         self.sandbox = label;
+    }
+
+    /// The session's context gauge and cost (from `session/usage`), for the next turns'
+    /// status lines.
+    pub fn set_gauge(&mut self, gauge: Gauge) {
+        self.gauge = gauge;
+    }
+
+    /// A `usage_update` of the session's own turn: the gauge on the status line from now
+    /// on, and the turn's cost for its last line.
+    pub fn usage(&mut self, report: &zeroclaw_client::protocol::methods::UsageReport) {
+        self.gauge = Gauge::from_report(report);
+        if let Some(status) = &mut self.status {
+            status.set_usage(self.gauge, report.turn.cost);
+            self.write("");
+        }
+    }
+
+    /// The running turn's cost so far; `None` without a price.
+    pub fn status_turn_cost(&self) -> Option<f64> {
+        self.status.as_ref().and_then(Status::turn_cost)
     }
 
     /// The turn is over: the status line is erased for good. Returns how long it ran.
@@ -360,11 +387,18 @@ impl Screen {
     /// thoughts are left out and each tool result is one line.
     pub fn replay(&mut self, update: &Update) {
         match update {
-            Update::UserMessageChunk { text } => {
+            Update::UserMessageChunk { text, images } => {
                 self.end_line();
                 self.write("\n");
                 for line in sanitize(text).lines() {
                     self.line(&term::bold(&format!("> {line}")));
+                }
+                for image in images {
+                    let kib = image.size.div_ceil(1024);
+                    self.line(&term::dim(&format!(
+                        "> [image: {}, {kib} KiB]",
+                        image.mime_type
+                    )));
                 }
             }
             Update::AgentMessageChunk { text } => {
@@ -506,7 +540,6 @@ fn output_text(output: &Value) -> String {
     }
 }
 
-/// The line after a turn: `[end_turn]  12 in · 3 out tokens · 4.2s`.
 /// The line for a `session/steer` message as the turn took it.
 pub fn steered(text: &str) -> String {
     format!("› {} (steered into the turn)", crate::term::sanitize(text))
@@ -525,21 +558,67 @@ pub fn resolved_elsewhere(
     }
 }
 
-pub fn status_line(stop: StopReason, usage: Option<Usage>, elapsed: Option<Duration>) -> String {
+/// A `provider_retry` as a line: `retrying in 1.0 s (HTTP 429 Too Many Requests), attempt 1`.
+pub fn retry_line(attempt: u32, delay_ms: u64, reason: &str) -> String {
+    format!(
+        "retrying in {:.1} s ({}), attempt {attempt}",
+        delay_ms as f64 / 1000.0,
+        sanitize(reason)
+    )
+}
+
+/// A `provider_fallback` as a line: `provider gpt at https://… failed (HTTP 500 …); using
+/// llama at http://…`.
+pub fn fallback_line(from: &str, to: &str, reason: &str) -> String {
+    format!(
+        "provider {} failed ({}); using {}",
+        sanitize(from),
+        sanitize(reason),
+        sanitize(to)
+    )
+}
+
+/// The line after a turn: `[end_turn]  12 in · 3 out tokens · $0.0012 · 4.2s` (the cost
+/// when a price is configured). A turn stopped at a budget names the limit and what it
+/// used, when the answer says (a followed turn's `turn_complete` does not).
+pub fn status_line(
+    stop: StopReason,
+    usage: Option<Usage>,
+    cost: Option<f64>,
+    elapsed: Option<Duration>,
+    budget: Option<&BudgetStop>,
+) -> String {
     let mut line = format!("[{}]", stop.as_str());
+    let mut facts = Vec::new();
     if let Some(u) = usage {
-        line.push_str(&format!(
-            "  {} in · {} out tokens",
+        facts.push(format!(
+            "{} in · {} out tokens",
             u.input_tokens, u.output_tokens
         ));
     }
-    if let Some(elapsed) = elapsed {
-        let sep = if usage.is_some() { " · " } else { "  " };
-        line.push_str(sep);
-        line.push_str(&elapsed_text(elapsed));
+    if let Some(cost) = cost {
+        facts.push(usage::money(cost));
     }
-    if stop == StopReason::MaxTurns {
-        line.push_str("  (the agent stopped at agent.max_steps; send another prompt to go on)");
+    if let Some(elapsed) = elapsed {
+        facts.push(elapsed_text(elapsed));
+    }
+    if !facts.is_empty() {
+        line.push_str("  ");
+        line.push_str(&facts.join(" · "));
+    }
+    match (stop, budget) {
+        (StopReason::MaxTurns, _) => {
+            line.push_str("  (the agent stopped at agent.max_steps; send another prompt to go on)")
+        }
+        (StopReason::Budget, Some(budget)) => line.push_str(&format!(
+            "  (budget {} reached: {}; send another prompt to go on)",
+            sanitize(&budget.limit),
+            sanitize(&budget.used)
+        )),
+        (StopReason::Budget, None) => line.push_str(
+            "  (the agent stopped at its budget, [limits]; send another prompt to go on)",
+        ),
+        _ => {}
     }
     line
 }
@@ -612,14 +691,16 @@ mod tests {
     #[test]
     fn the_status_line_names_the_stop_reason_and_tokens() {
         assert_eq!(
-            status_line(StopReason::Cancelled, None, None),
+            status_line(StopReason::Cancelled, None, None, None, None),
             "[cancelled]"
         );
         assert_eq!(
             status_line(
                 StopReason::Cancelled,
                 None,
-                Some(Duration::from_millis(1500))
+                None,
+                Some(Duration::from_millis(1500)),
+                None
             ),
             "[cancelled]  1.5s"
         );
@@ -631,9 +712,48 @@ mod tests {
             status_line(
                 StopReason::EndTurn,
                 Some(usage),
-                Some(Duration::from_secs(65))
+                None,
+                Some(Duration::from_secs(65)),
+                None
             ),
             "[end_turn]  10 in · 2 out tokens · 1m 05s"
+        );
+        // Priced: the turn's cost after its tokens.
+        assert_eq!(
+            status_line(
+                StopReason::EndTurn,
+                Some(usage),
+                Some(0.0012),
+                Some(Duration::from_secs(2)),
+                None
+            ),
+            "[end_turn]  10 in · 2 out tokens · $0.0012 · 2.0s"
+        );
+        // A budget stop names the limit and what the turn used against it.
+        let budget = BudgetStop {
+            limit: "limits.max_tokens_per_turn".into(),
+            used: "360 tokens of 250".into(),
+        };
+        assert_eq!(
+            status_line(StopReason::Budget, Some(usage), None, None, Some(&budget)),
+            "[budget]  10 in · 2 out tokens  (budget limits.max_tokens_per_turn reached: 360 tokens of 250; send another prompt to go on)"
+        );
+    }
+
+    #[test]
+    fn retries_and_fallbacks_read_as_lines() {
+        assert_eq!(
+            retry_line(1, 1000, "HTTP 429 Too Many Requests"),
+            "retrying in 1.0 s (HTTP 429 Too Many Requests), attempt 1"
+        );
+        assert_eq!(
+            retry_line(2, 500, "cannot connect"),
+            "retrying in 0.5 s (cannot connect), attempt 2"
+        );
+        // What the daemon says is shown, never obeyed: no escape reaches the terminal.
+        assert_eq!(
+            fallback_line("a at http://x", "b at http://y", "timed out\x1b[2J"),
+            "provider a at http://x failed (timed out[2J); using b at http://y"
         );
     }
 }

@@ -1,5 +1,5 @@
 //! The live status line of a running turn: spinner, phase, elapsed time, tokens so far, the
-//! session's sandbox.
+//! session's context gauge and cost, its sandbox and permission mode.
 //!
 //! It lives on the terminal's last line, below everything printed, and is only ever drawn
 //! there with the cursor at column 0 of an empty line: `\r`, erase-line, the text (cut to
@@ -7,6 +7,7 @@
 //! way, and drawn again after, so it never lands in the scrollback. [`crate::render::Screen`]
 //! owns it and does all the writing.
 
+use crate::usage::Gauge;
 use std::time::{Duration, Instant};
 
 /// What the turn is doing, as the status line says it.
@@ -56,6 +57,10 @@ pub struct Status {
     typed: String,
     /// What the running subagents do (`subagents.rs`), said instead of `running task`.
     subagents: Option<String>,
+    /// The session's context gauge and cost (`usage.rs`).
+    gauge: Gauge,
+    /// The turn's cost so far, from its last `usage_update`; `None` without a price.
+    turn_cost: Option<f64>,
 }
 
 /// A session's sandbox in a few words: `sandbox workspace-write`, `… +network`, or
@@ -82,7 +87,26 @@ impl Status {
             mode: None,
             typed: String::new(),
             subagents: None,
+            gauge: Gauge::default(),
+            turn_cost: None,
         }
+    }
+
+    /// Shows the session's context gauge and cost (`ctx 12% (3.1k/32k) · $0.0123`).
+    pub fn with_gauge(mut self, gauge: Gauge) -> Self {
+        self.gauge = gauge;
+        self
+    }
+
+    /// After a model call of the turn: the session's gauge, and the turn's cost so far.
+    pub fn set_usage(&mut self, gauge: Gauge, turn_cost: Option<f64>) {
+        self.gauge = gauge;
+        self.turn_cost = turn_cost;
+    }
+
+    /// The turn's cost so far, for the line that ends it.
+    pub fn turn_cost(&self) -> Option<f64> {
+        self.turn_cost
     }
 
     /// Shows the session's sandbox (see [`sandbox_label`]).
@@ -147,24 +171,46 @@ impl Status {
             (Phase::Running(_), Some(live)) => live.clone(),
             (phase, _) => phase.label(),
         };
-        let mut text = format!("{} {phase} · {}", SPINNER[frame], elapsed_text(elapsed));
+        let head = format!("{} {phase} · {}", SPINNER[frame], elapsed_text(elapsed));
+        // The rest in the order shown, each with how long it is kept when the line is too
+        // wide for all of it: the lowest goes first (the sandbox, which does not change in
+        // a session, before the gauge, which says what the turn costs).
+        let mut parts: Vec<(u8, String)> = Vec::new();
         let tokens = estimate_tokens(self.streamed_chars);
         if tokens > 0 {
-            text.push_str(&format!(" · ~{tokens} tokens"));
+            parts.push((3, format!("~{tokens} tokens")));
+        }
+        if let Some(context) = self.gauge.context() {
+            parts.push((5, context));
+        }
+        if let Some(cost) = self.gauge.cost() {
+            parts.push((4, cost));
         }
         if let Some(sandbox) = &self.sandbox {
-            text.push_str(" · ");
-            text.push_str(sandbox);
+            parts.push((0, sandbox.clone()));
         }
         if let Some(mode) = &self.mode {
-            text.push_str(" · ");
-            text.push_str(mode);
+            parts.push((1, mode.clone()));
         }
-        text.push_str(" · Ctrl-C cancels");
-        if text.chars().count() > max {
-            text = text.chars().take(max).collect();
+        parts.push((2, "Ctrl-C cancels".into()));
+        loop {
+            let text = std::iter::once(head.as_str())
+                .chain(parts.iter().map(|(_, part)| part.as_str()))
+                .collect::<Vec<_>>()
+                .join(" · ");
+            let lowest = parts
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, (keep, _))| *keep)
+                .map(|(i, _)| i);
+            match lowest {
+                Some(i) if text.chars().count() > max => {
+                    parts.remove(i);
+                }
+                // Still too wide with nothing left to leave out: cut.
+                _ => return text.chars().take(max).collect(),
+            }
         }
-        text
     }
 }
 
@@ -244,6 +290,48 @@ mod tests {
             status.text(start, 100),
             "⠋ thinking · 0ms · sandbox read-only · mode plan · Ctrl-C cancels"
         );
+    }
+
+    #[test]
+    fn the_status_shows_the_sessions_gauge_and_leaves_out_the_least_useful_when_narrow() {
+        let start = Instant::now();
+        let gauge = Gauge {
+            context_used: 3_100,
+            context_size: 32_000,
+            cost: Some(0.0123),
+        };
+        let status = Status::new(start)
+            .with_sandbox(Some("sandbox workspace-write".into()))
+            .with_mode(Some("mode default".into()))
+            .with_gauge(gauge);
+        assert_eq!(
+            status.text(start, 200),
+            "⠋ thinking · 0ms · ctx 10% (3.1k/32k) · $0.0123 · sandbox workspace-write · mode default · Ctrl-C cancels"
+        );
+        // Too narrow for all of it: the sandbox goes first, then the mode, then the hint.
+        assert_eq!(
+            status.text(start, 80),
+            "⠋ thinking · 0ms · ctx 10% (3.1k/32k) · $0.0123 · mode default · Ctrl-C cancels"
+        );
+        assert_eq!(
+            status.text(start, 60),
+            "⠋ thinking · 0ms · ctx 10% (3.1k/32k) · $0.0123"
+        );
+        assert_eq!(
+            status.text(start, 40),
+            "⠋ thinking · 0ms · ctx 10% (3.1k/32k)"
+        );
+        // After a model call: the new gauge, and the turn's cost for its last line.
+        let mut status = status;
+        status.set_usage(
+            Gauge {
+                cost: None,
+                ..gauge
+            },
+            Some(0.002),
+        );
+        assert_eq!(status.turn_cost(), Some(0.002));
+        assert!(!status.text(start, 200).contains('$'));
     }
 
     #[test]

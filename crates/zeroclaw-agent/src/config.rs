@@ -1,5 +1,5 @@
 //! The agent's part of `<config dir>/config.toml`: `[provider]`, `[[fallback]]`, `[agent]`, `[approvals]`,
-//! `[tools]`, `[[mcp_servers]]`, `[sandbox]` and `[hooks]`. The daemon reads the whole file (its `config.rs`) and
+//! `[tools]`, `[[mcp_servers]]`, `[sandbox]`, `[hooks]`, `[agents]` and `[limits]`. The daemon reads the whole file (its `config.rs`) and
 //! hands this part over. Every key has a default; an unknown key is an error (a typo should
 //! not be silently ignored).
 
@@ -27,6 +27,42 @@ pub struct Config {
     pub hooks: crate::project::hooks::HooksConfig,
     /// `[agents]`: subagents, the `task` tool (`turn/subagent.rs`, docs/project.md).
     pub agents: SubagentsConfig,
+    /// `[limits]`: every turn's budgets (`turn/budget.rs`, docs/protocol.md §11).
+    pub limits: LimitsConfig,
+}
+
+/// `[limits]`: budgets every turn has. A turn that reaches one stops before its next model
+/// call with `stopReason: "budget"`. Unset: no such budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Input plus output tokens over the turn's model calls.
+    pub max_tokens_per_turn: Option<u64>,
+    /// The turn's cost, in `[provider.pricing]`'s currency (which it needs).
+    pub max_cost_per_turn: Option<f64>,
+}
+
+impl LimitsConfig {
+    fn validate(&self, priced: bool) -> Result<(), String> {
+        if self.max_tokens_per_turn == Some(0) {
+            return Err("limits.max_tokens_per_turn must be at least 1".into());
+        }
+        check_cost("limits.max_cost_per_turn", self.max_cost_per_turn, priced)
+    }
+}
+
+/// Checks a cost budget named `name`: a positive number, and a price to count it with.
+pub fn check_cost(name: &str, max: Option<f64>, priced: bool) -> Result<(), String> {
+    let Some(max) = max else { return Ok(()) };
+    if !(max.is_finite() && max > 0.0) {
+        return Err(format!("{name} must be a positive number, got {max}"));
+    }
+    if !priced {
+        return Err(format!(
+            "{name} needs a price to count cost with: set [provider.pricing] (input and output per million tokens)"
+        ));
+    }
+    Ok(())
 }
 
 /// `[agents]`.
@@ -75,6 +111,9 @@ pub struct ProviderConfig {
     pub context_window: Option<u64>,
     /// `[provider.pricing]`: what the model's tokens cost, for `usage_update`'s `cost`.
     pub pricing: Option<Pricing>,
+    /// Whether the model takes images in prompts; unset: yes, unless its name is one known
+    /// to be text-only (`provider/images.rs`).
+    pub images: Option<bool>,
 }
 
 /// `[provider.pricing]`: prices per million tokens, in any one currency (costs are
@@ -131,6 +170,7 @@ impl Default for ProviderConfig {
             max_tokens: None,
             context_window: None,
             pricing: None,
+            images: None,
         }
     }
 }
@@ -479,6 +519,7 @@ impl Config {
             ));
         }
         self.sandbox.validate()?;
+        self.limits.validate(self.provider.pricing.is_some())?;
         let mut names = std::collections::HashSet::new();
         for (i, server) in self.mcp_servers.iter().enumerate() {
             let label = format!("mcp_servers[{i}] ({:?})", server.name);

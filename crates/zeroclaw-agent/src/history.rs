@@ -74,6 +74,7 @@ pub fn conversation(rows: &[MessageRow]) -> Context {
                 current = None;
                 messages.push(ChatMessage::User {
                     text: row.text.clone().unwrap_or_default(),
+                    images: row.images.clone(),
                 });
             }
             MessageKind::Thought
@@ -87,7 +88,7 @@ pub fn conversation(rows: &[MessageRow]) -> Context {
                 match (hook.event.as_str(), hook.outcome.as_str()) {
                     // What the hook added goes with the prompt it ran for.
                     ("UserPromptSubmit", "continue") => {
-                        if let (Some(context), Some(ChatMessage::User { text })) =
+                        if let (Some(context), Some(ChatMessage::User { text, .. })) =
                             (&hook.context, messages.last_mut())
                         {
                             text.push_str(&hooks::prompt_context(&hook.command, context));
@@ -96,12 +97,10 @@ pub fn conversation(rows: &[MessageRow]) -> Context {
                     // The turn went on: the hook's reason is what the model was sent.
                     ("Stop", "block") => {
                         current = None;
-                        messages.push(ChatMessage::User {
-                            text: hooks::stop_feedback(
-                                &hook.command,
-                                hook.message.as_deref().unwrap_or_default(),
-                            ),
-                        });
+                        messages.push(ChatMessage::user(hooks::stop_feedback(
+                            &hook.command,
+                            hook.message.as_deref().unwrap_or_default(),
+                        )));
                     }
                     _ => {}
                 }
@@ -298,7 +297,10 @@ pub fn replay_event(row: &MessageRow) -> Update<'static> {
         MessageKind::User if data.get("steer").and_then(Value::as_bool) == Some(true) => {
             Update::UserMessage { text: text() }
         }
-        MessageKind::User => Update::UserMessageChunk { text: text() },
+        MessageKind::User => Update::UserMessageChunk {
+            text: text(),
+            images: crate::store::image_refs(row),
+        },
         MessageKind::Assistant => Update::AgentMessageChunk { text: text() },
         MessageKind::Thought => Update::AgentThoughtChunk { text: text() },
         MessageKind::ToolCall => Update::ToolCall {
@@ -354,6 +356,7 @@ pub fn message(row: &MessageRow) -> Message {
         cancelled: row.cancelled,
         truncated: false,
         hidden: row.hidden,
+        images: crate::store::image_refs(row),
     };
     let data = || Some(row.data.clone().unwrap_or(Value::Null));
     match row.kind {
@@ -487,7 +490,9 @@ mod tests {
         // Turn t1 is folded; t2's output (an earlier turn) is cut; t3's (the last) is whole.
         assert_eq!(context.messages.len(), 6);
         assert!(outputs[0] < 2200 && outputs[1] == 10_000, "{outputs:?}");
-        assert!(matches!(&context.messages[0], ChatMessage::User { text } if text == "prompt 4"));
+        assert!(
+            matches!(&context.messages[0], ChatMessage::User { text, .. } if text == "prompt 4")
+        );
         // What a turn reads (`Store::context`: the messages after the summary's range, the
         // summary among them) gives the same conversation as the whole history.
         assert_eq!(conversation(&rows[3..]), context);

@@ -17,6 +17,7 @@ pub mod mcp;
 #[cfg(windows)]
 mod process_tree;
 pub mod project;
+pub mod prompt;
 pub mod provider;
 pub mod sandbox;
 pub mod session;

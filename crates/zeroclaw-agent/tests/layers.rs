@@ -24,7 +24,9 @@ const LAYERS: &[&[&str]] = &[
     &["history"],
     &["provider", "mcp", "checkpoints"],
     &["tools", "store"],
-    &["config", "link"],
+    // A prompt as the agent takes it (text and images): data, used by the provider, the
+    // store and the turn.
+    &["config", "link", "prompt"],
     // Below `config`, which holds its `[hooks]` (`project/hooks.rs`).
     &["project"],
     &["sandbox"],

@@ -8,6 +8,7 @@ use crate::git::{Git, Setup};
 use crate::layout::Layout;
 use crate::options::Options;
 use crate::paths;
+use crate::trees::KnownTrees;
 
 #[derive(Debug)]
 pub(crate) struct Engine {
@@ -16,6 +17,8 @@ pub(crate) struct Engine {
     pub options: Options,
     /// `options.never_capture` and the root, canonical.
     pub never: Vec<PathBuf>,
+    /// The trees each repository holds, so a snapshot packs only new ones.
+    pub trees: KnownTrees,
 }
 
 impl Engine {
@@ -47,6 +50,7 @@ impl Engine {
             git,
             options,
             never,
+            trees: KnownTrees::default(),
         })
     }
 }

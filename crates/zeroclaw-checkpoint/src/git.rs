@@ -107,6 +107,11 @@ impl Git {
         &self.version
     }
 
+    /// Whether this git is version `major.minor` or later.
+    pub(crate) fn at_least(&self, major: u32, minor: u32) -> bool {
+        parse_version(&self.version).is_some_and(|v| v >= (major, minor))
+    }
+
     /// The user's global excludes file as their own git config names it (`core.excludesFile`
     /// in `~/.gitconfig`), else git's default `$XDG_CONFIG_HOME/git/ignore`. Reading config
     /// runs nothing the user configured.

@@ -5,6 +5,8 @@
 //! clean environment, so the user's own `.git` is never written, nor their config, hooks
 //! or filters run. A snapshot is a git tree: content-addressed, so storage grows with what
 //! changed, and git's index makes snapshotting an unchanged workspace a matter of `lstat`s.
+//! The trees are built here from that index and written as one pack (`trees.rs`), since
+//! git would write each as a file of its own, and creating files is what costs most.
 //! `.gitignore` rules apply as the user's git applies them; files over a size cap and
 //! nested repositories are left out and listed. See `docs/checkpoints.md`.
 //!
@@ -37,8 +39,10 @@ mod excludes;
 mod fsops;
 mod git;
 mod ids;
+mod index;
 mod layout;
 mod options;
+mod pack;
 mod parse;
 mod paths;
 mod prune;
@@ -47,6 +51,9 @@ mod repo;
 mod restore;
 mod scan;
 mod snapshot;
+#[cfg(unix)]
+mod stat;
+mod trees;
 mod workspace;
 
 pub use checkpoints::{Checkpoints, StoredWorkspace};

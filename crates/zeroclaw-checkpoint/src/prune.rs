@@ -74,10 +74,41 @@ pub(crate) fn drop_refs(
     Ok((removed, all.len() - removed))
 }
 
-/// Deletes every object no ref (or the index) reaches, and packs the rest.
+/// Deletes every object no ref (or the index) reaches, and packs the rest. The trees a
+/// process remembers the repository holding may be among the deleted: a new generation
+/// tells it (`trees.rs`).
 pub(crate) fn collect(git: &Git, ctx: &Context) -> Result<(), Error> {
     git.run(ctx, ["gc", "--prune=now", "--quiet"], None)?;
-    Ok(())
+    crate::trees::new_generation(&ctx.git_dir)
+}
+
+/// Past this many packs, a snapshot that added one rolls the small ones up: every snapshot
+/// that changes files adds a pack of trees (`trees.rs`), and git looks for an object in
+/// each pack in turn.
+const MAX_PACKS: usize = 50;
+
+/// Rolls small packs up once there are more than [`MAX_PACKS`]: `git repack --geometric=2`
+/// (git 2.32 and later) merges only the packs small beside the next, keeping every object;
+/// older gits repack everything reachable into one. Either way a new generation follows, as
+/// after `collect`.
+pub(crate) fn consolidate(git: &Git, ctx: &Context) -> Result<(), Error> {
+    let packs = std::fs::read_dir(ctx.git_dir.join("objects").join("pack"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+                .count()
+        })
+        .unwrap_or(0);
+    if packs <= MAX_PACKS {
+        return Ok(());
+    }
+    if git.at_least(2, 32) {
+        git.run(ctx, ["repack", "-d", "-q", "--geometric=2"], None)?;
+    } else {
+        git.run(ctx, ["repack", "-a", "-d", "-q"], None)?;
+    }
+    crate::trees::new_generation(&ctx.git_dir)
 }
 
 /// The bytes of every file under `dir` (what it takes, give or take the file system's

@@ -80,9 +80,10 @@ pub(crate) fn pathspec(repo: &Repo) -> Vec<std::ffi::OsString> {
 /// Walks the workspace. Fails with `TooManyFiles` as soon as the index and the new files
 /// together pass `max_files` (the walk is stopped, and nothing more is kept in memory).
 ///
-/// Two `git ls-files` run side by side: one compares every tracked file's `lstat` with the
-/// index (`-m -d`), the other reads the directories for new files (`-o`); on two cores the
-/// walk takes the time of the longer one.
+/// Two walks run side by side: one compares every tracked file's `lstat` with the index
+/// (here, `stat.rs`, where the index is one this crate reads on Unix; else
+/// `git ls-files -m -d`), the other, `git ls-files -o`, reads the directories for new
+/// files; on two cores the walk takes the time of the longer one.
 pub(crate) fn walk(git: &Git, repo: &Repo, max_files: usize) -> Result<Found, Error> {
     let tracked_count = index_entries(repo)?;
     let command = |flags: &[&str]| {
@@ -94,10 +95,22 @@ pub(crate) fn walk(git: &Git, repo: &Repo, max_files: usize) -> Result<Found, Er
         args.extend(pathspec(repo));
         git.stream(&repo.ctx, &args)
     };
-    let changed = command(&["-m", "-d"])?;
+    let tracked = match compared_here(repo) {
+        Some(tracked) => tracked,
+        None => Tracked::Git(command(&["-m", "-d"])?),
+    };
     let new = command(&["-o", "--exclude-standard"])?;
     std::thread::scope(|scope| {
-        let tracked = scope.spawn(|| read_tracked(changed));
+        let tracked = scope.spawn(|| match tracked {
+            #[cfg(unix)]
+            Tracked::Here(entries, mtime) => Ok(crate::stat::changed(
+                &repo.record.work_tree,
+                &entries,
+                &repo.record.prefix,
+                mtime,
+            )),
+            Tracked::Git(changed) => read_tracked(changed),
+        });
         let new = read_untracked(new, tracked_count, max_files, repo);
         let tracked = tracked.join().unwrap_or_else(|_| {
             Err(Error::Git {
@@ -113,6 +126,43 @@ pub(crate) fn walk(git: &Git, repo: &Repo, max_files: usize) -> Result<Found, Er
             nested,
         })
     })
+}
+
+/// Who compares the tracked files with the index.
+enum Tracked {
+    /// This crate, with the index's entries and its modification time (seconds).
+    #[cfg(unix)]
+    Here(Vec<crate::index::Entry>, i64),
+    /// `git ls-files -m -d`.
+    Git(Stream),
+}
+
+/// The index's entries and modification time, where this crate compares them itself: an
+/// index `index::entries` reads (none yet is an empty one).
+#[cfg(unix)]
+fn compared_here(repo: &Repo) -> Option<Tracked> {
+    let path = &repo.ctx.index;
+    let mtime = match std::fs::metadata(path) {
+        Ok(meta) => meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Some(Tracked::Here(Vec::new(), 0));
+        }
+        Err(_) => return None,
+    };
+    let bytes = std::fs::read(path).ok()?;
+    let entries = crate::index::entries(&bytes)?;
+    Some(Tracked::Here(entries, i64::try_from(mtime).ok()?))
+}
+
+/// Elsewhere git compares them (`lstat` data there are not git's).
+#[cfg(not(unix))]
+fn compared_here(_repo: &Repo) -> Option<Tracked> {
+    None
 }
 
 /// Tracked paths whose `lstat` differs from the index or that are gone (a deleted file is

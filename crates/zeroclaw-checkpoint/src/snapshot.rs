@@ -1,5 +1,5 @@
 //! Taking a snapshot: bring the shadow index up to date with the workspace (only what the
-//! walk found changed is read and hashed), then write its tree.
+//! walk found changed is read and hashed), then write its trees (`trees.rs`).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -12,6 +12,7 @@ use crate::ids::SnapshotId;
 use crate::paths;
 use crate::repo::Repo;
 use crate::scan::{self, Found};
+use crate::trees::{self, KnownTrees};
 
 /// A snapshot just taken.
 #[derive(Debug, Clone)]
@@ -60,9 +61,11 @@ pub(crate) struct Captured {
 }
 
 /// Past this many files to hash at once, git writes them into one pack instead of one loose
-/// object file each (bulk check-in): a first snapshot of 10k files makes ~100 files in the
-/// store instead of 10k, and takes less time.
-const BULK: usize = 500;
+/// object file each (bulk check-in): creating files is what costs most on a slow file
+/// system, so a turn that changed 100 files makes two files in the store, not 100 (and a
+/// first snapshot of 10k files a few, not 10k). Below it, loose objects are as cheap and
+/// leave no small pack behind.
+const BULK: usize = 16;
 
 pub(crate) struct Limits {
     pub max_file_bytes: u64,
@@ -73,14 +76,15 @@ pub(crate) struct Limits {
 pub(crate) fn capture(
     git: &Git,
     repo: &Repo,
+    known: &KnownTrees,
     limits: &Limits,
     rules_changed: bool,
 ) -> Result<Captured, Error> {
-    match capture_once(git, repo, limits, rules_changed) {
+    match capture_once(git, repo, known, limits, rules_changed) {
         Err(Error::Corrupt { detail, .. }) if git::is_index_damage(&detail) => {
             std::fs::remove_file(&repo.ctx.index)
                 .map_err(|e| Error::io("remove", &repo.ctx.index, e))?;
-            capture_once(git, repo, limits, true)
+            capture_once(git, repo, known, limits, true)
         }
         other => other,
     }
@@ -89,6 +93,7 @@ pub(crate) fn capture(
 fn capture_once(
     git: &Git,
     repo: &Repo,
+    known: &KnownTrees,
     limits: &Limits,
     rules_changed: bool,
 ) -> Result<Captured, Error> {
@@ -124,7 +129,8 @@ fn capture_once(
     if !update.is_empty() {
         let mut args: Vec<&str> = Vec::new();
         if update.len() > BULK {
-            args.extend(["-c", "core.bigFileThreshold=1"]);
+            // Unsynced, as the trees' pack is (`pack.rs`).
+            args.extend(["-c", "core.bigFileThreshold=1", "-c", "core.fsync=none"]);
         }
         args.extend([
             "update-index",
@@ -144,21 +150,30 @@ fn capture_once(
         )?;
     }
     let files = scan::index_entries(repo)?;
-    let id = if files == 0 {
-        git.run(&repo.ctx, ["mktree", "-z"], Some(b""))?
-    } else if repo.record.prefix.is_empty() {
-        git.run(&repo.ctx, ["write-tree"], None)?
-    } else {
-        let mut prefix = OsString::from("--prefix=");
-        prefix.push(paths::from_bytes(&repo.record.prefix));
-        prefix.push("/");
-        git.run(&repo.ctx, [OsString::from("write-tree"), prefix], None)?
+    let id = match trees::write(repo, known)? {
+        Some(id) => id,
+        None => String::from_utf8_lossy(&write_tree(git, repo, files)?).into_owned(),
     };
-    let id = SnapshotId::parse(String::from_utf8_lossy(&id).trim())?;
+    let id = SnapshotId::parse(id.trim())?;
     omitted.nested_repositories.sort();
     omitted.too_large.sort_by(|a, b| a.path.cmp(&b.path));
     omitted.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Captured { id, files, omitted })
+}
+
+/// The index's tree as git writes it (one loose object per new tree), for an index
+/// `trees::write` does not read.
+fn write_tree(git: &Git, repo: &Repo, files: usize) -> Result<Vec<u8>, Error> {
+    if files == 0 {
+        git.run(&repo.ctx, ["mktree", "-z"], Some(b""))
+    } else if repo.record.prefix.is_empty() {
+        git.run(&repo.ctx, ["write-tree"], None)
+    } else {
+        let mut prefix = OsString::from("--prefix=");
+        prefix.push(paths::from_bytes(&repo.record.prefix));
+        prefix.push("/");
+        git.run(&repo.ctx, [OsString::from("write-tree"), prefix], None)
+    }
 }
 
 struct Sorted {

@@ -60,6 +60,8 @@ impl Workspace {
         let session = self.created()?;
         let captured = session.capture()?;
         prune::set(&self.engine.git, &session.repo.ctx, name, &captured.id)?;
+        // After the ref: a repack keeps what refs reach.
+        prune::consolidate(&self.engine.git, &session.store_ctx())?;
         let changes = match parent {
             // Checked only when the diff fails: one git process less on every turn.
             Some(parent) => session.diff(parent, &captured.id).map_err(|e| {
@@ -328,7 +330,13 @@ impl Session<'_> {
             max_file_bytes: options.max_file_bytes,
             max_files: options.max_files,
         };
-        snapshot::capture(&self.engine.git, &self.repo, &limits, rules_changed)
+        snapshot::capture(
+            &self.engine.git,
+            &self.repo,
+            &self.engine.trees,
+            &limits,
+            rules_changed,
+        )
     }
 
     fn diff(&self, from: &SnapshotId, to: &SnapshotId) -> Result<Vec<Change>, Error> {

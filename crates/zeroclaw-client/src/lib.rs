@@ -25,6 +25,7 @@
 //! See `examples/status.rs` for a runnable example.
 
 mod events;
+mod images;
 pub mod keys;
 mod raw;
 mod spawn;
@@ -49,6 +50,7 @@ pub fn title_from_prompt(prompt: &str) -> String {
 }
 
 pub use events::EVENT_BUFFER;
+pub use images::{image_block, image_type};
 pub use raw::RawUpdate;
 pub use spawn::{connect_or_start, daemon_binary, ephemeral_log};
 pub use turn::{Approval, Subagent, TaggedEvent, Turn, TurnEvent};
@@ -502,8 +504,13 @@ impl Client {
     /// Sends `prompt` to the session and streams the turn: its events, the approvals it
     /// waits on, then its answer. See [`Turn`].
     pub fn turn(&self, session_id: &str, prompt: &str) -> Turn {
+        self.turn_with(session_id, prompt, Vec::new())
+    }
+
+    /// [`Client::turn`] with content blocks (images, resources) sent with the prompt.
+    pub fn turn_with(&self, session_id: &str, prompt: &str, content: Vec<m::ContentBlock>) -> Turn {
         let events = self.subscribe(session_id);
-        Turn::prompt(self.handle.clone(), events, session_id, prompt)
+        Turn::prompt(self.handle.clone(), events, session_id, prompt, content)
     }
 
     /// Streams a turn that another client started, in a session this connection loaded.
@@ -524,7 +531,30 @@ impl Client {
     /// Runs a turn; answers when it ends. Its events arrive through [`Client::subscribe`]
     /// ([`Client::turn`] does both).
     pub async fn session_prompt(&self, session_id: &str, prompt: &str) -> CallResult<PromptResult> {
-        turn::prompt_call(&self.handle, session_id, prompt).await
+        turn::prompt_call(&self.handle, session_id, prompt, Vec::new()).await
+    }
+
+    /// [`Client::session_prompt`] with content blocks (images, resources).
+    pub async fn session_prompt_with(
+        &self,
+        session_id: &str,
+        prompt: &str,
+        content: Vec<m::ContentBlock>,
+    ) -> CallResult<PromptResult> {
+        turn::prompt_call(&self.handle, session_id, prompt, content).await
+    }
+
+    /// A stored prompt image's type and bytes (base64), by its `attachmentId`.
+    pub async fn session_attachment(
+        &self,
+        session_id: &str,
+        attachment_id: &str,
+    ) -> CallResult<m::AttachmentResult> {
+        let params = m::AttachmentParams {
+            session_id: session_id.to_owned(),
+            attachment_id: attachment_id.to_owned(),
+        };
+        self.request::<m::SessionAttachment>(&params).await
     }
 
     pub async fn session_cancel(&self, session_id: &str) -> CallResult<bool> {

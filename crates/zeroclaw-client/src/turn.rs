@@ -124,11 +124,12 @@ impl Turn {
         events: broadcast::Receiver<SessionUpdate>,
         session_id: &str,
         prompt: &str,
+        content: Vec<m::ContentBlock>,
     ) -> Self {
         let call = {
             let (handle, session_id, prompt) =
                 (handle.clone(), session_id.to_owned(), prompt.to_owned());
-            tokio::spawn(async move { prompt_call(&handle, &session_id, &prompt).await })
+            tokio::spawn(async move { prompt_call(&handle, &session_id, &prompt, content).await })
         };
         Self::new(handle, events, session_id, Vec::new(), End::Prompt(call))
     }
@@ -387,10 +388,12 @@ pub(crate) async fn prompt_call(
     handle: &PeerHandle,
     session_id: &str,
     prompt: &str,
+    content: Vec<m::ContentBlock>,
 ) -> CallResult<PromptResult> {
     let params = m::PromptParams {
         session_id: session_id.to_owned(),
         prompt: prompt.to_owned(),
+        content,
     };
     crate::request::<m::SessionPrompt>(handle, &params, PROMPT_TIMEOUT).await
 }

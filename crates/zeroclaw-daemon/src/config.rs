@@ -21,8 +21,10 @@ pub use zeroclaw_agent::config::{
     ProviderConfig, ProviderKind, ToolsConfig,
 };
 
-/// The smallest frame cap accepted: room for the handshake and ordinary requests.
-pub const MIN_FRAME_BYTES: usize = 1024;
+/// The smallest frame cap accepted: room for the handshake and ordinary requests, the
+/// `initialize` answer (every method and event named, over 1 KiB since images) with room to
+/// grow as methods are added (`tests/wire.rs` runs a daemon at this cap).
+pub const MIN_FRAME_BYTES: usize = 4096;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Config {
@@ -51,6 +53,7 @@ struct File {
     sandbox: SandboxConfig,
     hooks: zeroclaw_agent::project::hooks::HooksConfig,
     agents: zeroclaw_agent::config::SubagentsConfig,
+    limits: zeroclaw_agent::config::LimitsConfig,
     gateway: zeroclaw_gateway::GatewayConfig,
     webhooks: Vec<WebhookConfig>,
     schedules: Vec<ScheduleConfig>,
@@ -69,6 +72,7 @@ impl From<File> for Config {
                 sandbox: file.sandbox,
                 hooks: file.hooks,
                 agents: file.agents,
+                limits: file.limits,
             }),
             daemon: file.daemon,
             gateway: file.gateway,
@@ -172,7 +176,11 @@ impl Config {
         self.agent.validate(zeroclaw_agent::tools::BUILTIN_NAMES)?;
         // Every `[gateway]` value, whether or not the gateway is served this run.
         self.gateway.validate().map_err(|e| e.0)?;
-        unattended::validate(&self.webhooks, &self.schedules)
+        unattended::validate(
+            &self.webhooks,
+            &self.schedules,
+            self.agent.provider.pricing.is_some(),
+        )
     }
 }
 
@@ -190,12 +198,64 @@ mod tests {
     }
 
     #[test]
+    fn budgets_are_checked_at_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let cwd = dir.path().display();
+        let load = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            Config::load(&path).map_err(|e| e.to_string())
+        };
+        let err = load("[limits]\nmax_cost_per_turn = 1.0\n").unwrap_err();
+        assert!(
+            err.contains("limits.max_cost_per_turn needs a price")
+                && err.contains("[provider.pricing]"),
+            "{err}"
+        );
+        let err = load("[limits]\nmax_tokens_per_turn = 0\n").unwrap_err();
+        assert!(
+            err.contains("limits.max_tokens_per_turn must be at least 1"),
+            "{err}"
+        );
+        let priced = "[provider.pricing]\ninput = 1.0\noutput = 2.0\n";
+        let config = load(&format!("{priced}[limits]\nmax_cost_per_turn = 0.5\n")).unwrap();
+        assert_eq!(config.agent.limits.max_cost_per_turn, Some(0.5));
+        let err = load(&format!("{priced}[limits]\nmax_cost_per_turn = -1.0\n")).unwrap_err();
+        assert!(err.contains("must be a positive number"), "{err}");
+
+        // A schedule always has a token budget; a webhook has the ones it sets. (`cwd` is a
+        // literal string: a Windows path's backslashes are no escapes there.)
+        let schedule = format!(
+            "[[schedules]]\nname = \"s\"\ncron = \"0 0 * * *\"\ncwd = '{cwd}'\nprompt = \"p\"\n"
+        );
+        let config = load(&schedule).unwrap();
+        assert_eq!(
+            config.schedules[0].max_tokens,
+            Some(unattended::DEFAULT_SCHEDULE_MAX_TOKENS)
+        );
+        assert_eq!(config.schedules[0].max_steps, None);
+        let err = load(&format!("{schedule}max_cost = 2.0\n")).unwrap_err();
+        assert!(
+            err.contains("schedules[0] (\"s\"): `max_cost` needs a price"),
+            "{err}"
+        );
+        let err = load(&format!("{schedule}max_steps = 0\n")).unwrap_err();
+        assert!(err.contains("`max_steps` must be at least 1"), "{err}");
+        let config = load(&format!(
+            "{priced}{schedule}max_tokens = 5\nmax_cost = 2.0\n"
+        ))
+        .unwrap();
+        assert_eq!(config.schedules[0].max_tokens, Some(5));
+        assert_eq!(config.schedules[0].max_cost, Some(2.0));
+    }
+
+    #[test]
     fn keys_override_defaults_and_typos_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
-        std::fs::write(&path, "[daemon]\nmax_frame_bytes = 1024\n").unwrap();
+        std::fs::write(&path, "[daemon]\nmax_frame_bytes = 4096\n").unwrap();
         let config = Config::load(&path).unwrap();
-        assert_eq!(config.daemon.max_frame_bytes, 1024);
+        assert_eq!(config.daemon.max_frame_bytes, 4096);
         assert_eq!(
             config.daemon.max_connections,
             DaemonConfig::default().max_connections

@@ -14,6 +14,10 @@
 //                  approvals, the link to its session
 //   checkpoints.js "Rewind to here" and "Fork from here" on each prompt, with confirmations
 //   plan.js        the agent's plan (`plan` events) as a live checklist above the prompt
+//   usage.js       the open session's context gauge and cost in its head (`session/usage`,
+//                  then each `usage_update`)
+//   images.js      the prompt box's images (picker, drop, paste; checked, sent as `content`)
+//                  and a stored prompt's images, read with `session/attachment`
 //   project.js     the session's Context dialog, and `/` completion and expansion of the
 //                  project's custom commands in the prompt box
 //
@@ -24,6 +28,7 @@
 import * as chat from "./chat.js";
 import "./checkpoints.js";
 import "./plan.js";
+import "./usage.js";
 import "./modes.js";
 import { connect } from "./connection.js";
 import * as sessions from "./sessions.js";

@@ -1,11 +1,14 @@
 // The chat view: one session, its history replayed by `session/load` and then its events
 // live, the prompt box (Enter sends, Shift-Enter makes a new line; while a turn runs, Enter
 // steers it with `session/steer` and Alt-Enter or Queue keeps the text as the next prompt,
-// sent when the turn ends), Stop, and the head
+// sent when the turn ends; images the prompt box holds, images.js, go with a new prompt as
+// its `content`), Stop, and the head
 // (title, directory, model, Rename, and Delete behind a confirmation: a running turn is
 // cancelled first, as `session/delete` does). The text blocks live in transcript.js, the
 // tool cards, approvals and questions in approvals.js, a subagent's events (tagged
-// `parentToolCallId`) inside its `task` call's card in subagents.js; a subagent's own
+// `parentToolCallId`) inside its `task` call's card in subagents.js; a prompt's images under
+// its text (images.js); a provider's retries and fallbacks (`provider_retry`,
+// `provider_fallback`: live only) as status lines while the turn runs; a subagent's own
 // session says so in the head, with a link to its parent; the address's fragment
 // (`#session=<id>`) names the open session, so a reload or a bookmark reopens it.
 //
@@ -17,13 +20,14 @@ import { LOST, NO_TURN_RUNNING, SESSION_BUSY, rpc } from "./connection.js";
 import { $, dialog, el, showError } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import * as approvals from "./approvals.js";
+import * as images from "./images.js";
 import * as project from "./project.js";
 import * as sessions from "./sessions.js";
 import { emit, on } from "./store.js";
 import * as subagents from "./subagents.js";
 import * as transcript from "./transcript.js";
 
-let view = null; // {sessionId, loading, footers: Map turnId → the turn's end line, queued: [prompt]}
+let view = null; // {sessionId, loading, footers: Map turnId → the turn's end line, queued: [{text, images}]}
 let current = null; // the open session's entry
 
 /** A session's sandbox in a few words (docs/sandbox.md); nothing from an older daemon. */
@@ -114,7 +118,7 @@ export async function resume() {
 }
 
 function turnEnd(p) {
-  const reason = { end_turn: "done", cancelled: "stopped", max_turns: "stopped at the step limit", error: "failed" }[p.stopReason] || p.stopReason;
+  const reason = { end_turn: "done", cancelled: "stopped", max_turns: "stopped at the step limit", budget: "stopped at its budget", error: "failed" }[p.stopReason] || p.stopReason;
   const footer = el("div", { class: `turn-end ${p.stopReason}`, "data-turn": p.turnId }, el("span", { class: "reason" }, reason), p.error ? el("span", { class: "error" }, p.error) : null);
   view.footers.set(p.turnId, footer);
   transcript.append(footer);
@@ -131,6 +135,7 @@ function render(p) {
   switch (p.type) {
     case "user_message_chunk":
       transcript.addText("user", p.turnId, p.text);
+      if (Array.isArray(p.images) && p.images.length) transcript.attach(p.turnId, images.stored(p.sessionId, p.images));
       break;
     case "agent_message_chunk":
       transcript.addText("assistant", p.turnId, p.text);
@@ -160,6 +165,15 @@ function render(p) {
       break;
     case "turn_complete":
       turnEnd(p);
+      break;
+    case "provider_retry":
+      // Before the retry's wait: why the answer is late, and how long until the next try.
+      transcript.append(el("div", { class: "note provider retry", title: p.provider || "" }, `retrying in ${(p.delayMs / 1000).toFixed(1)} s: ${p.reason}, attempt ${p.attempt}`));
+      transcript.endBlock();
+      break;
+    case "provider_fallback":
+      transcript.append(el("div", { class: "note provider fallback" }, `${p.from} failed (${p.reason}); using ${p.to}`));
+      transcript.endBlock();
       break;
     case "context_compacted":
       transcript.append(el("details", { class: "note compacted" }, el("summary", {}, `Earlier messages summarised (${p.messagesFolded})`), el("div", { class: "body" }, renderMarkdown(p.summary || ""))));
@@ -227,13 +241,15 @@ $("prompt").addEventListener("keydown", (event) => {
   }
 });
 
-/** Keeps the prompt box's text as the prompt to send when the running turn ends. */
+/** Keeps the prompt box's text and images as the prompt to send when the running turn ends. */
 function queue() {
   const text = $("prompt").value;
-  if (!view || !text.trim()) return;
-  view.queued.push(text);
+  if (!view || (!text.trim() && !images.count())) return;
+  const taken = images.take();
+  view.queued.push({ text, images: taken });
   $("prompt").value = "";
-  transcript.note(`Queued; sent when the turn ends: ${text}`);
+  const also = taken.length ? ` (and ${taken.length} image${taken.length === 1 ? "" : "s"})` : "";
+  transcript.note(`Queued; sent when the turn ends: ${text}${also}`);
 }
 
 $("queue").addEventListener("click", queue);
@@ -259,35 +275,55 @@ $("prompt-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const prompting = view;
   const text = $("prompt").value;
-  if (!prompting || !text.trim()) return;
+  if (!prompting || (!text.trim() && !images.count())) return;
   if (!rpc.up) {
     // Keep what was typed; it can be sent once the connection is back.
     transcript.note("Not connected to the daemon; the prompt was not sent.", "error");
     return;
   }
-  if (sessions.isRunning(prompting.sessionId) && (await steer(prompting, text))) return;
+  if (sessions.isRunning(prompting.sessionId)) {
+    // Steering carries text only: images wait in the box for a new prompt.
+    if (images.count()) {
+      transcript.note("Images go with a new prompt, not into a running turn: Queue them (Alt-Enter), or send once the turn ends.", "error");
+      return;
+    }
+    if (await steer(prompting, text)) return;
+  }
   if (view !== prompting) return;
-  await sendPrompt(prompting, text);
+  await sendPrompt(prompting, { text, images: images.take() });
 });
 
-/** Sends `text` as a new prompt in `prompting`'s session and follows its answer. */
-async function sendPrompt(prompting, text) {
+/**
+ * Sends `text` with `images` (taken from the prompt box) as a new prompt in `prompting`'s
+ * session and follows its answer.
+ */
+async function sendPrompt(prompting, { text, images: attached }) {
   // `/NAME ARGS` naming a custom command: its prompt is what is sent (and shown).
+  // Until it is sent, a failure gives the images back to the prompt box.
   let prompt;
+  let content;
   try {
     prompt = await project.expand(prompting.sessionId, text);
+    content = await images.blocks(attached);
   } catch (e) {
+    images.giveBack(attached);
     if (view === prompting) transcript.note(e.message, "error");
     return;
   }
-  if (view !== prompting) return;
+  if (view !== prompting) {
+    images.giveBack(attached);
+    return;
+  }
   if ($("prompt").value === text) $("prompt").value = "";
   // The daemon does not echo a prompt live (only a replay has it), so it is shown here.
   transcript.addText("user", "local", prompt);
+  if (attached.length) transcript.attach("local", images.echo(attached));
   sessions.setRunning(prompting.sessionId, true);
   let result;
   try {
-    result = await rpc.call("session/prompt", { sessionId: prompting.sessionId, prompt });
+    const params = { sessionId: prompting.sessionId, prompt };
+    if (content.length) params.content = content;
+    result = await rpc.call("session/prompt", params);
   } catch (e) {
     if (e.code === LOST) return; // the reconnect reloads the session
     if (view === prompting) transcript.note(e.message, "error");
@@ -300,6 +336,10 @@ async function sendPrompt(prompting, text) {
   const footer = prompting.footers.get(result.turnId);
   if (footer && result.usage) {
     footer.append(el("span", { class: "tokens" }, `${result.usage.inputTokens} in · ${result.usage.outputTokens} out tokens`));
+  }
+  // A turn stopped at a budget: which limit, and what the turn used against it.
+  if (footer && result.budget) {
+    footer.append(el("span", { class: "budget" }, `${result.budget.limit}: ${result.budget.used}`));
   }
 }
 

@@ -67,6 +67,14 @@ function renderText(block) {
   else body.replaceChildren(renderMarkdown(block.text));
 }
 
+/** Puts `node` (a prompt's images) under the text of turn `turnId`'s prompt. */
+export function attach(turnId, node) {
+  const block = textBlock("user", turnId);
+  const stick = atBottom();
+  block.node.append(node);
+  if (stick) scrollDown(true);
+}
+
 /** Adds a chunk of `kind` ("user", "assistant", "thought") text of turn `turnId`. */
 export function addText(kind, turnId, text) {
   const block = textBlock(kind, turnId);

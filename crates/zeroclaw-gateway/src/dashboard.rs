@@ -14,9 +14,11 @@ use axum::response::{IntoResponse, Response};
 use std::sync::OnceLock;
 
 /// The policy every dashboard answer carries. `connect-src 'self'` covers the page's own
-/// `ws(s)://` origin (CSP level 3).
+/// `ws(s)://` origin (CSP level 3). `img-src blob:` lets the page show a prompt's images
+/// from the bytes it read over `/rpc` (`URL.createObjectURL`: a URL only this page can
+/// make, from its own script); `data:` stays out.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-    img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; \
+    img-src 'self' blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
     frame-ancestors 'none'";
 
 struct Asset {
@@ -53,6 +55,8 @@ const ASSETS: &[Asset] = &[
     asset!("subagents.js", "text/javascript; charset=utf-8"),
     asset!("plan.js", "text/javascript; charset=utf-8"),
     asset!("markdown.js", "text/javascript; charset=utf-8"),
+    asset!("usage.js", "text/javascript; charset=utf-8"),
+    asset!("images.js", "text/javascript; charset=utf-8"),
     asset!("login.js", "text/javascript; charset=utf-8"),
     asset!("app.css", "text/css; charset=utf-8"),
     asset!("icon.svg", "image/svg+xml"),

@@ -28,6 +28,7 @@ pub fn routes() -> OpenApiRouter<Shared> {
         .routes(routes!(rest::context))
         .routes(routes!(rest::commands))
         .routes(routes!(rest::usage))
+        .routes(routes!(rest::attachment))
         .routes(routes!(rest::prompt))
         .routes(routes!(sse::events))
         .routes(routes!(rest::cancel))

@@ -18,8 +18,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use zeroclaw_protocol::{
-    CancelResult, CheckpointsResult, CommandsListResult, Decision, DeleteResult, Empty,
-    MessagePage, NewSessionParams, NoParams, ProjectContext, PromptResult, RewindParams,
+    CancelResult, CheckpointsResult, CommandsListResult, ContentBlock, Decision, DeleteResult,
+    Empty, MessagePage, NewSessionParams, NoParams, ProjectContext, PromptResult, RewindParams,
     RewindResult, Run, RunsGetParams, RunsListParams, RunsListResult, SessionInfo,
     SessionListResult, SessionSummary, SessionUsageResult, StatusResult, SteerResult,
     UnrewindParams, UnrewindResult, codes, methods as m,
@@ -30,6 +30,10 @@ use zeroclaw_protocol::{
 #[serde(deny_unknown_fields)]
 pub struct PromptBody {
     pub prompt: String,
+    /// Images and resources sent with the prompt, as `session/prompt`'s `content`
+    /// (docs/protocol.md). The whole body is bounded by `gateway.max_body_bytes`.
+    #[serde(default)]
+    pub content: Vec<ContentBlock>,
 }
 
 /// `POST /api/v1/sessions/{id}/approvals/{requestId}`'s body.
@@ -321,6 +325,36 @@ pub async fn usage(
     Ok(Json(daemon.session_usage(&id).await?))
 }
 
+#[utoipa::path(get, path = "/api/v1/sessions/{id}/attachments/{attachmentId}", tag = "sessions",
+    params(("id" = String, Path, description = "The session id"),
+        ("attachmentId" = String, Path, description = "A prompt image's id, from a replay's or `messages`' `images`")),
+    responses((status = 200, description = "The image's bytes, with its type as `Content-Type`", content_type = "image/*"),
+        (status = 400, body = Value), (status = 404, body = Value)),
+    security(("bearer" = [])))]
+pub async fn attachment(
+    daemon: Daemon,
+    Path((id, attachment_id)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    use base64::Engine;
+    let found = daemon.session_attachment(&id, &attachment_id).await?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(found.data)
+        .map_err(|e| ApiError::unavailable(format!("the stored image could not be read: {e}")))?;
+    // Served as an image, never sniffed or run as anything else.
+    Ok((
+        [
+            (header::CONTENT_TYPE, found.mime_type),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+            (
+                header::CACHE_CONTROL,
+                "private, max-age=86400, immutable".to_owned(),
+            ),
+        ],
+        bytes,
+    )
+        .into_response())
+}
+
 #[utoipa::path(get, path = "/api/v1/sessions/{id}/commands", tag = "sessions",
     params(("id" = String, Path, description = "The session id")),
     responses((status = 200, body = CommandsListResult), (status = 404, body = Value)),
@@ -398,15 +432,15 @@ pub async fn prompt(
     headers: HeaderMap,
     request: Body,
 ) -> Result<Response, ApiError> {
-    let PromptBody { prompt } = body(&app, request).await?;
+    let PromptBody { prompt, content } = body(&app, request).await?;
     if wants_stream(&headers) {
-        return crate::sse::prompt(&app, authed, id, prompt).await;
+        return crate::sse::prompt(&app, authed, id, prompt, content).await;
     }
     // Dropped mid-turn (the client went away), only this connection ends: the turn goes
     // on, as it does when a socket client disconnects.
     let daemon = Daemon::connect(&app, authed).await?;
     daemon.attach(&id).await?;
-    let result: PromptResult = daemon.session_prompt(&id, &prompt).await?;
+    let result: PromptResult = daemon.session_prompt_with(&id, &prompt, content).await?;
     Ok(Json(result).into_response())
 }
 

@@ -64,6 +64,7 @@ pub async fn prompt(
     authed: Authed,
     id: String,
     prompt: String,
+    content: Vec<zeroclaw_protocol::ContentBlock>,
 ) -> Result<Response, ApiError> {
     let (daemon, mut updates) = Daemon::streaming(app, authed).await?;
     daemon.attach(&id).await?;
@@ -73,7 +74,7 @@ pub async fn prompt(
     // Dropped mid-turn (the client went away), only this connection ends: the turn goes
     // on, as it does when a socket client disconnects.
     let answer: BoxFuture<Bytes> = Box::pin(async move {
-        match daemon.session_prompt(&id, &prompt).await {
+        match daemon.session_prompt_with(&id, &prompt, content).await {
             Ok(result) => match serde_json::to_string(&result) {
                 Ok(data) => event("result", &data),
                 Err(e) => error_event(ApiError::unavailable(format!(

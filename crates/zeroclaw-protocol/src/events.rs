@@ -66,8 +66,13 @@ pub enum Update<'a> {
     AgentMessageChunk { text: Cow<'a, str> },
     /// A piece of the model's reasoning as it streams.
     AgentThoughtChunk { text: Cow<'a, str> },
-    /// The user's prompt (sent in a history replay).
-    UserMessageChunk { text: Cow<'a, str> },
+    /// The user's prompt (sent in a history replay), with the images it carried (their
+    /// bytes: `session/attachment`), on its first chunk only.
+    UserMessageChunk {
+        text: Cow<'a, str>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<crate::methods::ImageRef>,
+    },
     /// The model called a tool; `rawInput` is its arguments as the model wrote them.
     #[serde(rename_all = "camelCase")]
     ToolCall {
@@ -462,7 +467,10 @@ mod tests {
                     justification: "needs ~/.cache".into(),
                 }),
             },
-            Update::UserMessageChunk { text: "u".into() },
+            Update::UserMessageChunk {
+                text: "u".into(),
+                images: Vec::new(),
+            },
             Update::TurnComplete {
                 stop_reason: StopReason::EndTurn,
                 error: None,

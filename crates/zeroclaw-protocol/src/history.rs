@@ -98,4 +98,7 @@ pub struct Message {
     /// with `session/messages {includeHidden: true}`; `session/unrewind` brings it back).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hidden: bool,
+    /// A prompt's images (their bytes: `session/attachment`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<crate::methods::ImageRef>,
 }

@@ -10,6 +10,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::schema::{Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use zeroclaw_client::protocol::ContentBlock as Ours;
 use zeroclaw_client::{Decision, Update};
 use zeroclaw_rpc::CallError;
 
@@ -140,7 +141,19 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
     Some(match update {
         Update::AgentMessageChunk { text } => SessionUpdate::AgentMessageChunk(text_chunk(text)),
         Update::AgentThoughtChunk { text } => SessionUpdate::AgentThoughtChunk(text_chunk(text)),
-        Update::UserMessageChunk { text } => SessionUpdate::UserMessageChunk(text_chunk(text)),
+        // A replayed prompt's images are named in its text: ACP's user chunk is one block,
+        // and the bytes are the daemon's (`session/attachment`).
+        Update::UserMessageChunk { text, images } if !images.is_empty() => {
+            let mut text = text.to_string();
+            for image in images {
+                text.push_str(&format!(
+                    "\n[image: {}, {} bytes]",
+                    image.mime_type, image.size
+                ));
+            }
+            SessionUpdate::UserMessageChunk(text_chunk(&text))
+        }
+        Update::UserMessageChunk { text, .. } => SessionUpdate::UserMessageChunk(text_chunk(text)),
         // A `session/steer` message (another client's): shown as the user's words.
         Update::UserMessage { text } => SessionUpdate::UserMessageChunk(text_chunk(text)),
         Update::ToolCall {
@@ -294,7 +307,11 @@ pub fn stop_reason(reason: zeroclaw_client::StopReason) -> StopReason {
             StopReason::EndTurn
         }
         zeroclaw_client::StopReason::Cancelled => StopReason::Cancelled,
-        zeroclaw_client::StopReason::MaxTurns => StopReason::MaxTurnRequests,
+        // ACP has no budget reason: a turn stopped at one stopped at a limit on its
+        // requests (docs/acp.md).
+        zeroclaw_client::StopReason::MaxTurns | zeroclaw_client::StopReason::Budget => {
+            StopReason::MaxTurnRequests
+        }
     }
 }
 
@@ -328,20 +345,39 @@ pub fn decision(option_id: &str) -> Decision {
     }
 }
 
-/// A prompt's content blocks as the one text our `session/prompt` takes: text blocks as
-/// they are, embedded resources and links as quoted context. Images and audio are refused
-/// (`initialize` says so).
-pub fn prompt_text(blocks: &[ContentBlock]) -> Result<String, AcpError> {
+/// A prompt's content blocks as our `session/prompt` takes them: text blocks as they are,
+/// embedded text resources and links folded into the text as quoted context, images (and
+/// image blobs) as our `content`, where the daemon checks them. Audio is refused
+/// (`initialize` says so); a blob that is not an image is named, not sent.
+pub fn prompt_parts(blocks: &[ContentBlock]) -> Result<(String, Vec<Ours>), AcpError> {
     let mut parts = Vec::with_capacity(blocks.len());
+    let mut images = Vec::new();
     for block in blocks {
         match block {
             ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::Image(image) => images.push(Ours::Image {
+                mime_type: image.mime_type.clone(),
+                data: image.data.clone(),
+                uri: image.uri.clone(),
+            }),
             ContentBlock::Resource(resource) => match &resource.resource {
                 EmbeddedResourceResource::TextResourceContents(contents) => parts.push(format!(
                     "Context from {}:\n```\n{}\n```",
                     contents.uri,
                     contents.text.trim_end_matches('\n')
                 )),
+                EmbeddedResourceResource::BlobResourceContents(contents)
+                    if contents
+                        .mime_type
+                        .as_deref()
+                        .is_some_and(|mime| mime.starts_with("image/")) =>
+                {
+                    images.push(Ours::Image {
+                        mime_type: contents.mime_type.clone().unwrap_or_default(),
+                        data: contents.blob.clone(),
+                        uri: Some(contents.uri.clone()),
+                    });
+                }
                 EmbeddedResourceResource::BlobResourceContents(contents) => {
                     parts.push(format!("[binary resource {} not included]", contents.uri));
                 }
@@ -350,9 +386,9 @@ pub fn prompt_text(blocks: &[ContentBlock]) -> Result<String, AcpError> {
             ContentBlock::ResourceLink(link) => {
                 parts.push(format!("[referenced: {} ({})]", link.name, link.uri));
             }
-            ContentBlock::Image(_) | ContentBlock::Audio(_) => {
+            ContentBlock::Audio(_) => {
                 return Err(AcpError::invalid_params().data(Value::String(
-                    "zeroclaw takes text, resources and resource links; images and audio are not supported (promptCapabilities)".into(),
+                    "zeroclaw takes text, images, resources and resource links; audio is not supported (promptCapabilities)".into(),
                 )));
             }
             _ => {
@@ -363,10 +399,10 @@ pub fn prompt_text(blocks: &[ContentBlock]) -> Result<String, AcpError> {
         }
     }
     let text = parts.join("\n\n");
-    if text.trim().is_empty() {
+    if text.trim().is_empty() && images.is_empty() {
         return Err(AcpError::invalid_params().data(Value::String("the prompt is empty".into())));
     }
-    Ok(text)
+    Ok((text, images))
 }
 
 /// A failed call to the daemon as the error the editor gets: our code and message as
@@ -450,14 +486,41 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(
-            prompt_text(&blocks).unwrap(),
-            "Explain this:\n\nContext from file:///w/a.rs:\n```\nfn main() {}\n```\n\n[referenced: b.rs (file:///w/b.rs)]"
+            prompt_parts(&blocks).unwrap(),
+            (
+                "Explain this:\n\nContext from file:///w/a.rs:\n```\nfn main() {}\n```\n\n[referenced: b.rs (file:///w/b.rs)]"
+                    .to_owned(),
+                vec![]
+            )
         );
-        let image: Vec<ContentBlock> = serde_json::from_value(
-            json!([{"type": "image", "data": "AA==", "mimeType": "image/png"}]),
+        let images: Vec<ContentBlock> = serde_json::from_value(json!([
+            {"type": "image", "data": "AA==", "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "file:///w/c.gif", "mimeType": "image/gif", "blob": "AQ=="}},
+            {"type": "resource", "resource": {"uri": "file:///w/d.bin", "blob": "Ag=="}}
+        ]))
+        .unwrap();
+        let (text, content) = prompt_parts(&images).unwrap();
+        assert_eq!(text, "[binary resource file:///w/d.bin not included]");
+        assert_eq!(
+            content,
+            [
+                Ours::Image {
+                    mime_type: "image/png".into(),
+                    data: "AA==".into(),
+                    uri: None
+                },
+                Ours::Image {
+                    mime_type: "image/gif".into(),
+                    data: "AQ==".into(),
+                    uri: Some("file:///w/c.gif".into())
+                }
+            ]
+        );
+        let audio: Vec<ContentBlock> = serde_json::from_value(
+            json!([{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}]),
         )
         .unwrap();
-        assert!(prompt_text(&image).is_err());
-        assert!(prompt_text(&[]).is_err());
+        assert!(prompt_parts(&audio).is_err());
+        assert!(prompt_parts(&[]).is_err());
     }
 }

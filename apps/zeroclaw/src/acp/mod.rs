@@ -350,7 +350,7 @@ impl Bridge {
             .load_session(true)
             .prompt_capabilities(
                 PromptCapabilities::new()
-                    .image(false)
+                    .image(true)
                     .audio(false)
                     .embedded_context(true),
             )
@@ -571,8 +571,8 @@ impl Bridge {
                 )),
             ));
         };
-        let text = match mapping::prompt_text(&request.prompt) {
-            Ok(text) => text,
+        let (text, images) = match mapping::prompt_parts(&request.prompt) {
+            Ok(parts) => parts,
             Err(e) => return responder.respond_with_error(e),
         };
         let told = self.told.clone();
@@ -582,7 +582,7 @@ impl Bridge {
         self.prompts.spawn(async move {
             let run = async {
                 match commands::expand(&client, &session_id, text).await {
-                    Ok(prompt) => client.session_prompt(&session_id, &prompt).await,
+                    Ok(prompt) => client.session_prompt_with(&session_id, &prompt, images).await,
                     Err(e) => Err(e),
                 }
             };

@@ -19,6 +19,7 @@ use zeroclaw_rpc::BoxFuture;
 /// Exit statuses, so scripts can tell how the turn ended.
 pub const EXIT_END_TURN: u8 = 0;
 pub const EXIT_MAX_TURNS: u8 = 3;
+pub const EXIT_BUDGET: u8 = 4;
 pub const EXIT_CANCELLED: u8 = 130;
 
 /// What to send: a prompt as given, or a custom command's, expanded by the daemon once the
@@ -54,6 +55,8 @@ fn quoted(word: &str) -> String {
 pub struct How {
     pub approve: Option<ApproveMode>,
     pub mode: Option<zeroclaw_client::protocol::methods::PermissionMode>,
+    /// Image files sent with the prompt (`--image`).
+    pub images: Vec<PathBuf>,
 }
 
 pub async fn run(
@@ -63,7 +66,16 @@ pub async fn run(
     cwd: Option<PathBuf>,
     how: How,
 ) -> Result<u8, String> {
-    let How { approve, mode } = how;
+    let How {
+        approve,
+        mode,
+        images,
+    } = how;
+    // Read before anything starts, so a bad file costs no session.
+    let content = images
+        .iter()
+        .map(|path| zeroclaw_client::image_block(path).map_err(|e| format!("--image {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
     let from_stdin = matches!(&input, Input::Text(text) if text == "-");
     let input = match input {
         Input::Text(_) if from_stdin => Input::Text(read_stdin().await?),
@@ -161,7 +173,7 @@ pub async fn run(
             .await
             .map_err(|e| describe_call_error(&e))?,
     };
-    let outcome = stream_turn(&client, &session_id, &prompt, approve).await;
+    let outcome = stream_turn(&client, &session_id, &prompt, content, approve).await;
     eprintln!("{}", dim(&format!("session {session_id}")));
     outcome
 }
@@ -180,9 +192,10 @@ async fn stream_turn(
     client: &Client,
     session_id: &str,
     prompt: &str,
+    content: Vec<zeroclaw_client::protocol::ContentBlock>,
     approve: ApproveMode,
 ) -> Result<u8, String> {
-    let mut turn = client.turn(session_id, prompt);
+    let mut turn = client.turn_with(session_id, prompt, content);
     let mut screen = Screen::default();
     let mut interrupts = 0;
     // Events read while an approval question waited, shown next in order.
@@ -260,6 +273,16 @@ fn exit_status(result: CallResult<PromptResult>, session_id: &str) -> Result<u8,
                 "zeroclaw: the agent stopped at agent.max_steps; continue with --session {session_id}"
             );
             EXIT_MAX_TURNS
+        }
+        StopReason::Budget => {
+            let why = result
+                .budget
+                .map(|b| format!(" {} ({})", b.limit, b.used))
+                .unwrap_or_default();
+            eprintln!(
+                "zeroclaw: the agent stopped at its budget{why}; continue with --session {session_id}"
+            );
+            EXIT_BUDGET
         }
         StopReason::Cancelled => {
             eprintln!("zeroclaw: turn cancelled");

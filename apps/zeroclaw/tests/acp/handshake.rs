@@ -20,7 +20,7 @@ fn initialize_answers_version_1_with_the_capabilities_of_the_design() {
     assert_eq!(caps["loadSession"], true, "{wire}");
     assert_eq!(
         caps["promptCapabilities"],
-        json!({"image": false, "audio": false, "embeddedContext": true})
+        json!({"image": true, "audio": false, "embeddedContext": true})
     );
     assert_eq!(caps["mcpCapabilities"]["http"], true);
     assert_eq!(caps["mcpCapabilities"]["sse"], false);

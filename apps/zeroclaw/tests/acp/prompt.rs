@@ -1,5 +1,6 @@
 //! `session/prompt`: the answer streams as `agent_message_chunk`s before the prompt's
-//! answer, whose stop reason is ACP's; resources become quoted context; images are refused.
+//! answer, whose stop reason is ACP's; resources become quoted context; images reach the
+//! model, and a block that is not the image it says is refused.
 
 use crate::common::*;
 use crate::editor::*;
@@ -76,22 +77,48 @@ fn resources_and_links_in_a_prompt_reach_the_model_as_quoted_context() {
 }
 
 #[test]
-fn an_image_in_a_prompt_is_refused_and_no_turn_runs() {
+fn an_image_in_a_prompt_reaches_the_model_and_a_false_one_is_refused() {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
     let env = Env::new("", "");
+    env.fake.push(openai::text(&["A pixel."]));
+    let png = STANDARD.encode(zeroclaw_testkit::PNG);
     let exit = runtime().block_on(run(&env.dir, Editor::new(Permission::Hold), async |cx| {
         let session = open(&cx, &env.work).await?;
-        let blocks: Vec<ContentBlock> = serde_json::from_value(json!([
+        let image: Vec<ContentBlock> = serde_json::from_value(json!([
+            {"type": "text", "text": "What is this?"},
+            {"type": "image", "data": png, "mimeType": "image/png"}
+        ]))
+        .unwrap();
+        let seen = cx
+            .send_request(PromptRequest::new(session.clone(), image))
+            .block_task()
+            .await?;
+        // Not a PNG's bytes: the daemon refuses it before any turn runs.
+        let false_image: Vec<ContentBlock> = serde_json::from_value(json!([
             {"type": "image", "data": "AA==", "mimeType": "image/png"}
         ]))
         .unwrap();
-        Ok(cx
-            .send_request(PromptRequest::new(session, blocks))
+        let refused = cx
+            .send_request(PromptRequest::new(session, false_image))
             .block_task()
-            .await)
+            .await;
+        Ok((seen.stop_reason, refused))
     }));
-    let refused = exit.outcome.unwrap().unwrap_err();
+    let (stop, refused) = exit.outcome.unwrap();
+    assert_eq!(stop, StopReason::EndTurn);
+    let refused = refused.unwrap_err();
     assert_eq!(i32::from(refused.code), -32602, "{refused:?}");
-    assert_eq!(env.fake.request_count(), 0);
+    assert_eq!(env.fake.request_count(), 1);
+    let body = &env.fake.wait_for_requests(1)[0].body;
+    let user = body["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        user["content"],
+        json!([
+            {"type": "text", "text": "What is this?"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{png}")}}
+        ])
+    );
 }
 
 #[test]

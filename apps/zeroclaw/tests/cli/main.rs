@@ -14,6 +14,7 @@ mod config_errors;
 mod failed_turn;
 mod help;
 mod ids;
+mod images;
 mod modes;
 // socat and a Unix socket, as the README has it.
 #[cfg(unix)]

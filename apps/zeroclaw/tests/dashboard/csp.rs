@@ -32,6 +32,10 @@ fn the_page_carries_a_strict_policy_and_requests_nothing_from_elsewhere(b: &Brow
                 assert!(csp.contains(directive), "{path}: {csp}");
             }
             assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+            // Images: the gateway's own and the blob: URLs the page makes of a prompt's
+            // images (read over /rpc); never data: URLs.
+            assert!(csp.contains("img-src 'self' blob:;"), "{path}: {csp}");
+            assert!(!csp.contains("data:"), "{path}: {csp}");
             assert_eq!(h["x-content-type-options"], "nosniff");
             assert!(h.contains_key("cache-control"), "{path}");
         }

@@ -29,6 +29,8 @@ mod csp;
 #[cfg(unix)]
 mod failed_prompt;
 #[cfg(unix)]
+mod images;
+#[cfg(unix)]
 mod keyboard;
 #[cfg(unix)]
 mod login;
@@ -47,6 +49,8 @@ mod questions;
 #[cfg(unix)]
 mod reconnect;
 #[cfg(unix)]
+mod retries;
+#[cfg(unix)]
 mod runs;
 #[cfg(unix)]
 mod sandbox;
@@ -62,6 +66,8 @@ mod subagents;
 mod theme;
 #[cfg(unix)]
 mod untrusted;
+#[cfg(unix)]
+mod usage;
 
 fn main() {
     #[cfg(unix)]
@@ -88,6 +94,9 @@ fn main() {
         plan::TESTS,
         modes::TESTS,
         subagents::TESTS,
+        usage::TESTS,
+        retries::TESTS,
+        images::TESTS,
     ]);
     #[cfg(not(unix))]
     eprintln!("the dashboard's browser tests run on Unix only; skipped on this platform");

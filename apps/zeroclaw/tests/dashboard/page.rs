@@ -18,7 +18,13 @@ impl Dash {
 
     /// With these tables in the config (they must include `[gateway]`).
     pub fn with(tables: &str) -> Self {
-        let env = Env::new("", tables);
+        Self::configured("", tables)
+    }
+
+    /// With these `[provider]` keys (and sub-tables, such as `[provider.pricing]`) and
+    /// these other tables (they must include `[gateway]`).
+    pub fn configured(provider: &str, tables: &str) -> Self {
+        let env = Env::new(provider, tables);
         let url = gateway_url(&env.daemon);
         Self { env, url }
     }

@@ -15,6 +15,7 @@ mod connections;
 mod dashboard_open;
 mod dashboard_session;
 mod hosts;
+mod images;
 mod limits;
 mod login;
 mod rest;

@@ -23,8 +23,11 @@ mod approvals;
 mod ask_user;
 mod backpressure;
 mod big_history;
+// Issue 34: `[limits]` budgets.
+mod budgets;
 mod cancel;
 mod glob;
+mod images;
 mod todo_write;
 mod web_fetch;
 // Scripted with bash, modes and symlinks.

@@ -2,15 +2,17 @@
 
 use super::{App, Step, Stop, short};
 use crate::term::dim;
+use crate::usage;
 use zeroclaw_client::SessionSummary;
 use zeroclaw_rpc::CallError;
 
 pub const HELP: &str = "\
 Type a message and press Enter to send it to the agent. Alt-Enter, or \\ at the end of a
 line, starts another line; a pasted block is one prompt. @path attaches a file under the
-session's directory (Tab completes it, and /commands). Ctrl-R searches the history.
+session's directory (Tab completes it, and /commands); @shot.png, or an image's path pasted
+on a line of its own, sends the image. Ctrl-R searches the history.
   /help             this help
-  /status           the daemon, this session, its model and message count
+  /status           the daemon, this session, its model, message count and usage
   /model [NAME]     set this session's model from the next turn (alone: show it)
   /sandbox          what this session's commands and file tools may touch
   /new              start a new session (in zerocode's directory)
@@ -130,7 +132,7 @@ impl App {
         }
     }
 
-    /// `/status`: the daemon, and this session as the store has it.
+    /// `/status`: the daemon, and this session as the store has it, with its usage.
     async fn show_status(&mut self) -> Step {
         let status = match self.client.status().await {
             Ok(status) => status,
@@ -143,6 +145,12 @@ impl App {
         if let Some(summary) = &summary {
             self.session.model = summary.model.clone();
         }
+        // Not fatal: a daemon without `session/usage` still answers the rest.
+        let usage = self
+            .client
+            .session_usage(&self.session.id)
+            .await
+            .map_or_else(|_| "?".into(), |u| usage::summary(&u));
         let rows = [
             (
                 "daemon",
@@ -171,6 +179,7 @@ impl App {
                     None => "?".into(),
                 },
             ),
+            ("usage", usage),
         ];
         for (name, value) in rows {
             self.line(&format!("  {name:<9} {value}"));

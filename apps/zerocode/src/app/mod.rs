@@ -269,7 +269,16 @@ impl App {
                     tokio::select! {
                         read = &mut read => break read,
                         () = self.client.closed() => return Stop::DaemonGone,
-                        Ok(event) = idle.recv() => self.idle_event(event.update),
+                        Ok(event) = idle.recv() => {
+                            // Another client's turn: its usage fills the gauge (a
+                            // subagent's counts are its child session's).
+                            if let zeroclaw_client::Update::UsageUpdate(report) = &event.update
+                                && event.parent_tool_call_id.is_none()
+                            {
+                                self.screen().set_gauge(crate::usage::Gauge::from_report(report));
+                            }
+                            self.idle_event(event.update);
+                        }
                         Some((_, answer)) = self.questions.recv() => {
                             // Only a turn of ours asks, and none runs: nowhere to show it.
                             let _ = answer.send(ElicitationResponse::cancel());
@@ -300,8 +309,13 @@ impl App {
                 continue;
             }
             self.input.remember(line);
-            // A pasted block starting with `/` is text for the agent, not a command.
-            let step = if line.starts_with('/') && !line.contains('\n') {
+            // A pasted block starting with `/` is text for the agent, not a command; so is
+            // the pasted path of an image (`/home/me/shot.png`), which goes with it.
+            let command = line.starts_with('/')
+                && !line.contains('\n')
+                && crate::images::pasted_path(line, std::path::Path::new(&self.session.cwd))
+                    .is_none();
+            let step = if command {
                 self.command(line).await
             } else {
                 self.prompt(line).await

@@ -22,6 +22,17 @@ impl App {
         self.last_undo = None;
     }
 
+    /// Fills the status line's context gauge and cost with the session's usage so far
+    /// (`session/usage`); the turns' `usage_update` events keep it current. Without an
+    /// answer (a daemon that predates the method) the gauge waits for the first event.
+    async fn load_usage(&mut self) {
+        let gauge = match self.client.session_usage(&self.session.id).await {
+            Ok(usage) => crate::usage::Gauge::from_session(&usage),
+            Err(_) => crate::usage::Gauge::default(),
+        };
+        self.screen().set_gauge(gauge);
+    }
+
     /// Creates a session in the directory of new sessions and works in it from now on.
     pub(super) async fn new_session(&mut self, announce: bool) -> Result<bool, Stop> {
         self.new_session_in(self.cwd.clone(), announce).await
@@ -47,6 +58,7 @@ impl App {
                     sandbox: info.sandbox,
                     mode: info.mode,
                 });
+                self.load_usage().await;
                 if announce {
                     self.line(&dim(&format!(
                         "new session {} · {}",
@@ -250,6 +262,7 @@ impl App {
             sandbox: summary.sandbox,
             mode: summary.mode,
         });
+        self.load_usage().await;
         if let Some(parent) = &summary.parent_session_id {
             self.line(&dim(&format!(
                 "a subagent's session: a `task` call of session {} made it (/load {} goes back)",

@@ -4,6 +4,7 @@
 use super::typing::Typed;
 use super::{App, Step, Stop, Typing};
 use crate::approval;
+use crate::images;
 use crate::mentions;
 use crate::render;
 use crate::status::{self, Phase};
@@ -13,20 +14,34 @@ use std::collections::VecDeque;
 use zeroclaw_client::{Approval, Decision, Subagent, TaggedEvent, Turn, TurnEvent, Update};
 
 impl App {
-    /// Sends a line to the agent, with the files its `@path` mentions name, and streams
-    /// the turn until it ends.
+    /// Sends a line to the agent, with the files and images its `@path` mentions name (and
+    /// the images pasted as paths), and streams the turn until it ends. An image that
+    /// cannot be attached stops it: the prompt is not sent.
     pub(super) async fn prompt(&mut self, text: &str) -> Step {
         let expanded = mentions::expand(text, std::path::Path::new(&self.session.cwd));
+        if !expanded.errors.is_empty() {
+            for error in &expanded.errors {
+                self.line(&red(error));
+            }
+            self.line(&dim("the prompt was not sent (Up brings it back to edit)"));
+            return Ok(());
+        }
         for refused in &expanded.refused {
             self.line(&dim(&format!("{}: {}", refused.mention, refused.why)));
         }
         if let Some(summary) = mentions::summary(&expanded.attached) {
             self.line(&dim(&summary));
         }
+        for image in &expanded.images {
+            self.line(&dim(&images::echo(image)));
+        }
         if !self.session.titled {
             self.title_from(text).await?;
         }
-        let turn = self.client.turn(&self.session.id, &expanded.prompt);
+        let content = expanded.images.into_iter().map(|i| i.block).collect();
+        let turn = self
+            .client
+            .turn_with(&self.session.id, &expanded.prompt, content);
         self.stream(turn, false).await
     }
 
@@ -212,7 +227,14 @@ impl App {
                 let elapsed = self.screen().status_elapsed();
                 match result {
                     Ok(result) => {
-                        let line = render::status_line(result.stop_reason, result.usage, elapsed);
+                        let cost = self.screen().status_turn_cost();
+                        let line = render::status_line(
+                            result.stop_reason,
+                            result.usage,
+                            cost,
+                            elapsed,
+                            result.budget.as_ref(),
+                        );
                         self.line(&dim(&line));
                     }
                     Err(e) => self.failed("the turn failed", &e)?,
@@ -273,8 +295,31 @@ impl App {
                     self.line(&red(&format!("the turn failed: {error}")));
                 }
                 let elapsed = self.screen().status_elapsed();
-                self.line(&dim(&render::status_line(stop_reason, None, elapsed)));
+                let cost = self.screen().status_turn_cost();
+                self.line(&dim(&render::status_line(
+                    stop_reason,
+                    None,
+                    cost,
+                    elapsed,
+                    None,
+                )));
                 return true;
+            }
+            // The status line's gauge and cost, and the turn's cost for its last line.
+            Update::UsageUpdate(report) => self.screen().usage(&report),
+            // Said while the turn waits: the model call is tried again, or elsewhere.
+            Update::ProviderRetry {
+                attempt,
+                delay_ms,
+                reason,
+                ..
+            } => {
+                self.screen().end_line();
+                self.line(&dim(&render::retry_line(attempt, delay_ms, &reason)));
+            }
+            Update::ProviderFallback { from, to, reason } => {
+                self.screen().end_line();
+                self.line(&dim(&render::fallback_line(&from, &to, &reason)));
             }
             _ => {}
         }

@@ -82,6 +82,12 @@ impl Env {
 
     /// With these tables added to the config.
     pub fn with(tables: &str) -> Self {
+        Self::with_retries(0, tables)
+    }
+
+    /// With `provider.max_retries` set (0 elsewhere: a failed model call fails the turn at
+    /// once) and these tables added to the config.
+    pub fn with_retries(max_retries: u32, tables: &str) -> Self {
         daemon_binary();
         let fake = FakeProvider::start_blocking().unwrap();
         // Under /tmp: the socket path must stay short.
@@ -96,7 +102,7 @@ impl Env {
             format!(
                 "[provider]\nbase_url = {:?}\nmodel = \"fake\"\n\
                  # a stalled stream is ended by Ctrl-C in these tests, never by the timeout\n\
-                 idle_timeout_secs = 120\nmax_retries = 0\nconnect_timeout_secs = 5\n\n{tables}\n",
+                 idle_timeout_secs = 120\nmax_retries = {max_retries}\nconnect_timeout_secs = 5\n\n{tables}\n",
                 fake.base_url()
             ),
         )
@@ -372,4 +378,15 @@ impl Term {
     pub fn raw(&self) -> String {
         String::from_utf8_lossy(&self.seen).into_owned()
     }
+}
+
+/// The last user message of a chat request the fake provider recorded.
+pub fn last_user_message(body: &serde_json::Value) -> &serde_json::Value {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap_or_else(|| panic!("no user message in {body}"))
 }

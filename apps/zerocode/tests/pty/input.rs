@@ -7,14 +7,7 @@ use zeroclaw_testkit::openai;
 
 /// The text of the last user message of a recorded chat request.
 fn user_text(body: &Value) -> String {
-    let message = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .unwrap_or_else(|| panic!("no user message in {body}"));
-    match &message["content"] {
+    match &last_user_message(body)["content"] {
         Value::String(text) => text.clone(),
         parts => parts
             .as_array()

@@ -27,3 +27,5 @@ mod rendering;
 mod steer;
 mod subagents;
 mod titles;
+// Issue 34: usage and cost, provider retries and fallbacks, budgets, images.
+mod usage;

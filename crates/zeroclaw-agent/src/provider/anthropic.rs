@@ -48,7 +48,20 @@ impl Wire for Anthropic {
         };
         for message in request.messages {
             match message {
-                ChatMessage::User { text } => push("user", json!({"type": "text", "text": text})),
+                // Images first, then the text: Anthropic's advice for image prompts.
+                ChatMessage::User { text, images } => {
+                    for image in images {
+                        push(
+                            "user",
+                            json!({"type": "image", "source": {
+                                "type": "base64",
+                                "media_type": image.mime_type,
+                                "data": image.base64(),
+                            }}),
+                        );
+                    }
+                    push("user", json!({"type": "text", "text": text}));
+                }
                 ChatMessage::Assistant { text, tool_calls } => {
                     if !text.is_empty() {
                         push("assistant", json!({"type": "text", "text": text}));
@@ -292,7 +305,7 @@ mod tests {
     fn consecutive_roles_merge_and_tool_results_are_user_blocks() {
         let call = ToolCall::new("t1".into(), "bash".into(), r#"{"command":"ls"}"#.into());
         let messages = vec![
-            ChatMessage::User { text: "hi".into() },
+            ChatMessage::user("hi"),
             ChatMessage::Assistant {
                 text: "".into(),
                 tool_calls: vec![call],
@@ -303,9 +316,7 @@ mod tests {
                 output: "a\nb".into(),
                 is_error: false,
             },
-            ChatMessage::User {
-                text: "more".into(),
-            },
+            ChatMessage::user("more"),
         ];
         let body = Anthropic.body(
             &ChatRequest {

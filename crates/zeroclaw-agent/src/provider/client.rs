@@ -5,7 +5,7 @@
 use super::error::{self, ProviderError};
 use super::sse::SseReader;
 use super::wire::{Decoder, Flow, Wire};
-use super::{ChatRequest, Delta, Pace, StepResult};
+use super::{ChatMessage, ChatRequest, Delta, Pace, StepResult};
 use crate::config::{Config, ProviderConfig};
 use serde_json::Value;
 use std::sync::{Mutex, PoisonError};
@@ -151,7 +151,19 @@ impl Provider {
     /// would send it, at four bytes a token (see `window.rs`).
     pub fn estimate(&self, request: &ChatRequest<'_>) -> u64 {
         let body = self.wire.body(request, &self.config).to_string();
-        super::window::tokens_of(body.len())
+        // An image is read by its pixels, not its base64: counted at a typical figure.
+        let (count, encoded) = request
+            .messages
+            .iter()
+            .flat_map(|m| match m {
+                ChatMessage::User { images, .. } => images.as_slice(),
+                _ => &[],
+            })
+            .fold((0u64, 0usize), |(count, bytes), image| {
+                (count + 1, bytes + image.data.len().div_ceil(3) * 4)
+            });
+        super::window::tokens_of(body.len().saturating_sub(encoded))
+            + count * super::images::IMAGE_TOKENS
     }
 
     /// Starts one model call: sends the request (with retries, each told to `on_retry`

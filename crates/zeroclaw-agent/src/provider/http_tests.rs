@@ -45,9 +45,7 @@ fn provider(config: ProviderConfig) -> Provider {
 }
 
 fn hello() -> Vec<ChatMessage> {
-    vec![ChatMessage::User {
-        text: "hello".into(),
-    }]
+    vec![ChatMessage::user("hello")]
 }
 
 /// What one model call produced: every delta, in order, and how it ended.
@@ -507,9 +505,7 @@ async fn openai_stream_without_done_that_ends_cleanly_is_accepted() {
 /// tool call, that call's result, and a follow-up prompt.
 fn conversation() -> Vec<ChatMessage> {
     vec![
-        ChatMessage::User {
-            text: "list the files".into(),
-        },
+        ChatMessage::user("list the files"),
         ChatMessage::Assistant {
             text: "Running ls.".into(),
             tool_calls: vec![ToolCall::new(
@@ -524,9 +520,7 @@ fn conversation() -> Vec<ChatMessage> {
             output: "a.txt\nb.txt\n[exit code 0]".into(),
             is_error: false,
         },
-        ChatMessage::User {
-            text: "and now?".into(),
-        },
+        ChatMessage::user("and now?"),
     ]
 }
 

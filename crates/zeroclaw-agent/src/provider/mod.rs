@@ -10,6 +10,7 @@ mod error;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod http_tests;
+pub mod images;
 mod openai;
 pub mod sse;
 pub mod url;
@@ -36,8 +37,10 @@ fn for_kind(kind: ProviderKind) -> &'static dyn wire::Wire {
 /// A provider-neutral conversation message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChatMessage {
+    /// The user's words, and the images a prompt carried (`prompt.rs`).
     User {
         text: String,
+        images: Vec<crate::prompt::Image>,
     },
     Assistant {
         text: String,
@@ -49,6 +52,16 @@ pub enum ChatMessage {
         output: String,
         is_error: bool,
     },
+}
+
+impl ChatMessage {
+    /// A user message of text alone.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::User {
+            text: text.into(),
+            images: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

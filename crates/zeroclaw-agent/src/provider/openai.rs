@@ -39,7 +39,18 @@ impl Wire for OpenAi {
         }
         for message in request.messages {
             messages.push(match message {
-                ChatMessage::User { text } => json!({"role": "user", "content": text}),
+                ChatMessage::User { text, images } if images.is_empty() => {
+                    json!({"role": "user", "content": text})
+                }
+                // With images, the content is parts: the text, then each image as a data URL.
+                ChatMessage::User { text, images } => {
+                    let mut parts = vec![json!({"type": "text", "text": text})];
+                    parts.extend(images.iter().map(|image| {
+                        let url = format!("data:{};base64,{}", image.mime_type, image.base64());
+                        json!({"type": "image_url", "image_url": {"url": url}})
+                    }));
+                    json!({"role": "user", "content": parts})
+                }
                 ChatMessage::Assistant { text, tool_calls } => {
                     let mut m = json!({"role": "assistant", "content": text});
                     if !tool_calls.is_empty() {

@@ -89,7 +89,7 @@ fn fit(params: SessionUpdate<'_>, cap: usize) -> Vec<Notification> {
     let fitted = match &params.update {
         Update::AgentMessageChunk { text }
         | Update::AgentThoughtChunk { text }
-        | Update::UserMessageChunk { text } => split_text(&params, text, cap),
+        | Update::UserMessageChunk { text, .. } => split_text(&params, text, cap),
         _ => cut_payload(&params, cap).map(|frame| vec![frame]),
     };
     match fitted {
@@ -113,13 +113,17 @@ fn escaped_len(c: char) -> usize {
     }
 }
 
-/// `text` as consecutive chunks of the event's type, each frame within `cap`.
+/// `text` as consecutive chunks of the event's type, each frame within `cap`; a prompt's
+/// images go with its first chunk.
 fn split_text(params: &SessionUpdate<'_>, text: &str, cap: usize) -> Option<Vec<Notification>> {
-    let with = |piece: &str| -> Option<Notification> {
+    let with = |piece: &str, first: bool| -> Option<Notification> {
         let update = Update::chunk(false, piece);
-        let update = match params.update {
+        let update = match &params.update {
             Update::AgentThoughtChunk { .. } => Update::chunk(true, piece),
-            Update::UserMessageChunk { .. } => Update::UserMessageChunk { text: piece.into() },
+            Update::UserMessageChunk { images, .. } => Update::UserMessageChunk {
+                text: piece.into(),
+                images: if first { images.clone() } else { Vec::new() },
+            },
             _ => update,
         };
         let piece_params = SessionUpdate {
@@ -131,19 +135,19 @@ fn split_text(params: &SessionUpdate<'_>, text: &str, cap: usize) -> Option<Vec<
         };
         Notification::new(SESSION_UPDATE, &piece_params).ok()
     };
-    let envelope = with("")?.as_bytes().len();
+    let envelope = with("", true)?.as_bytes().len();
     let budget = cap.checked_sub(envelope).filter(|b| *b >= 6)?;
     let mut frames = Vec::new();
     let (mut start, mut used) = (0, 0);
     for (at, c) in text.char_indices() {
         let len = escaped_len(c);
         if used + len > budget {
-            frames.push(with(&text[start..at])?);
+            frames.push(with(&text[start..at], frames.is_empty())?);
             (start, used) = (at, 0);
         }
         used += len;
     }
-    frames.push(with(&text[start..])?);
+    frames.push(with(&text[start..], frames.is_empty())?);
     Some(frames)
 }
 
@@ -257,6 +261,7 @@ mod tests {
             assert_eq!(joined, text);
         }
         let user = Update::UserMessageChunk {
+            images: Vec::new(),
             text: Cow::Owned(text.clone()),
         };
         let frames = fit_update("s", None, user, CAP);

@@ -173,14 +173,15 @@ impl Db {
         &mut self,
         session_id: &str,
         turn_id: &str,
-        prompt: &str,
+        prompt: &crate::prompt::Prompt,
         checkpoint: Option<&NewCheckpoint>,
     ) -> Result<()> {
         self.begin_turn_then(session_id, turn_id, prompt, |tx, message_id, now| {
             let Some(checkpoint) = checkpoint else {
                 return Ok(());
             };
-            insert_checkpoint(tx, session_id, turn_id, prompt, message_id, checkpoint, now)
+            let text = &prompt.text;
+            insert_checkpoint(tx, session_id, turn_id, text, message_id, checkpoint, now)
         })
     }
 
@@ -407,7 +408,11 @@ fn copy_messages(tx: &Transaction<'_>, from: &str, to: &str, before: i64) -> rus
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![to, turn, step, kind, text, call, tool, data, is_error, cancelled, at],
         )?;
-        moved.push((id, tx.last_insert_rowid()));
+        let copy = tx.last_insert_rowid();
+        if kind == "user" {
+            super::attachments::copy(tx, to, id, copy)?;
+        }
+        moved.push((id, copy));
     }
     Ok(i64::try_from(moved.len()).unwrap_or(i64::MAX))
 }
@@ -530,7 +535,7 @@ mod tests {
             db.begin_checkpointed_turn(
                 "s",
                 &format!("t{n}"),
-                &format!("prompt {n}\nmore"),
+                &format!("prompt {n}\nmore").into(),
                 Some(&cp),
             )
             .unwrap();

@@ -1,8 +1,9 @@
 //! The SQL: one connection's synchronous statements. Only the store's threads call these
 //! (see `mod.rs`); each is one statement or one transaction.
 
-use super::schema;
 use super::{Cause, MessageKind, MessageRow, NewMessage, Result, SessionRow, StoreError, Usage};
+use super::{attachments, schema};
+use crate::prompt::Prompt;
 use crate::sandbox::Choice;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -278,7 +279,8 @@ impl Db {
     /// starts turns with their checkpoint (`checkpoints.rs`); tests without.
     #[cfg(test)]
     pub fn begin_turn(&mut self, session_id: &str, turn_id: &str, prompt: &str) -> Result<()> {
-        self.begin_turn_then(session_id, turn_id, prompt, |_, _, _| Ok(()))
+        let prompt = Prompt::from(prompt.to_owned());
+        self.begin_turn_then(session_id, turn_id, &prompt, |_, _, _| Ok(()))
     }
 
     /// [`Db::begin_turn`], and `then` in the same transaction, given the prompt's row id
@@ -287,7 +289,7 @@ impl Db {
         &mut self,
         session_id: &str,
         turn_id: &str,
-        prompt: &str,
+        prompt: &Prompt,
         then: impl FnOnce(&rusqlite::Transaction<'_>, i64, i64) -> rusqlite::Result<()>,
     ) -> Result<()> {
         let now = now_ms();
@@ -306,12 +308,15 @@ impl Db {
             MessageKind::User,
             &NewMessage {
                 turn_id: Some(turn_id.to_owned()),
-                text: Some(prompt.to_owned()),
+                text: Some(prompt.text.clone()),
+                data: attachments::message_data(&prompt.images),
                 ..NewMessage::default()
             },
             now,
         )
         .map_err(StoreError::ctx("store the prompt"))?;
+        attachments::insert(&tx, session_id, message_id, &prompt.images)
+            .map_err(StoreError::ctx("store the prompt's images"))?;
         then(&tx, message_id, now).map_err(StoreError::ctx("store the checkpoint"))?;
         tx.commit().map_err(StoreError::ctx("start the turn"))
     }
@@ -479,7 +484,9 @@ impl Db {
                 // A summary without its range folds everything before it.
                 .map_or(id - 1, |up_to| up_to.min(id - 1))
         });
-        self.history_page(session_id, after, usize::MAX)
+        let mut rows = self.history_page(session_id, after, usize::MAX)?;
+        attachments::attach_images(self.conn(), session_id, &mut rows)?;
+        Ok(rows)
     }
 
     /// Every message of a session, oldest first. Only tests read a history whole: the
@@ -634,6 +641,7 @@ fn message_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MessageRow> {
         cancelled: row.get(9)?,
         created_at: row.get(10)?,
         hidden: row.get(11)?,
+        images: Vec::new(),
     })
 }
 

@@ -22,6 +22,7 @@
 //! (`zeroclaw store check|backup|recover`, in `repair.rs`). A statement that meets damage
 //! later says the same.
 
+mod attachments;
 mod checkpoints;
 mod db;
 pub mod repair;
@@ -31,8 +32,9 @@ mod tokens;
 mod usage;
 mod worker;
 
+pub use attachments::refs as image_refs;
 pub use checkpoints::{CheckpointRow, NewCheckpoint, RewindRow, checkpoint_ids_in, first_line};
-pub use runs::{Dedup, RunRow, RunStatus};
+pub use runs::{Dedup, RunOutcome, RunRow, RunStatus};
 pub use tokens::TokenRow;
 pub use usage::SessionUsage;
 
@@ -184,6 +186,9 @@ pub struct MessageRow {
     pub created_at: i64,
     /// A rewind hid it: the model is no longer sent it (`checkpoints.rs`).
     pub hidden: bool,
+    /// A prompt's images, read only for the model (`Store::context`); elsewhere empty
+    /// (`image_refs` lists them from `data`).
+    pub images: Vec<crate::prompt::Image>,
 }
 
 impl MessageRow {
@@ -203,6 +208,7 @@ impl MessageRow {
             cancelled: false,
             created_at: 0,
             hidden: false,
+            images: Vec::new(),
         }
     }
 }
@@ -411,11 +417,11 @@ impl Store {
         &self,
         session_id: &str,
         turn_id: &str,
-        prompt: &str,
+        prompt: &crate::prompt::Prompt,
         checkpoint: Option<NewCheckpoint>,
     ) -> Result<()> {
         let (session_id, turn_id, prompt) =
-            (session_id.to_owned(), turn_id.to_owned(), prompt.to_owned());
+            (session_id.to_owned(), turn_id.to_owned(), prompt.clone());
         self.writer
             .run(move |db| {
                 db.begin_checkpointed_turn(&session_id, &turn_id, &prompt, checkpoint.as_ref())
@@ -504,7 +510,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let Opened { store, .. } = Store::open(&dir.path().join("z.db")).unwrap();
         store.create_session("s", None, "/", "m").await.unwrap();
-        store.begin_turn("s", "t", "hi", None).await.unwrap();
+        store
+            .begin_turn("s", "t", &"hi".into(), None)
+            .await
+            .unwrap();
         let mut last = 0;
         for n in 0..5 {
             let message = NewMessage {

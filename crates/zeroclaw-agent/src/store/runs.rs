@@ -65,9 +65,20 @@ pub struct RunRow {
     /// The run's `provider_retry` and `provider_fallback` events, a JSON array as sent;
     /// `None` when there were none (or before the turn ended).
     pub provider_events: Option<String>,
+    /// The budget the run's turn stopped at, a JSON `BudgetStop`; `None` otherwise.
+    pub budget: Option<String>,
 }
 
-const COLUMNS: &str = "id, source, name, delivery_id, session_id, turn_id, status, error, tick, created_at, finished_at, prompt, provider_events";
+/// What a run's turn left besides its status ([`Store::set_run_outcome`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOutcome {
+    /// The turn's `provider_retry` and `provider_fallback` events, a JSON array.
+    pub provider_events: Option<String>,
+    /// The budget it stopped at, a JSON `BudgetStop`.
+    pub budget: Option<String>,
+}
+
+const COLUMNS: &str = "id, source, name, delivery_id, session_id, turn_id, status, error, tick, created_at, finished_at, prompt, provider_events, budget";
 
 /// [`COLUMNS`], then the run's turn's usage ([`super::usage::TURN_COLUMNS`]), as reads
 /// select them.
@@ -95,8 +106,9 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         created_at: r.get(9)?,
         finished_at: r.get(10)?,
         prompt: r.get(11)?,
-        usage: super::usage::totals(r, 13)?,
+        usage: super::usage::totals(r, 14)?,
         provider_events: r.get(12)?,
+        budget: r.get(13)?,
     })
 }
 
@@ -119,7 +131,7 @@ impl Db {
     fn insert_run(&self, run: &RunRow) -> Result<()> {
         self.conn()
             .execute(
-                &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
+                &format!("INSERT INTO runs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
                 params![
                     run.id,
                     run.source,
@@ -133,7 +145,8 @@ impl Db {
                     run.created_at,
                     run.finished_at,
                     run.prompt,
-                    run.provider_events
+                    run.provider_events,
+                    run.budget
                 ],
             )
             .map_err(StoreError::ctx("record a run"))?;
@@ -255,13 +268,13 @@ impl Db {
         Ok(())
     }
 
-    fn set_run_provider_events(&self, id: &str, events: &str) -> Result<()> {
+    fn set_run_outcome(&self, id: &str, outcome: &RunOutcome) -> Result<()> {
         self.conn()
             .execute(
-                "UPDATE runs SET provider_events = ?2 WHERE id = ?1",
-                params![id, events],
+                "UPDATE runs SET provider_events = ?2, budget = ?3 WHERE id = ?1",
+                params![id, outcome.provider_events, outcome.budget],
             )
-            .map_err(StoreError::ctx("record a run's provider events"))?;
+            .map_err(StoreError::ctx("record how a run went"))?;
         Ok(())
     }
 
@@ -408,12 +421,12 @@ impl Store {
             .await
     }
 
-    /// Records a run's `provider_retry` and `provider_fallback` events (`events`: a JSON
-    /// array).
-    pub async fn set_run_provider_events(&self, id: &str, events: String) -> Result<()> {
+    /// Records what a run's turn left besides its status: its provider events and the
+    /// budget it stopped at.
+    pub async fn set_run_outcome(&self, id: &str, outcome: RunOutcome) -> Result<()> {
         let id = id.to_owned();
         self.writer
-            .run(move |db| db.set_run_provider_events(&id, &events))
+            .run(move |db| db.set_run_outcome(&id, &outcome))
             .await
     }
 
@@ -484,6 +497,7 @@ mod tests {
             finished_at: None,
             usage: None,
             provider_events: None,
+            budget: None,
         }
     }
 

@@ -179,6 +179,24 @@ ALTER TABLE turns ADD COLUMN context_tokens INTEGER;
     r#"
 ALTER TABLE runs ADD COLUMN provider_events TEXT;
 "#,
+    // 13: budgets (issue 34): the budget an unattended run's turn stopped at, a JSON
+    // `{limit, used}`; NULL when none stopped it.
+    r#"
+ALTER TABLE runs ADD COLUMN budget TEXT;
+"#,
+    // 14: images in prompts (issue 34): each beside its message (`store/attachments.rs`),
+    // so history pages never carry the bytes; deleted with the message or the session.
+    r#"
+CREATE TABLE attachments (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    position   INTEGER NOT NULL,
+    mime_type  TEXT NOT NULL,
+    data       BLOB NOT NULL,
+    PRIMARY KEY (message_id, position)
+);
+CREATE INDEX attachments_by_session ON attachments(session_id, message_id);
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

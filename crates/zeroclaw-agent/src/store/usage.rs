@@ -123,7 +123,7 @@ mod tests {
         assert_eq!(empty, SessionUsage::default());
         for (turn, input, cost, context) in [("t1", 100, Some(0.5), 60), ("t2", 40, None, 40)] {
             store
-                .begin_turn(&session.id, turn, "hi", None)
+                .begin_turn(&session.id, turn, &"hi".into(), None)
                 .await
                 .unwrap();
             let usage = UsageTotals {

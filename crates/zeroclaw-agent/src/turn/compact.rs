@@ -203,7 +203,7 @@ impl Compaction<'_> {
     }
 
     async fn ask_model(&self, ask: String) -> Result<String, CompactError> {
-        let messages = [ChatMessage::User { text: ask }];
+        let messages = [ChatMessage::user(ask)];
         let request = ChatRequest {
             model: self.model,
             system: Some(INSTRUCTIONS),

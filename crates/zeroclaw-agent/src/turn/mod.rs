@@ -17,6 +17,7 @@
 
 mod approval;
 mod ask_user;
+mod budget;
 mod checkpoint;
 mod client_files;
 mod compact;
@@ -38,6 +39,7 @@ mod tool_call;
 mod tool_context;
 mod usage;
 
+pub use budget::{Cap, Limit};
 pub use compact::{CompactError, Compaction, Mode as CompactMode};
 pub use error::{Failure, TurnError};
 pub use hooks::session_start;
@@ -136,6 +138,8 @@ pub struct Unattended {
     pub sandbox: crate::sandbox::UnattendedSandbox,
     /// The turn's `provider_retry` and `provider_fallback` events, for the run's record.
     pub provider_log: Arc<ProviderLog>,
+    /// The entry's own budgets, besides `[limits]` (`budget.rs`).
+    pub budget: Vec<Limit>,
 }
 
 /// An unattended turn's `provider_retry` and `provider_fallback` events, as sent, kept for

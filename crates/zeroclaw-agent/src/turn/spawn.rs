@@ -2,6 +2,7 @@
 //! task, and the guard that gives both back however the task ends.
 
 use super::{Env, Origin, TurnError};
+use crate::prompt::Prompt;
 use crate::session::{ActiveTurn, Session};
 use crate::state::AgentState;
 use std::sync::Arc;
@@ -45,7 +46,7 @@ pub fn start(
     agent: &Arc<AgentState>,
     session: Arc<Session>,
     origin: Origin,
-    prompt: String,
+    prompt: Prompt,
 ) -> Result<TurnAnswer, StartError> {
     start_as(
         agent,
@@ -62,7 +63,7 @@ pub fn start_as(
     agent: &Arc<AgentState>,
     session: Arc<Session>,
     origin: Origin,
-    prompt: String,
+    prompt: Prompt,
     turn_id: String,
 ) -> Result<TurnAnswer, StartError> {
     let busy = |running: String| StartError::Busy {

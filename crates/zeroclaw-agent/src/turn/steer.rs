@@ -40,7 +40,7 @@ impl Turn<'_> {
                 text: text.as_str().into(),
             };
             self.record(MessageKind::User, message, update).await?;
-            messages.push(ChatMessage::User { text });
+            messages.push(ChatMessage::user(text));
         }
         Ok(())
     }

@@ -6,6 +6,7 @@
 //! connection (one queue per connection keeps that order). Each message is stored when it
 //! completes; when the very first model call fails, only the prompt and its error are (see `fail`).
 
+use super::budget::{self, Limit};
 use super::compact::{CompactError, Compaction, Mode};
 use super::halt::{Halt, or_cancelled};
 use super::hooks::{CallRef, Fire, pre_tool_outcome};
@@ -15,6 +16,7 @@ use crate::mcp::Mcp;
 use crate::project;
 use crate::project::AgentProfile;
 use crate::project::hooks::{Hook, HookEvent, HookSet, Verdict};
+use crate::prompt::Prompt;
 use crate::provider::chain::{self, Hop};
 use crate::provider::{
     ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, Retry, StepResult, ToolCall, window,
@@ -84,7 +86,7 @@ pub(super) struct Turn<'a> {
     /// The session's model when the turn started: the whole turn uses it, whatever
     /// `session/set_model` does meanwhile.
     pub(super) model: String,
-    prompt: &'a str,
+    prompt: &'a Prompt,
     /// Whether the turn (and its prompt) has been stored.
     started: bool,
     text: String,
@@ -109,6 +111,8 @@ pub(super) struct Turn<'a> {
     pub(super) subagent: Option<Option<&'a AgentProfile>>,
     /// The project's agent profiles, as the turn started: what `task` offers.
     pub(super) agents: Vec<AgentProfile>,
+    /// The budget the turn stopped at (`budget.rs`).
+    budget: Option<zeroclaw_protocol::BudgetStop>,
 }
 
 /// Runs one turn to its end.
@@ -117,7 +121,7 @@ pub(super) async fn run(
     session: &Session,
     active: &ActiveTurn,
     origin: &Origin,
-    prompt: &str,
+    prompt: &Prompt,
 ) -> Result<PromptResult, TurnError> {
     run_as(env, session, active, origin, prompt, None).await
 }
@@ -128,7 +132,7 @@ pub(super) async fn run_as(
     session: &Session,
     active: &ActiveTurn,
     origin: &Origin,
-    prompt: &str,
+    prompt: &Prompt,
     subagent: Option<Option<&AgentProfile>>,
 ) -> Result<PromptResult, TurnError> {
     let mut turn = Turn {
@@ -149,6 +153,7 @@ pub(super) async fn run_as(
         stop_hook_active: false,
         subagent,
         agents: Vec::new(),
+        budget: None,
     };
     turn.run().await
 }
@@ -173,8 +178,8 @@ impl Turn<'_> {
         self.finish(stop).await
     }
 
-    /// Model calls and their tool calls until the model ends the turn (`end_turn`) or
-    /// `agent.max_steps` is reached (`max_turns`).
+    /// Model calls and their tool calls until the model ends the turn (`end_turn`),
+    /// `agent.max_steps` is reached (`max_turns`) or a budget is (`budget`).
     async fn steps(&mut self) -> Result<StopReason, Halt> {
         let Start {
             mut context,
@@ -194,8 +199,18 @@ impl Turn<'_> {
         // once after a refusal as too long: a session that cannot be made to fit fails.
         let mut compacted_at = 0;
         let mut retried = false;
+        let limits: Vec<Limit> = Limit::of_config(&self.env.config.limits)
+            .into_iter()
+            .chain(self.origin.unattended.iter().flat_map(|u| u.budget.clone()))
+            .collect();
         let mut step = 1;
         while step <= i64::from(self.env.config.agent.max_steps) {
+            // Between steps, the last one's tool calls answered: a budget reached stops here.
+            let calls = u32::try_from(step - 1).unwrap_or(u32::MAX);
+            if let Some(stop) = budget::reached(&limits, self.meter.turn.as_ref(), calls) {
+                self.budget = Some(stop);
+                return Ok(StopReason::Budget);
+            }
             // The step boundary: `session/steer` messages sent meanwhile go in now.
             let steers = self.active.take_steers();
             self.steered(step, steers, &mut context.messages).await?;
@@ -256,7 +271,7 @@ impl Turn<'_> {
                     text,
                     tool_calls: Vec::new(),
                 });
-                context.messages.push(ChatMessage::User { text: feedback });
+                context.messages.push(ChatMessage::user(feedback));
                 step += 1;
                 continue;
             }
@@ -281,7 +296,8 @@ impl Turn<'_> {
         let rows = self.stored(rows).await?;
         let mut context = history::conversation(&rows);
         context.messages.push(ChatMessage::User {
-            text: self.prompt.to_owned(),
+            text: self.prompt.text.clone(),
+            images: self.prompt.images.clone(),
         });
         let mut system = match self.subagent {
             Some(profile) => project::agents::system_prompt(profile, &self.session.cwd),
@@ -354,7 +370,7 @@ impl Turn<'_> {
             return Ok(None);
         }
         self.ensure_started().await?;
-        let fields = json!({ "prompt": self.prompt });
+        let fields = json!({ "prompt": self.prompt.text });
         let verdicts = self
             .fire(HookEvent::UserPromptSubmit, None, 0, hooks, fields)
             .await?;
@@ -369,7 +385,7 @@ impl Turn<'_> {
                 Verdict::Continue {
                     context: Some(added),
                 } => {
-                    if let Some(ChatMessage::User { text }) = context.messages.last_mut() {
+                    if let Some(ChatMessage::User { text, .. }) = context.messages.last_mut() {
                         text.push_str(&project::hooks::prompt_context(
                             &hook.config.command,
                             &added,
@@ -852,6 +868,7 @@ impl Turn<'_> {
             // `session/prompt` cuts it to fit a frame.
             text_truncated: false,
             usage: self.meter.usage(),
+            budget: self.budget.take(),
         })
     }
 

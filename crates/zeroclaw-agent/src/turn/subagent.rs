@@ -182,12 +182,13 @@ impl Turn<'_> {
         };
         tracing::info!(session = %self.session.id, child = %run.child.id, agent = profile.map_or("-", |p| p.name.as_str()), "subagent started");
         // Boxed: a turn that runs a turn is a future that holds one of its own type.
+        let prompt = crate::prompt::Prompt::from(args.prompt.clone());
         let outcome = Box::pin(super::step::run_as(
             self.env,
             &run.child,
             &run.turn,
             &origin,
-            &args.prompt,
+            &prompt,
             Some(profile),
         ))
         .await;

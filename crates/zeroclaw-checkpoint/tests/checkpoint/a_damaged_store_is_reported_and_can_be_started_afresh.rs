@@ -21,16 +21,19 @@ fn a_damaged_store_is_reported_and_can_be_started_afresh() {
     std::fs::write(repo.join("index"), b"DI").unwrap();
     assert_eq!(f.ws.snapshot(&name("s/1"), None).unwrap().id, first.id);
 
-    // A damaged object: verify finds it.
+    // Damaged objects, loose and packed (the trees are packed): verify finds them.
     let objects = repo.join("objects");
     let mut damaged = 0;
     for dir in std::fs::read_dir(&objects).unwrap().flatten() {
         let name = dir.file_name().to_string_lossy().into_owned();
-        if name.len() != 2 {
+        if name.len() != 2 && name != "pack" {
             continue;
         }
         for object in std::fs::read_dir(dir.path()).unwrap().flatten() {
             let path = object.path();
+            if name == "pack" && path.extension().is_none_or(|e| e != "pack") {
+                continue;
+            }
             let mut perms = std::fs::metadata(&path).unwrap().permissions();
             #[allow(clippy::permissions_set_readonly_false)]
             perms.set_readonly(false);

@@ -19,6 +19,7 @@ mod diff_lists_added_modified_and_deleted_paths;
 mod gitattributes_never_change_the_bytes_captured;
 mod pruning_reclaims_space;
 mod restoring_each_snapshot_reproduces_the_earlier_tree;
+mod snapshot_trees_are_the_ones_git_would_write;
 mod the_store_and_the_data_dir_are_never_captured;
 mod the_users_git_repository_is_left_byte_for_byte_unchanged;
 mod too_many_files_fail_with_a_clear_error;

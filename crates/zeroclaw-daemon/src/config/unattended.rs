@@ -82,6 +82,15 @@ pub struct WebhookConfig {
     /// whatever its delivery id. `None`: [`DEFAULT_REPLAY_WINDOW_SECS`].
     #[serde(default)]
     pub replay_window_secs: Option<u64>,
+    /// The most tokens (input plus output) one run's turn may use.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The most one run's turn may cost (needs `[provider.pricing]`).
+    #[serde(default)]
+    pub max_cost: Option<f64>,
+    /// The most model calls one run's turn may make (below `agent.max_steps` to matter).
+    #[serde(default)]
+    pub max_steps: Option<u32>,
 }
 
 /// One `[[schedules]]` entry.
@@ -107,6 +116,40 @@ pub struct ScheduleConfig {
     /// After downtime, run the latest missed tick once.
     #[serde(default)]
     pub catch_up: bool,
+    /// The most tokens (input plus output) one run's turn may use; [`DEFAULT_SCHEDULE_MAX_TOKENS`] if unset, so a schedule that
+    /// loops cannot spend without limit.
+    #[serde(default = "default_schedule_tokens")]
+    pub max_tokens: Option<u64>,
+    /// The most one run's turn may cost (needs `[provider.pricing]`).
+    #[serde(default)]
+    pub max_cost: Option<f64>,
+    /// The most model calls one run's turn may make (below `agent.max_steps` to matter).
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+}
+
+/// A schedule's `max_tokens` when its entry sets none: a schedule runs with nobody
+/// watching, so it always has a budget.
+pub const DEFAULT_SCHEDULE_MAX_TOKENS: u64 = 1_000_000;
+
+fn default_schedule_tokens() -> Option<u64> {
+    Some(DEFAULT_SCHEDULE_MAX_TOKENS)
+}
+
+/// What is wrong with an entry's budget, if anything; `priced`: `[provider.pricing]` is set.
+fn budget_problem(
+    max_tokens: Option<u64>,
+    max_cost: Option<f64>,
+    max_steps: Option<u32>,
+    priced: bool,
+) -> Option<String> {
+    if max_tokens == Some(0) {
+        return Some("`max_tokens` must be at least 1".into());
+    }
+    if max_steps == Some(0) {
+        return Some("`max_steps` must be at least 1".into());
+    }
+    zeroclaw_agent::config::check_cost("`max_cost`", max_cost, priced).err()
 }
 
 fn default_queue() -> usize {
@@ -262,8 +305,11 @@ impl WebhookConfig {
     }
 
     /// What is wrong with the entry, if anything (its name is added by the caller).
-    pub fn problem(&self) -> Option<String> {
+    pub fn problem(&self, priced: bool) -> Option<String> {
         if let Some(p) = name_problem(&self.name) {
+            return Some(p);
+        }
+        if let Some(p) = budget_problem(self.max_tokens, self.max_cost, self.max_steps, priced) {
             return Some(p);
         }
         if self.secret_env.trim().is_empty() {
@@ -294,8 +340,11 @@ impl ScheduleConfig {
         Template::parse(&self.prompt, false)
     }
 
-    pub fn problem(&self) -> Option<String> {
+    pub fn problem(&self, priced: bool) -> Option<String> {
         if let Some(p) = name_problem(&self.name) {
+            return Some(p);
+        }
+        if let Some(p) = budget_problem(self.max_tokens, self.max_cost, self.max_steps, priced) {
             return Some(p);
         }
         if let Err(e) = parse_cron(&self.cron) {
@@ -305,12 +354,17 @@ impl ScheduleConfig {
     }
 }
 
-/// Checks every entry, naming the one at fault: `webhooks[0] ("ci"): ...`.
-pub fn validate(webhooks: &[WebhookConfig], schedules: &[ScheduleConfig]) -> Result<(), String> {
+/// Checks every entry, naming the one at fault: `webhooks[0] ("ci"): ...`. `priced`:
+/// `[provider.pricing]` is set, so a `max_cost` can be counted.
+pub fn validate(
+    webhooks: &[WebhookConfig],
+    schedules: &[ScheduleConfig],
+    priced: bool,
+) -> Result<(), String> {
     let mut names = std::collections::HashSet::new();
     for (i, hook) in webhooks.iter().enumerate() {
         let label = format!("webhooks[{i}] ({:?})", hook.name);
-        if let Some(problem) = hook.problem() {
+        if let Some(problem) = hook.problem(priced) {
             return Err(format!("{label}: {problem}"));
         }
         if !names.insert(hook.name.as_str()) {
@@ -320,7 +374,7 @@ pub fn validate(webhooks: &[WebhookConfig], schedules: &[ScheduleConfig]) -> Res
     let mut names = std::collections::HashSet::new();
     for (i, schedule) in schedules.iter().enumerate() {
         let label = format!("schedules[{i}] ({:?})", schedule.name);
-        if let Some(problem) = schedule.problem() {
+        if let Some(problem) = schedule.problem(priced) {
             return Err(format!("{label}: {problem}"));
         }
         if !names.insert(schedule.name.as_str()) {

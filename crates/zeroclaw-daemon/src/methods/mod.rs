@@ -109,6 +109,7 @@ const TABLE: &[(&str, Handler, Access)] = &[
     row::<m::CommandsList>(READ),
     row::<m::CommandsExpand>(READ),
     row::<m::SessionUsage>(READ),
+    row::<m::SessionAttachment>(READ),
 ];
 
 fn find(method: &str) -> Option<(&'static str, Handler, Access)> {

@@ -34,6 +34,10 @@ pub fn wire(row: RunRow) -> Run {
             .as_deref()
             .and_then(|text| serde_json::from_str(text).ok())
             .unwrap_or_default(),
+        budget: row
+            .budget
+            .as_deref()
+            .and_then(|text| serde_json::from_str(text).ok()),
     }
 }
 

@@ -84,6 +84,7 @@ pub async fn accept(
         finished_at: None,
         usage: None,
         provider_events: None,
+        budget: None,
     };
     match store.insert_delivery(row.clone(), dedup).await {
         Ok(None) => {}
@@ -123,6 +124,7 @@ pub async fn record_skipped(
         finished_at: Some(now),
         usage: None,
         provider_events: None,
+        budget: None,
     };
     state.agent.sessions.store.insert_run(row.clone()).await?;
     Ok(row)

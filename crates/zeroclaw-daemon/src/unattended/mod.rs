@@ -31,6 +31,7 @@ use rules::{Source, Target};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use zeroclaw_agent::sandbox::UnattendedSandbox;
+use zeroclaw_agent::turn::{Cap, Limit};
 
 /// What a run needs of its hook's or schedule's config entry.
 pub struct Entry {
@@ -39,20 +40,37 @@ pub struct Entry {
     pub approve: BTreeMap<String, Policy>,
     pub template: Template,
     pub sandbox: UnattendedSandbox,
+    /// The entry's budgets per run, named for a run's record.
+    pub budget: Vec<Limit>,
 }
 
 /// The config entry of `target`.
 pub fn entry(state: &DaemonState, source: Source, name: &str) -> Option<Entry> {
     let config = &state.config;
-    let (cwd, session, approve, template, sandbox) = match source {
+    let (cwd, session, approve, template, sandbox, budget) = match source {
         Source::Webhook => {
-            let hook = config.webhooks.iter().find(|h| h.name == name)?;
-            let h = hook;
-            (&h.cwd, h.session, &h.approve, h.template(), h.sandbox)
+            let h = config.webhooks.iter().find(|h| h.name == name)?;
+            let budget = limits(source, name, h.max_tokens, h.max_cost, h.max_steps);
+            (
+                &h.cwd,
+                h.session,
+                &h.approve,
+                h.template(),
+                h.sandbox,
+                budget,
+            )
         }
         Source::Schedule => {
             let s = config.schedules.iter().find(|s| s.name == name)?;
-            (&s.cwd, s.session, &s.approve, s.template(), s.sandbox)
+            let budget = limits(source, name, s.max_tokens, s.max_cost, s.max_steps);
+            (
+                &s.cwd,
+                s.session,
+                &s.approve,
+                s.template(),
+                s.sandbox,
+                budget,
+            )
         }
     };
     Some(Entry {
@@ -62,7 +80,27 @@ pub fn entry(state: &DaemonState, source: Source, name: &str) -> Option<Entry> {
         // Validated when the config was loaded.
         template: template.ok()?,
         sandbox,
+        budget,
     })
+}
+
+/// An entry's budgets, each named as the run's record shows it: `max_tokens (schedule
+/// nightly)`.
+fn limits(
+    source: Source,
+    name: &str,
+    max_tokens: Option<u64>,
+    max_cost: Option<f64>,
+    max_steps: Option<u32>,
+) -> Vec<Limit> {
+    let named = |key: &str, cap| Limit {
+        name: format!("{key} ({} {name})", source.as_str()),
+        cap,
+    };
+    let tokens = max_tokens.map(|max| named("max_tokens", Cap::Tokens(max)));
+    let cost = max_cost.map(|max| named("max_cost", Cap::Cost(max)));
+    let steps = max_steps.map(|max| named("max_steps", Cap::Steps(max)));
+    [tokens, cost, steps].into_iter().flatten().collect()
 }
 
 /// Starts a worker per queue and, if there are schedules, the scheduler; logs each webhook
@@ -104,5 +142,6 @@ fn unattended_of(
         approve: entry.approve.clone(),
         sandbox: entry.sandbox,
         provider_log,
+        budget: entry.budget.clone(),
     }
 }

@@ -7,9 +7,9 @@ use super::{entry, unattended_of};
 use crate::state::DaemonState;
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use zeroclaw_agent::store::RunStatus;
+use zeroclaw_agent::store::{RunOutcome, RunStatus};
 use zeroclaw_agent::turn::{self, Origin, ProviderLog, StartError};
-use zeroclaw_protocol::StopReason;
+use zeroclaw_protocol::{BudgetStop, StopReason};
 
 pub async fn work(state: Arc<DaemonState>, target: Arc<Target>, mut rx: mpsc::Receiver<Job>) {
     loop {
@@ -22,14 +22,18 @@ pub async fn work(state: Arc<DaemonState>, target: Arc<Target>, mut rx: mpsc::Re
         let Some(job) = job else { break };
         let run_id = job.run_id.clone();
         let provider_log = Arc::new(ProviderLog::default());
-        let (status, error) = run(&state, &target, job, &provider_log).await;
+        let (status, error, budget) = run(&state, &target, job, &provider_log).await;
         let finished = now_ms();
         let events = provider_log.take();
-        if !events.is_empty() {
-            let events = serde_json::Value::Array(events).to_string();
+        let outcome = RunOutcome {
+            provider_events: (!events.is_empty())
+                .then(|| serde_json::Value::Array(events).to_string()),
+            budget: budget.and_then(|b| serde_json::to_string(&b).ok()),
+        };
+        if outcome != RunOutcome::default() {
             let store = &state.agent.sessions.store;
-            if let Err(e) = store.set_run_provider_events(&run_id, events).await {
-                tracing::error!(run = %run_id, error = %e, "could not record a run's provider events");
+            if let Err(e) = store.set_run_outcome(&run_id, outcome).await {
+                tracing::error!(run = %run_id, error = %e, "could not record how a run went");
             }
         }
         if let Err(e) = state
@@ -46,14 +50,15 @@ pub async fn work(state: Arc<DaemonState>, target: Arc<Target>, mut rx: mpsc::Re
     }
 }
 
-/// Runs one job's turn to its end: its final status and error.
+/// Runs one job's turn to its end: its final status, its error, and the budget it stopped
+/// at.
 async fn run(
     state: &Arc<DaemonState>,
     target: &Target,
     job: Job,
     provider_log: &Arc<ProviderLog>,
-) -> (RunStatus, Option<String>) {
-    let failed = |why: String| (RunStatus::Failed, Some(why));
+) -> (RunStatus, Option<String>, Option<BudgetStop>) {
+    let failed = |why: String| (RunStatus::Failed, Some(why), None);
     let Some(entry) = entry(state, target.source, &target.name) else {
         return failed("its webhook or schedule is no longer configured".into());
     };
@@ -89,7 +94,7 @@ async fn run(
             &state.agent,
             session.clone(),
             origin.clone(),
-            job.prompt.clone(),
+            job.prompt.clone().into(),
             turn_id.clone(),
         ) {
             Ok(answer) => break answer,
@@ -121,9 +126,12 @@ async fn run(
             StopReason::Cancelled if state.shutdown.is_cancelled() => {
                 failed("daemon stopped".into())
             }
-            StopReason::Cancelled => (RunStatus::Cancelled, None),
+            StopReason::Cancelled => (RunStatus::Cancelled, None, None),
             StopReason::Error => failed("the turn ended with an error".into()),
-            StopReason::EndTurn | StopReason::MaxTurns => (RunStatus::Done, None),
+            // A budget stops the turn cleanly: the run is done, its record names the limit.
+            StopReason::EndTurn | StopReason::MaxTurns | StopReason::Budget => {
+                (RunStatus::Done, None, result.budget)
+            }
         },
         Ok(Err(e)) => failed(e.to_string()),
         Err(_) => failed("the turn ended without a result; see the daemon log".into()),

@@ -24,6 +24,7 @@ macro_rules! method {
 
 mod checkpoints;
 mod client_side;
+mod content;
 mod lifecycle;
 mod mcp;
 mod mode;
@@ -37,6 +38,7 @@ mod usage;
 
 pub use checkpoints::*;
 pub use client_side::*;
+pub use content::*;
 pub use lifecycle::*;
 pub use mcp::*;
 pub use mode::*;

@@ -29,6 +29,10 @@ method!(
 pub struct PromptParams {
     pub session_id: String,
     pub prompt: String,
+    /// Images and resources sent with the prompt (`content.rs`), in order; bounded by
+    /// [`super::MAX_CONTENT_BLOCKS`] and the sizes beside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<super::ContentBlock>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,6 +49,23 @@ pub struct PromptResult {
     pub text_truncated: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// With `stopReason: "budget"`: the limit the turn reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetStop>,
+}
+
+/// The budget a turn stopped at (`stopReason: "budget"`, docs/protocol.md §11).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BudgetStop {
+    /// The limit, named as in the config file: `limits.max_tokens_per_turn`,
+    /// `limits.max_cost_per_turn`, or an unattended entry's `max_tokens`, `max_cost` or
+    /// `max_steps` (`schedules.NAME.max_tokens`...).
+    pub limit: String,
+    /// What the turn used against it and what was allowed, in words: `1234 tokens of
+    /// 1000`, `$0.0123 of $0.01`, `5 model calls of 5`.
+    pub used: String,
 }
 
 /// At most this many `session/steer` messages wait in one turn for its next step; one more
@@ -80,6 +101,9 @@ pub enum StopReason {
     Cancelled,
     /// It reached `agent.max_steps` model calls.
     MaxTurns,
+    /// It reached a token, cost or step budget (`[limits]`, or an unattended entry's); the
+    /// result's `budget` names it.
+    Budget,
     /// It failed (only in `turn_complete`: `session/prompt` answers an error instead).
     Error,
 }
@@ -90,6 +114,7 @@ impl StopReason {
             StopReason::EndTurn => "end_turn",
             StopReason::Cancelled => "cancelled",
             StopReason::MaxTurns => "max_turns",
+            StopReason::Budget => "budget",
             StopReason::Error => "error",
         }
     }
@@ -156,6 +181,7 @@ mod tests {
             StopReason::EndTurn,
             StopReason::Cancelled,
             StopReason::MaxTurns,
+            StopReason::Budget,
             StopReason::Error,
         ] {
             assert_eq!(serde_json::to_value(s).unwrap(), json!(s.as_str()));

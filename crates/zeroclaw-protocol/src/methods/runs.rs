@@ -52,6 +52,9 @@ pub struct Run {
     /// as they were sent, in order; absent when there were none. At most 64 are kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub provider_events: Vec<serde_json::Value>,
+    /// The budget the run's turn stopped at (`stopReason: "budget"`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<super::BudgetStop>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@
 //! Here, what they share: whether the caller is attached, the refusals, the summary, the
 //! bounds on strings.
 
+mod attachment;
 mod checkpoints;
 mod compact;
 mod lifecycle;

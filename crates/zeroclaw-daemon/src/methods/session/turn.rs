@@ -6,6 +6,8 @@ use super::{attached, cut};
 use crate::methods::errors::{start_error, turn_error};
 use crate::methods::{Ctx, Handle, Reply};
 use serde_json::json;
+use zeroclaw_agent::prompt::Prompt;
+use zeroclaw_agent::provider::images;
 use zeroclaw_agent::session::{Session, SteerRefused};
 use zeroclaw_agent::turn::{self, Origin};
 use zeroclaw_protocol::codes;
@@ -16,7 +18,7 @@ impl Handle for m::SessionPrompt {
     fn handle(ctx: Ctx, p: PromptParams) -> Reply<PromptResult> {
         // The checks and the start run inline, in frame order: a second prompt right behind
         // the first is answered -32002 deterministically.
-        if p.prompt.trim().is_empty() {
+        if p.prompt.trim().is_empty() && p.content.is_empty() {
             return Reply::Now(Err(RpcError::invalid_params("`prompt` is empty")));
         }
         let conn = &ctx.0;
@@ -28,13 +30,27 @@ impl Handle for m::SessionPrompt {
             Ok(session) => session,
             Err(refused) => return refused.reply(),
         };
+        let prompt = match Prompt::from_content(p.prompt, p.content) {
+            Ok(prompt) => prompt,
+            Err(problem) => return Reply::Now(Err(RpcError::invalid_params(problem))),
+        };
+        if !prompt.images.is_empty() {
+            let model = session.model();
+            if !images::takes_images(&daemon.agent.config.provider, &model) {
+                return Reply::Now(Err(RpcError::invalid_params(format!(
+                    "the model {model:?} does not take images; send the prompt without them, \
+                     switch to a model that does (session/set_model), or set \
+                     `[provider] images = true` if this one does"
+                ))));
+            }
+        }
         let origin = Origin {
             peer: Some(conn.link.clone()),
             elicitation: conn.hello.get().is_some_and(|h| h.elicitation),
             unattended: None,
             fs: conn.hello.get().map(|h| h.fs).unwrap_or_default(),
         };
-        let answer = match turn::start(&daemon.agent, session, origin, p.prompt) {
+        let answer = match turn::start(&daemon.agent, session, origin, prompt) {
             Ok(answer) => answer,
             Err(e) => return Reply::Now(Err(start_error(e))),
         };
