@@ -96,15 +96,51 @@ mod tests {
         }
     }
 
+    /// Set on the helper below when the test starts it as a grandchild.
+    const GRANDCHILD: &str = "ZC_PROCESS_TREE_GRANDCHILD";
+
+    /// Not a test: the grandchild of the test below, run through the test binary itself. It
+    /// says it runs once Wine has started it, then waits to be killed.
+    #[test]
+    #[ignore = "a helper process of killing_the_job_ends_the_shell_and_what_it_started"]
+    fn grandchild() {
+        if std::env::var_os(GRANDCHILD).is_none() {
+            return;
+        }
+        println!("grandchild running");
+        std::thread::sleep(Duration::from_secs(120));
+    }
+
     #[tokio::test]
     async fn killing_the_job_ends_the_shell_and_what_it_started() {
+        use tokio::io::AsyncBufReadExt;
+        // The job is killed only once the grandchild says it runs: a process killed while
+        // Wine is still starting it stays counted in its job for good (seen in CI), and
+        // Wine's own `ping` cannot say so (it buffers its output until it exits).
+        let exe = std::env::current_exe().unwrap();
         let mut child = tokio::process::Command::new("cmd")
             .arg("/C")
-            .raw_arg("ping -n 120 127.0.0.1 >nul")
+            .raw_arg(format!(
+                "\"\"{}\" --ignored --exact process_tree::tests::grandchild --nocapture\"",
+                exe.display()
+            ))
+            .env(GRANDCHILD, "1")
+            .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let job = Job::holding(&child).expect("a job object");
-        until("the shell's ping started in the job", || active(&job) >= 2);
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        loop {
+            let line = lines.next_line().await.unwrap();
+            let line = line.expect("the grandchild ended before it said it runs");
+            if line.contains("grandchild running") {
+                break;
+            }
+        }
+        assert!(
+            active(&job) >= 2,
+            "the shell and the grandchild are in the job"
+        );
         job.kill();
         child.wait().await.unwrap();
         until("every process of the job ended", || active(&job) == 0);
