@@ -15,6 +15,8 @@ pub enum Goal {
     Below(f64, &'static str),
     /// The value (in the row's unit) at most this.
     AtMost(f64, &'static str),
+    /// The value (in the row's unit) at least this.
+    AtLeast(f64, &'static str),
 }
 
 impl Goal {
@@ -25,6 +27,7 @@ impl Goal {
             Goal::RatioAtLeast(r) => format!("≥ {r}× floor"),
             Goal::Below(v, unit) => format!("< {} {unit}", trim(v)).trim_end().to_owned(),
             Goal::AtMost(v, unit) => format!("≤ {} {unit}", trim(v)).trim_end().to_owned(),
+            Goal::AtLeast(v, unit) => format!("≥ {} {unit}", trim(v)).trim_end().to_owned(),
         }
     }
 
@@ -35,6 +38,7 @@ impl Goal {
             Goal::RatioAtLeast(r) => ratio.map(|x| x >= r),
             Goal::Below(v, _) => Some(value < v),
             Goal::AtMost(v, _) => Some(value <= v),
+            Goal::AtLeast(v, _) => Some(value >= v),
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::report::{self, Row, Unit};
 use crate::scenarios::{ctx, growth, mib, progress, slot};
 use crate::stats::median_f64;
 use crate::{Args, Scenario};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use zeroclaw_testkit::FakeProvider;
 
@@ -46,6 +46,18 @@ pub struct Bench {
     pub pids: Option<[u32; 2]>,
     /// Correctness failures (lost or mismatched answers): the run fails.
     pub errors: Vec<String>,
+}
+
+/// The cwd of the sessions whose turns the bench measures, in the run's directory `dir`:
+/// an empty directory of its own. Each turn snapshots its cwd (checkpoints); the run's
+/// directory, which holds every scenario's databases and logs, would make that snapshot
+/// the bench's cost.
+pub fn workspace(dir: &Path) -> String {
+    let dir = dir.join("workspace");
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        eprintln!("zeroclaw-bench: cannot create {}: {e}", dir.display());
+    }
+    dir.display().to_string()
 }
 
 async fn bench(args: Args) -> Result<ExitCode, String> {
@@ -264,15 +276,18 @@ impl Bench {
     }
 
     /// A "server CPU per …" row from per-round samples.
-    pub fn cpu_row(&mut self, figure: String, samples: &[Vec<f64>; 2]) {
-        if samples.iter().all(|s| !s.is_empty()) {
-            self.rows.push(Row::new(
-                figure,
-                Unit::Micros,
-                median_f64(&samples[1]),
-                Some(median_f64(&samples[0])),
-            ));
+    /// Adds the row (when both sides have samples) and returns it, for a goal.
+    pub fn cpu_row(&mut self, figure: String, samples: &[Vec<f64>; 2]) -> Option<&mut Row> {
+        if samples.iter().any(Vec::is_empty) {
+            return None;
         }
+        self.rows.push(Row::new(
+            figure,
+            Unit::Micros,
+            median_f64(&samples[1]),
+            Some(median_f64(&samples[0])),
+        ));
+        self.rows.last_mut()
     }
 
     async fn run_all(

@@ -50,6 +50,32 @@ pub(crate) fn set(git: &Git, ctx: &Context, name: &RefName, id: &SnapshotId) -> 
     Ok(())
 }
 
+/// Points every one of `names` at `id`, in one `update-ref` (one process, one transaction).
+pub(crate) fn set_all(
+    git: &Git,
+    ctx: &Context,
+    names: &[&RefName],
+    id: &SnapshotId,
+) -> Result<(), Error> {
+    if let [name] = names {
+        return set(git, ctx, name, id);
+    }
+    let mut script = String::new();
+    for name in names {
+        script.push_str("update ");
+        script.push_str(&name.full());
+        script.push(' ');
+        script.push_str(id.as_str());
+        script.push('\n');
+    }
+    git.run(
+        ctx,
+        ["update-ref", "--no-deref", "--stdin"],
+        Some(script.as_bytes()),
+    )?;
+    Ok(())
+}
+
 /// Deletes the refs `keep` refuses; returns how many went and how many stay. The objects
 /// only they reached stay on disk until `collect`.
 pub(crate) fn drop_refs(

@@ -57,27 +57,47 @@ impl Workspace {
     /// store does not hold is `UnknownSnapshot` (the snapshot is taken all the same, and
     /// `name` names it).
     pub fn snapshot(&self, name: &RefName, parent: Option<&SnapshotId>) -> Result<Snapshot, Error> {
+        let ask = (name.clone(), parent.cloned());
+        let mut answers = self.snapshot_many(std::slice::from_ref(&ask))?;
+        answers
+            .pop()
+            .unwrap_or_else(|| unreachable!("one answer per ask"))
+    }
+
+    /// Snapshots the workspace once for several asks, as `snapshot` does for each: every
+    /// name points at the one snapshot (set in one `update-ref`), and each ask with a parent
+    /// gets its own changes. What fails for the whole capture is the `Err`; a parent the
+    /// store does not hold fails only its own ask. For many turns in one workspace at once
+    /// (they would otherwise take turns on its lock, each walking it).
+    pub fn snapshot_many(
+        &self,
+        asks: &[(RefName, Option<SnapshotId>)],
+    ) -> Result<Vec<Result<Snapshot, Error>>, Error> {
         let session = self.created()?;
         let captured = session.capture()?;
-        prune::set(&self.engine.git, &session.repo.ctx, name, &captured.id)?;
-        // After the ref: a repack keeps what refs reach.
+        let names: Vec<&RefName> = asks.iter().map(|(name, _)| name).collect();
+        prune::set_all(&self.engine.git, &session.repo.ctx, &names, &captured.id)?;
+        // After the refs: a repack keeps what refs reach.
         prune::consolidate(&self.engine.git, &session.store_ctx())?;
-        let changes = match parent {
-            // Checked only when the diff fails: one git process less on every turn.
-            Some(parent) => session.diff(parent, &captured.id).map_err(|e| {
-                match session.require(&[parent], &self.path) {
-                    Err(unknown @ Error::UnknownSnapshot { .. }) => unknown,
-                    _ => e,
-                }
-            })?,
-            None => Vec::new(),
-        };
-        Ok(Snapshot {
-            id: captured.id,
-            files: captured.files,
-            changes,
-            omitted: captured.omitted,
-        })
+        let answers = asks.iter().map(|(_, parent)| {
+            let changes = match parent {
+                // Checked only when the diff fails: one git process less on every turn.
+                Some(parent) => session.diff(parent, &captured.id).map_err(|e| {
+                    match session.require(&[parent], &self.path) {
+                        Err(unknown @ Error::UnknownSnapshot { .. }) => unknown,
+                        _ => e,
+                    }
+                })?,
+                None => Vec::new(),
+            };
+            Ok(Snapshot {
+                id: captured.id.clone(),
+                files: captured.files,
+                changes,
+                omitted: captured.omitted.clone(),
+            })
+        });
+        Ok(answers.collect())
     }
 
     /// What the ignore rules leave out of the workspace (`.gitignore` files, the enclosing

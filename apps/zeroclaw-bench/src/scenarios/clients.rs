@@ -174,12 +174,15 @@ impl Bench {
             row = row.note(s);
         }
         self.rows.push(row);
-        self.rows.push(Row::new(
-            format!("{} clients: p99 latency", thousands(p.clients as u64)),
-            Unit::Millis,
-            micros(quantile(&latencies[1], 0.99)) / 1_000.0,
-            Some(micros(quantile(&latencies[0], 0.99)) / 1_000.0),
-        ));
+        self.rows.push(
+            Row::new(
+                format!("{} clients: p99 latency", thousands(p.clients as u64)),
+                Unit::Millis,
+                micros(quantile(&latencies[1], 0.99)) / 1_000.0,
+                Some(micros(quantile(&latencies[0], 0.99)) / 1_000.0),
+            )
+            .goal(Goal::RatioAtMost(1.5)),
+        );
         self.cpu_row(
             format!(
                 "{} clients: server CPU per request (connect included)",

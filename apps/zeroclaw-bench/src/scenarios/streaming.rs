@@ -5,7 +5,7 @@
 use super::{CHUNK, count, ctx, order, progress, slot, spread};
 use crate::client::{Conn, Incoming, check_answer};
 use crate::procs::{self, Kind};
-use crate::report::{Row, Unit, millis, thousands};
+use crate::report::{Goal, Row, Unit, millis, thousands};
 use crate::run::Bench;
 use crate::stats::median_f64;
 use std::io;
@@ -90,7 +90,7 @@ impl Bench {
         let mut daemon_conn = Conn::open(&self.socket(Kind::Daemon))
             .await
             .map_err(ctx("connect to the daemon"))?;
-        let cwd = serde_json::to_string(&self.dir.display().to_string()).unwrap_or_default();
+        let cwd = serde_json::to_string(&crate::run::workspace(&self.dir)).unwrap_or_default();
         let mut rates = [Vec::new(), Vec::new()];
         let mut firsts = [Vec::new(), Vec::new()];
         let mut asked = Vec::new();
@@ -168,7 +168,8 @@ impl Bench {
             Unit::PerSec,
             median_f64(&rates[1]),
             Some(median_f64(&rates[0])),
-        );
+        )
+        .goal(Goal::RatioAtLeast(0.9));
         if let Some(s) = spread(&rates[1], " /s") {
             row = row.note(s);
         }
@@ -201,7 +202,9 @@ impl Bench {
                 Some(median_f64(&firsts[0])),
             ));
         }
-        self.cpu_row("streaming: server CPU per chunk".into(), &cpu);
+        if let Some(row) = self.cpu_row("streaming: server CPU per chunk".into(), &cpu) {
+            row.goal = Goal::RatioAtMost(1.2);
+        }
         Ok(())
     }
 }

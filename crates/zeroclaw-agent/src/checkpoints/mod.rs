@@ -9,6 +9,7 @@
 //! `<session>/undo/<rewind>`: a session's refs go with it (`forget_session`), and
 //! `prune_orphans` drops those whose rows are gone.
 
+mod batch;
 mod fork;
 mod rewind;
 
@@ -21,7 +22,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 pub use zeroclaw_checkpoint::Pruned;
-use zeroclaw_checkpoint::{Change, Checkpoints, Options, RefName, SnapshotId};
+use zeroclaw_checkpoint::{Change, Checkpoints, Options};
 
 /// The engine, opened the first time a checkpoint is needed (it runs `git --version`).
 #[derive(Debug)]
@@ -31,6 +32,8 @@ pub struct Checkpointer {
     root: PathBuf,
     never: Vec<PathBuf>,
     engine: OnceLock<Result<Checkpoints, String>>,
+    /// Turns' snapshots of one cwd, taken together (`batch.rs`).
+    batches: batch::Batches,
 }
 
 /// The end of a turn's checkpoint: the snapshot after it, what the turn changed, or why
@@ -51,6 +54,7 @@ impl Checkpointer {
             root: data_dir.join("checkpoints"),
             never,
             engine: OnceLock::new(),
+            batches: batch::Batches::default(),
         }
     }
 
@@ -82,14 +86,8 @@ impl Checkpointer {
     /// The checkpoint before a turn: a snapshot of `cwd`. A failure is recorded in it,
     /// never returned: a turn runs whether or not its checkpoint could be taken.
     pub async fn take(self: &Arc<Self>, cwd: &str, session: &str, id: String) -> NewCheckpoint {
-        let (cwd, name) = (cwd.to_owned(), format!("{session}/{id}/start"));
-        let taken = self
-            .blocking(move |engine| {
-                let name = RefName::new(name).map_err(|e| e.to_string())?;
-                let ws = engine.workspace(&cwd).map_err(|e| e.to_string())?;
-                ws.snapshot(&name, None).map_err(|e| e.to_string())
-            })
-            .await;
+        let name = format!("{session}/{id}/start");
+        let taken = self.snapshot(cwd, name, None).await;
         match taken {
             Ok(snapshot) => NewCheckpoint {
                 id,
@@ -117,17 +115,8 @@ impl Checkpointer {
         id: &str,
         start: Option<String>,
     ) -> Ended {
-        let (cwd, name) = (cwd.to_owned(), format!("{session}/{id}/end"));
-        let taken = self
-            .blocking(move |engine| {
-                let name = RefName::new(name).map_err(|e| e.to_string())?;
-                let start = start.map(|s| SnapshotId::parse(&s)).transpose();
-                let start = start.map_err(|e| e.to_string())?;
-                let ws = engine.workspace(&cwd).map_err(|e| e.to_string())?;
-                ws.snapshot(&name, start.as_ref())
-                    .map_err(|e| e.to_string())
-            })
-            .await;
+        let name = format!("{session}/{id}/end");
+        let taken = self.snapshot(cwd, name, start).await;
         match taken {
             Ok(snapshot) => Ended {
                 snapshot: Some(snapshot.id.to_string()),
@@ -221,6 +210,7 @@ fn omitted(o: &zeroclaw_checkpoint::Omitted) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zeroclaw_checkpoint::RefName;
 
     #[test]
     fn only_the_refs_of_rows_the_store_holds_are_kept() {

@@ -3,7 +3,7 @@
 
 use super::error::{ProviderError, mid_stream};
 use super::sse::Event;
-use super::wire::{Decoder, Flow, Wire, parse};
+use super::wire::{Decoder, Flow, Raw, Wire, parse, raw_text, raw_value};
 use super::{ChatMessage, ChatRequest, Delta, StepResult, ToolCall};
 use crate::config::ProviderConfig;
 use crate::store::Usage;
@@ -115,37 +115,38 @@ impl Wire for Anthropic {
 
 /// One streamed event, read without building a map per object: the members the loop does
 /// not use are skipped; the rare events' payloads (and members whose type varies) stay
-/// `Value`s. `content_block_delta`, the hot one, is typed all the way down.
+/// unparsed slices of the event ([`Raw`]), read only when used. `content_block_delta`, the
+/// hot one, is typed all the way down.
 #[derive(Deserialize)]
 struct StreamEvent<'a> {
     #[serde(rename = "type", default, borrow)]
     kind: Option<Cow<'a, str>>,
-    #[serde(default)]
-    index: Option<Value>,
+    #[serde(default, borrow)]
+    index: Raw<'a>,
     #[serde(default, borrow)]
     delta: Option<EventDelta<'a>>,
-    #[serde(default)]
-    content_block: Option<Value>,
-    #[serde(default)]
-    message: Option<Value>,
-    #[serde(default)]
-    usage: Option<Value>,
-    #[serde(default)]
-    error: Option<Value>,
+    #[serde(default, borrow)]
+    content_block: Raw<'a>,
+    #[serde(default, borrow)]
+    message: Raw<'a>,
+    #[serde(default, borrow)]
+    usage: Raw<'a>,
+    #[serde(default, borrow)]
+    error: Raw<'a>,
 }
 
 #[derive(Deserialize)]
 struct EventDelta<'a> {
     #[serde(rename = "type", default, borrow)]
     kind: Option<Cow<'a, str>>,
-    #[serde(default)]
-    text: Option<Value>,
-    #[serde(default)]
-    thinking: Option<Value>,
-    #[serde(default)]
-    partial_json: Option<Value>,
-    #[serde(default)]
-    stop_reason: Option<Value>,
+    #[serde(default, borrow)]
+    text: Raw<'a>,
+    #[serde(default, borrow)]
+    thinking: Raw<'a>,
+    #[serde(default, borrow)]
+    partial_json: Raw<'a>,
+    #[serde(default, borrow)]
+    stop_reason: Raw<'a>,
 }
 
 enum Block {
@@ -183,17 +184,21 @@ impl Decoder for Stream {
         let Some(data) = parse::<StreamEvent>(&event.data) else {
             return Ok(Flow::Skipped);
         };
-        let index = data.index.as_ref().and_then(Value::as_u64).unwrap_or(0);
+        let index = data
+            .index
+            .and_then(|raw| raw.get().parse::<u64>().ok())
+            .unwrap_or(0);
         match data.kind.as_deref().unwrap_or_default() {
             "message_start" => {
-                let usage = data.message.as_ref().and_then(|m| m.get("usage"));
+                let message = raw_value(data.message);
+                let usage = message.as_ref().and_then(|m| m.get("usage"));
                 let count = |name: &str| usage.and_then(|u| u.get(name)).and_then(Value::as_u64);
                 self.input_tokens = count("input_tokens");
                 self.cache_read = count("cache_read_input_tokens").unwrap_or(0);
                 self.cache_written = count("cache_creation_input_tokens").unwrap_or(0);
             }
             "content_block_start" => {
-                let block = data.content_block.unwrap_or(Value::Null);
+                let block = raw_value(data.content_block).unwrap_or(Value::Null);
                 let started = match block["type"].as_str().unwrap_or_default() {
                     "text" => Block::Text,
                     "thinking" => Block::Thinking,
@@ -222,20 +227,20 @@ impl Decoder for Stream {
                     .map(|(_, b)| b);
                 match delta.kind.as_deref().unwrap_or_default() {
                     "text_delta" => {
-                        if let Some(Value::String(text)) = delta.text {
+                        if let Some(text) = raw_text(delta.text) {
                             on_delta(Delta::Text(text));
                         }
                     }
                     "thinking_delta" => {
-                        if let Some(Value::String(text)) = delta.thinking {
+                        if let Some(text) = raw_text(delta.thinking) {
                             on_delta(Delta::Thought(text));
                         }
                     }
                     "input_json_delta" => {
-                        if let (Some(Block::ToolUse { json, .. }), Some(Value::String(part))) =
-                            (block, &delta.partial_json)
+                        if let (Some(Block::ToolUse { json, .. }), Some(part)) =
+                            (block, raw_text(delta.partial_json))
                         {
-                            json.push_str(part);
+                            json.push_str(&part);
                         }
                     }
                     _ => {}
@@ -249,11 +254,10 @@ impl Decoder for Stream {
                 }
             }
             "message_delta" => {
-                if let Some(Value::String(reason)) = data.delta.and_then(|d| d.stop_reason) {
+                if let Some(reason) = data.delta.and_then(|d| raw_text(d.stop_reason)) {
                     self.stop_reason = Some(reason);
                 }
-                if let Some(n) = data
-                    .usage
+                if let Some(n) = raw_value(data.usage)
                     .as_ref()
                     .and_then(|u| u.get("output_tokens"))
                     .and_then(Value::as_u64)
@@ -263,7 +267,7 @@ impl Decoder for Stream {
             }
             "message_stop" => return Ok(Flow::End),
             "error" => {
-                let error = data.error.unwrap_or(Value::Null);
+                let error = raw_value(data.error).unwrap_or(Value::Null);
                 let message = error["message"].as_str().unwrap_or("unknown error");
                 let kind = error["type"].as_str().unwrap_or("error");
                 return Err(mid_stream(Some(kind), message));

@@ -5,7 +5,7 @@
 
 use super::error::{ProviderError, mid_stream};
 use super::sse::Event;
-use super::wire::{Decoder, Flow, Wire, parse};
+use super::wire::{Decoder, Flow, Raw, Wire, parse, raw_text, raw_value};
 use super::{ChatMessage, ChatRequest, Delta, StepResult, ToolCall};
 use crate::config::ProviderConfig;
 use crate::store::Usage;
@@ -102,45 +102,72 @@ impl Wire for OpenAi {
 }
 
 /// One streamed chunk, read without building a map per object: the members the loop does
-/// not use are skipped, and those whose type varies between servers stay `Value`s.
+/// not use are skipped, and those whose type varies between servers stay unparsed slices
+/// of the event ([`Raw`]), read only when used.
 #[derive(Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    error: Option<Value>,
-    #[serde(default)]
-    usage: Option<Value>,
-    #[serde(default)]
-    choices: Option<Vec<Choice>>,
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    error: Raw<'a>,
+    #[serde(default, borrow)]
+    usage: Raw<'a>,
+    /// Only the first choice is read (one is asked for); the rest are skipped unparsed.
+    #[serde(default, borrow, deserialize_with = "first_choice")]
+    choices: Option<Choice<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Choice {
-    #[serde(default)]
-    finish_reason: Option<Value>,
-    #[serde(default)]
-    delta: Option<ChunkDelta>,
+struct Choice<'a> {
+    #[serde(default, borrow)]
+    finish_reason: Raw<'a>,
+    #[serde(default, borrow)]
+    delta: Option<ChunkDelta<'a>>,
     /// What a few servers send instead of `delta`.
-    #[serde(default)]
-    message: Option<ChunkDelta>,
+    #[serde(default, borrow)]
+    message: Option<ChunkDelta<'a>>,
 }
 
 #[derive(Deserialize)]
-struct ChunkDelta {
-    #[serde(default)]
-    content: Option<Value>,
-    #[serde(default)]
-    reasoning_content: Option<Value>,
-    #[serde(default)]
-    reasoning: Option<Value>,
-    #[serde(default)]
-    tool_calls: Option<Value>,
+struct ChunkDelta<'a> {
+    #[serde(default, borrow)]
+    content: Raw<'a>,
+    #[serde(default, borrow)]
+    reasoning_content: Raw<'a>,
+    #[serde(default, borrow)]
+    reasoning: Raw<'a>,
+    #[serde(default, borrow)]
+    tool_calls: Raw<'a>,
 }
 
-fn non_empty_string(value: Option<Value>) -> Option<String> {
-    match value {
-        Some(Value::String(s)) if !s.is_empty() => Some(s),
-        _ => None,
+/// `choices`' first element (or `None` for `null` or `[]`), without a `Vec` per chunk.
+fn first_choice<'de, D>(deserializer: D) -> Result<Option<Choice<'de>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct First;
+    impl<'de> serde::de::Visitor<'de> for First {
+        type Value = Option<Choice<'de>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array of choices or null")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_seq(self)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let first = seq.next_element::<Choice<'de>>()?;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(first)
+        }
     }
+    deserializer.deserialize_option(First)
 }
 
 /// A tool call being assembled from deltas, keyed by its `index`.
@@ -174,7 +201,7 @@ impl Decoder for Stream {
         let Some(chunk) = parse::<Chunk>(data) else {
             return Ok(Flow::Skipped);
         };
-        if let Some(error) = chunk.error {
+        if let Some(error) = raw_value(chunk.error) {
             let message = error
                 .get("message")
                 .and_then(Value::as_str)
@@ -182,7 +209,7 @@ impl Decoder for Stream {
                 .unwrap_or_else(|| error.to_string());
             return Err(mid_stream(None, &message));
         }
-        if let Some(u) = chunk.usage.filter(Value::is_object) {
+        if let Some(u) = raw_value(chunk.usage).filter(Value::is_object) {
             self.usage = Some(Usage {
                 input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
                 output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
@@ -193,12 +220,10 @@ impl Decoder for Stream {
                 .and_then(Value::as_u64)
                 .unwrap_or(0);
         }
-        let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
+        let Some(choice) = chunk.choices else {
             return Ok(Flow::More);
         };
-        if let Some(Value::String(reason)) = choice.finish_reason
-            && !reason.is_empty()
-        {
+        if let Some(reason) = raw_text(choice.finish_reason) {
             self.finish_reason = Some(reason);
         }
         let Some(delta) = choice.delta.or(choice.message) else {
@@ -207,15 +232,14 @@ impl Decoder for Stream {
         // One or the other: vLLM sends both, with the same text, while it renames the field.
         if let Some(text) = [delta.reasoning_content, delta.reasoning]
             .into_iter()
-            .find_map(non_empty_string)
+            .find_map(raw_text)
         {
             on_delta(Delta::Thought(text));
         }
-        if let Some(text) = non_empty_string(delta.content) {
+        if let Some(text) = raw_text(delta.content) {
             on_delta(Delta::Text(text));
         }
-        for (position, call) in delta
-            .tool_calls
+        for (position, call) in raw_value(delta.tool_calls)
             .as_ref()
             .and_then(Value::as_array)
             .into_iter()

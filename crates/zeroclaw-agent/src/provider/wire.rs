@@ -78,3 +78,26 @@ pub(super) fn parse<'a, T: Deserialize<'a>>(data: &'a str) -> Option<T> {
         }
     }
 }
+
+/// A member of an event whose type varies between servers (or that the hot path rarely
+/// reads), left unparsed: a borrowed slice of the event's text. A `Value` here cost a
+/// tree built per chunk and 80-byte moves as serde passed the structs along, the most of
+/// a chunk's CPU in a profile (docs/benchmarks.md, issue 36); the slice is read only when
+/// its member is used.
+pub(super) type Raw<'a> = Option<&'a serde_json::value::RawValue>;
+
+/// The member as text, when it is a non-empty JSON string (escapes decoded).
+pub(super) fn raw_text(raw: Raw<'_>) -> Option<String> {
+    let raw = raw?.get();
+    if !raw.starts_with('"') {
+        return None;
+    }
+    serde_json::from_str::<String>(raw)
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
+/// The member as a `Value`, for the rare ones read whole (an error, usage, tool calls).
+pub(super) fn raw_value(raw: Raw<'_>) -> Option<Value> {
+    serde_json::from_str(raw?.get()).ok()
+}

@@ -31,6 +31,7 @@ mod permission;
 mod plan;
 mod skill_scripts;
 mod spawn;
+mod start_snapshot;
 mod steer;
 mod step;
 mod subagent;

@@ -22,7 +22,7 @@ use crate::provider::{
     ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, Retry, StepResult, ToolCall, window,
 };
 use crate::session::{ActiveTurn, Session};
-use crate::store::{MessageKind, NewCheckpoint, NewMessage, StoreError};
+use crate::store::{MessageKind, NewMessage, StoreError};
 use crate::tools::{ToolContext, ToolOutput, ToolSet};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -94,8 +94,10 @@ pub(super) struct Turn<'a> {
     pub(super) meter: super::meter::Meter,
     /// What the turn's tool calls run against (`tool_context.rs`).
     pub(super) tools_context: ToolContext,
-    /// The checkpoint taken before the turn (`checkpoint.rs`), stored with it.
-    pub(super) checkpoint: Option<NewCheckpoint>,
+    /// The checkpoint taken as the turn starts (`checkpoint.rs`), stored with it. Behind
+    /// a lock only so `&self` paths (`fail`) can wait for it; the turn runs one step at a
+    /// time, so it is never contended.
+    pub(super) checkpoint: tokio::sync::Mutex<super::start_snapshot::StartCheckpoint>,
     /// The session's hooks, as the turn started (`hooks.rs`).
     hooks: HookSet,
     /// The project root, given to hooks as `ZEROCLAW_PROJECT_DIR`.
@@ -146,7 +148,7 @@ pub(super) async fn run_as(
         text: String::new(),
         meter: Default::default(),
         tools_context: super::tool_context::build(env, session, active, origin),
-        checkpoint: None,
+        checkpoint: Default::default(),
         hooks: HookSet::default(),
         project_root: PathBuf::from(&session.cwd),
         project_trusted: false,
@@ -291,7 +293,7 @@ impl Turn<'_> {
     /// started) are waited for, each at most its `timeout_secs`, so the first prompt gets
     /// their tools.
     async fn before_turn(&mut self) -> Result<Start, Halt> {
-        self.take_checkpoint().await;
+        self.take_checkpoint();
         let rows = self.env.store.context(&self.session.id).await;
         let rows = self.stored(rows).await?;
         let mut context = history::conversation(&rows);
@@ -797,7 +799,7 @@ impl Turn<'_> {
                     &self.session.id,
                     self.id(),
                     self.prompt,
-                    self.checkpoint.clone(),
+                    self.start_checkpoint().await,
                 )
                 .await;
             self.stored(begun).await?;
@@ -886,7 +888,7 @@ impl Turn<'_> {
                     &self.session.id,
                     self.id(),
                     self.prompt,
-                    self.checkpoint.clone(),
+                    self.start_checkpoint().await,
                 )
                 .await;
             let ended = match begun {

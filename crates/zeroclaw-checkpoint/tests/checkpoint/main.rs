@@ -17,6 +17,7 @@ mod an_outside_edit_is_reported_and_kept_unless_forced;
 mod an_unchanged_workspace_snapshots_to_the_same_id;
 mod diff_lists_added_modified_and_deleted_paths;
 mod gitattributes_never_change_the_bytes_captured;
+mod many_asks_share_one_capture;
 mod pruning_reclaims_space;
 mod restoring_each_snapshot_reproduces_the_earlier_tree;
 mod snapshot_trees_are_the_ones_git_would_write;

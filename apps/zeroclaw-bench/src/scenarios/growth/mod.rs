@@ -183,7 +183,7 @@ impl<'a> Group<'a> {
     }
 
     fn cwd(&self) -> String {
-        self.dir.display().to_string()
+        crate::run::workspace(self.dir)
     }
 }
 

@@ -5,7 +5,7 @@ use super::{Group, growth_notes, sql, with_note};
 use crate::client::{Conn, Incoming, check_answer};
 use crate::fill::{self, Size};
 use crate::procs::{self, Kind};
-use crate::report::{Row, Unit, thousands};
+use crate::report::{Goal, Row, Unit, thousands};
 use crate::scenarios::{ctx, mib, order, progress, slot};
 use crate::stats::median_f64;
 use std::io;
@@ -97,6 +97,7 @@ impl Group<'_> {
                 daemon_times[i],
                 Some(med(&times, i, 0)),
             )
+            .goal(Goal::RatioAtMost(1.5))
             .note(format!("{per:.2} µs per message"));
             self.rows.push(with_note(row, notes[i].clone()));
             self.rows.push(with_note(
@@ -109,12 +110,15 @@ impl Group<'_> {
                 peak_notes[i].clone(),
             ));
             if cpus[i].iter().all(|c| !c.is_empty()) {
-                self.rows.push(Row::new(
-                    format!("{label}: server CPU per message"),
-                    Unit::Micros,
-                    med(&cpus, i, 1),
-                    Some(med(&cpus, i, 0)),
-                ));
+                self.rows.push(
+                    Row::new(
+                        format!("{label}: server CPU per message"),
+                        Unit::Micros,
+                        med(&cpus, i, 1),
+                        Some(med(&cpus, i, 0)),
+                    )
+                    .goal(Goal::RatioAtMost(1.5)),
+                );
             }
         }
         Ok(())
