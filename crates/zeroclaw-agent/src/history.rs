@@ -286,23 +286,49 @@ fn settle(out: &mut Vec<ChatMessage>, owed: &mut Vec<(String, String)>) {
     }
 }
 
-/// The `session/update` event replaying one stored message.
-pub fn replay_event(row: &MessageRow) -> Update<'static> {
-    let text = || row.text.clone().unwrap_or_default().into();
-    let tool_call_id = row.tool_call_id.clone().unwrap_or_default();
-    let name = row.tool_name.clone().unwrap_or_default();
-    let data = row.data.clone().unwrap_or(Value::Null);
+/// The `session/update` event replaying one stored message. Takes the row, so its text
+/// and data move into the event instead of being copied: replay reads every message of a
+/// session once, and a copy of each was a measurable part of its cost (docs/benchmarks.md).
+pub fn replay_event(mut row: MessageRow) -> Update<'static> {
+    let images = match row.kind {
+        MessageKind::User => crate::store::image_refs(&row),
+        _ => Vec::new(),
+    };
+    let hook = match row.kind {
+        MessageKind::Hook => Some(hook_result(&row)),
+        _ => None,
+    };
+    let plan = match row.kind {
+        MessageKind::Plan => Some(plan_entries(&row)),
+        _ => None,
+    };
+    let steer = row.kind == MessageKind::User
+        && row
+            .data
+            .as_ref()
+            .and_then(|d| d.get("steer"))
+            .and_then(Value::as_bool)
+            == Some(true);
+    let text = row.text.take();
+    let tool_call_id = row.tool_call_id.take().unwrap_or_default();
+    let name = row.tool_name.take().unwrap_or_default();
+    let data = row.data.take().unwrap_or(Value::Null);
+    let text_or_empty = || text.clone().unwrap_or_default().into();
     match row.kind {
         // A `session/steer` message is replayed as it was first sent.
-        MessageKind::User if data.get("steer").and_then(Value::as_bool) == Some(true) => {
-            Update::UserMessage { text: text() }
-        }
-        MessageKind::User => Update::UserMessageChunk {
-            text: text(),
-            images: crate::store::image_refs(row),
+        MessageKind::User if steer => Update::UserMessage {
+            text: text.unwrap_or_default().into(),
         },
-        MessageKind::Assistant => Update::AgentMessageChunk { text: text() },
-        MessageKind::Thought => Update::AgentThoughtChunk { text: text() },
+        MessageKind::User => Update::UserMessageChunk {
+            text: text.unwrap_or_default().into(),
+            images,
+        },
+        MessageKind::Assistant => Update::AgentMessageChunk {
+            text: text.unwrap_or_default().into(),
+        },
+        MessageKind::Thought => Update::AgentThoughtChunk {
+            text: text.unwrap_or_default().into(),
+        },
         MessageKind::ToolCall => Update::ToolCall {
             tool_call_id,
             name,
@@ -315,19 +341,19 @@ pub fn replay_event(row: &MessageRow) -> Update<'static> {
             is_error: row.is_error,
         },
         MessageKind::Summary => Update::ContextCompacted {
-            summary: text(),
+            summary: text_or_empty(),
             messages_folded: data.get("folded").and_then(Value::as_u64).unwrap_or(0),
         },
         // What a client attached at the time saw.
         MessageKind::Error => Update::TurnComplete {
             stop_reason: zeroclaw_protocol::StopReason::Error,
-            error: row.text.clone(),
+            error: text,
         },
-        MessageKind::Hook => match hook_result(row) {
+        MessageKind::Hook => match hook.flatten() {
             Some(hook) => Update::HookResult(Box::new(hook)),
             None => Update::Unknown,
         },
-        MessageKind::Plan => match plan_entries(row) {
+        MessageKind::Plan => match plan.flatten() {
             Some(entries) => Update::Plan { entries },
             None => Update::Unknown,
         },

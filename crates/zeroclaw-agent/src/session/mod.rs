@@ -667,23 +667,25 @@ impl Sessions {
             return Ok(());
         }
         let mut replayed = Replayed::default();
-        let mut after = 0;
+        // The next page is read while this one is framed and sent: the store's thread and
+        // the connection's work overlap, and at most two pages are in memory.
         let read = async {
+            let mut rows = self.store.history_page(&session.id, 0, REPLAY_PAGE).await?;
             loop {
-                let rows = self
-                    .store
-                    .history_page(&session.id, after, REPLAY_PAGE)
-                    .await?;
                 let held = lock(&session.audience).held_texts(conn);
                 replayed.add_page(&rows, |key| held.contains(key));
-                let last_page = rows.len() < REPLAY_PAGE;
-                if let Some(last) = rows.last() {
-                    after = last.id;
-                }
-                send(rows).await.map_err(|_| JoinError::Closed)?;
-                if last_page {
+                let Some(after) = rows.last().map(|last| last.id) else {
                     return Ok(());
+                };
+                if rows.len() < REPLAY_PAGE {
+                    return send(rows).await.map_err(|_| JoinError::Closed);
                 }
+                let (sent, next) = tokio::join!(
+                    send(rows),
+                    self.store.history_page(&session.id, after, REPLAY_PAGE)
+                );
+                sent.map_err(|_| JoinError::Closed)?;
+                rows = next?;
             }
         };
         match read.await {

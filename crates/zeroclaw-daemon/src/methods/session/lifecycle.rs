@@ -200,17 +200,19 @@ async fn load(ctx: Ctx, p: LoadParams) -> Result<SessionSummary, RpcError> {
 
 /// The replay of a session's history, one `session/update` per stored message (more for
 /// a message over the frame cap: see `session/fit.rs`).
-fn replay(session: &Session, rows: &[MessageRow], frame_cap: usize) -> Vec<Notification> {
-    rows.iter()
-        .flat_map(|row| {
-            fit_update(
-                &session.id,
-                row.turn_id.as_deref(),
-                history::replay_event(row),
-                frame_cap,
-            )
-        })
-        .collect()
+fn replay(session: &Session, rows: Vec<MessageRow>, frame_cap: usize) -> Vec<Notification> {
+    let mut frames = Vec::with_capacity(rows.len());
+    for mut row in rows {
+        let turn_id = row.turn_id.take();
+        let event = history::replay_event(row);
+        frames.extend(fit_update(
+            &session.id,
+            turn_id.as_deref(),
+            event,
+            frame_cap,
+        ));
+    }
+    frames
 }
 
 /// Joins the caller to the session and sends what it must have first: the history (with
@@ -228,7 +230,7 @@ async fn replay_and_attach(
     let sent = async {
         ctx.0
             .join(session, replay_history, |rows| async move {
-                for frame in &replay(session, &rows, frame_cap) {
+                for frame in &replay(session, rows, frame_cap) {
                     peer.send(&link::frame(frame)).await?;
                 }
                 Ok(())
