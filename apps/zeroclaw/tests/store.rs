@@ -443,7 +443,7 @@ fn stopped_with_history() -> Env {
 #[cfg(unix)]
 fn a_start_after_a_clean_stop_skips_the_check_and_one_after_a_kill_finds_damage_at_the_same_length()
 {
-    let mut env = stopped_with_history();
+    let env = stopped_with_history();
     assert!(closed_record(&env.dir).exists());
     let mut daemon = env.dir.start_with(&[], &DEBUG);
     daemon.wait_for_log("unchanged since a clean close; quick_check skipped");
