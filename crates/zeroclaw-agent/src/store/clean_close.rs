@@ -15,7 +15,7 @@
 //! runs the full check.
 
 use std::ffi::OsString;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// The marker's path: the database's, with `-closed` after it.
@@ -82,7 +82,12 @@ pub fn record(db: &Path) -> io::Result<bool> {
         return Ok(false);
     };
     let temp = with_suffix(db, &format!("-closed.new-{}", std::process::id()));
-    std::fs::write(&temp, stamp)?;
+    // Private like the database beside it.
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(&temp)?.write_all(stamp.as_bytes())?;
     std::fs::rename(&temp, path(db))?;
     Ok(true)
 }
