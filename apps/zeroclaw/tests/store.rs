@@ -411,3 +411,150 @@ fn store_prune_keeps_the_snapshots_sessions_hold_and_a_deleted_sessions_go_with_
     client.call("session/delete", json!({"sessionId": session}));
     assert_eq!(std::fs::read_dir(&repos).unwrap().count(), 0);
 }
+
+/// Issue 36: the clean-close record beside the database.
+fn closed_record(dir: &TestDir) -> PathBuf {
+    data_dir(dir).join("zeroclaw.db-closed")
+}
+
+/// The daemon's log at debug for its own crate: start-up says whether it checked the file.
+const DEBUG: [(&str, &str); 1] = [("RUST_LOG", "info,zeroclaw_daemon=debug")];
+
+/// An env whose one session holds twelve prompts ("marker-00" … "marker-11") and replies,
+/// its daemon stopped in order (so its file is whole and recorded as cleanly closed).
+fn stopped_with_history() -> Env {
+    let mut env = Env::new("", "");
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    for n in 0..12 {
+        env.fake.push(openai::text(&[&format!("reply-{n:02}")]));
+        let prompt = format!("marker-{n:02} {}", "x".repeat(600));
+        client.prompt(&session, &prompt, no_questions);
+    }
+    drop(client);
+    stop(&mut env.daemon);
+    env
+}
+
+/// Issue 36: a start after an orderly stop skips `quick_check` (the record says the file is
+/// as that stop left it); a SIGKILLed daemon leaves no record, so damage made after it, at
+/// the same length, is found by the next start's whole check.
+#[test]
+#[cfg(unix)]
+fn a_start_after_a_clean_stop_skips_the_check_and_one_after_a_kill_finds_damage_at_the_same_length()
+{
+    let env = stopped_with_history();
+    assert!(closed_record(&env.dir).exists());
+    let mut daemon = env.dir.start_with(&[], &DEBUG);
+    daemon.wait_for_log("unchanged since a clean close; quick_check skipped");
+    assert!(
+        !closed_record(&env.dir).exists(),
+        "a daemon that has the file open for writing leaves no record"
+    );
+    daemon.kill();
+    assert!(!closed_record(&env.dir).exists());
+
+    let length = std::fs::metadata(db(&env.dir)).unwrap().len();
+    smash_page_holding(&db(&env.dir), "marker-00");
+    assert_eq!(std::fs::metadata(db(&env.dir)).unwrap().len(), length);
+    let mut refused = env.dir.spawn_with(&[], &DEBUG);
+    let log = refused.wait_for_stderr_end();
+    assert!(!refused.wait_exit().success(), "{log}");
+    assert!(
+        log.contains("quick_check") && log.contains("zeroclaw store recover"),
+        "{log}"
+    );
+}
+
+/// Issue 36: a write from outside after an orderly stop, at the same length and with the
+/// old modification time put back, still changes the file's change time: the next start
+/// checks the whole file and refuses the damage.
+#[test]
+#[cfg(unix)]
+fn a_write_after_a_clean_stop_that_keeps_the_length_and_mtime_still_gets_the_whole_check() {
+    let env = stopped_with_history();
+    let path = db(&env.dir);
+    let before = std::fs::metadata(&path).unwrap();
+    smash_page_holding(&path, "marker-00");
+    let file = std::fs::File::options().write(true).open(&path).unwrap();
+    file.set_modified(before.modified().unwrap()).unwrap();
+    drop(file);
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!(
+        (after.len(), after.modified().unwrap()),
+        (before.len(), before.modified().unwrap())
+    );
+    assert!(
+        closed_record(&env.dir).exists(),
+        "the record is still there"
+    );
+    let log = refused(&env.dir);
+    assert!(
+        log.contains("damaged") && log.contains("zeroclaw store recover"),
+        "{log}"
+    );
+}
+
+/// Issue 36: a database from before the search index (schema version 14) migrates at
+/// start-up, and the sessions it held are found by `session/list`'s search, by title and by
+/// cwd, with the same rules (short texts, wildcards as themselves).
+#[test]
+fn a_database_from_before_the_search_index_migrates_and_its_sessions_are_found() {
+    let dir = TestDir::new();
+    stop(&mut dir.start(&[]));
+    {
+        // Back to version 14: what migrations 15 and 16 added, gone; sessions written as
+        // that version would have (no index to keep in step).
+        let conn = rusqlite::Connection::open(db(&dir)).unwrap();
+        conn.execute_batch(
+            "DROP TRIGGER sessions_search_insert; DROP TRIGGER sessions_search_delete; \
+             DROP TRIGGER sessions_search_update; DROP TABLE sessions_search; \
+             DROP INDEX turns_running; PRAGMA user_version = 14;",
+        )
+        .unwrap();
+        for (n, (title, cwd)) in [
+            ("Fix the flaky Parser test", "/home/dev/alpha"),
+            ("100% coverage", "/home/dev/Beta_Project"),
+            ("chores", "/home/dev/gamma"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            conn.execute(
+                "INSERT INTO sessions (id, title, cwd, model, created_at, updated_at) \
+                 VALUES (?1, ?2, ?3, 'fake', ?4, ?4)",
+                rusqlite::params![format!("old-{n}"), title, cwd, 1000 + n as i64],
+            )
+            .unwrap();
+        }
+    }
+    let daemon = dir.start(&[]);
+    let mut client = daemon.client();
+    let found = |client: &mut Client, search: &str| -> Vec<String> {
+        let page = client.call("session/list", json!({"search": search}));
+        page["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["sessionId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(found(&mut client, "PARSER"), ["old-0"]);
+    assert_eq!(found(&mut client, "beta_proj"), ["old-1"]);
+    assert_eq!(found(&mut client, "0% c"), ["old-1"]);
+    assert_eq!(found(&mut client, "%"), ["old-1"]);
+    assert_eq!(found(&mut client, "a_p"), ["old-1"], "`_` is itself");
+    assert!(found(&mut client, "a%p").is_empty(), "`%` is itself");
+    assert_eq!(found(&mut client, "CH"), ["old-2"]);
+    assert_eq!(
+        found(&mut client, "/home/dev/"),
+        ["old-2", "old-1", "old-0"]
+    );
+    // Made after the migration: the index keeps up.
+    let made = client.call(
+        "session/new",
+        json!({"cwd": dir.path(), "title": "another flaky one"}),
+    );
+    let made = made["sessionId"].as_str().unwrap().to_owned();
+    assert_eq!(found(&mut client, "FLAKY"), [made, "old-0".to_owned()]);
+}

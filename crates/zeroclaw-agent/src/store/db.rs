@@ -1,13 +1,14 @@
 //! The SQL: one connection's synchronous statements. Only the store's threads call these
 //! (see `mod.rs`); each is one statement or one transaction.
 
+use super::search::{self, Plan};
 use super::{Cause, MessageKind, MessageRow, NewMessage, Result, SessionRow, StoreError, Usage};
-use super::{attachments, schema};
+use super::{attachments, clean_close, schema};
 use crate::prompt::Prompt;
 use crate::sandbox::Choice;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 use zeroclaw_protocol::methods::PermissionMode;
 
@@ -20,26 +21,23 @@ pub(super) fn now_ms() -> i64 {
 
 pub struct Db {
     conn: Connection,
+    /// The writer's file: where closing records a clean close (`clean_close.rs`).
+    file: Option<PathBuf>,
+}
+
+/// What opening the writer did besides opening it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Startup {
+    /// Turns left running by a previous daemon, now marked `interrupted`.
+    pub interrupted: usize,
+    /// Whether `PRAGMA quick_check` read the file; `false`: it was as a clean close left
+    /// it (`clean_close.rs`).
+    pub checked: bool,
 }
 
 const SESSION_COLUMNS: &str = "s.id, s.title, s.cwd, s.model, s.always_allow, s.created_at, s.updated_at, \
      (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), s.sandbox, s.mode, \
      s.parent_session_id, s.parent_tool_call_id";
-
-/// The LIKE pattern that matches text containing `search` as it is: its own `%`, `_` and
-/// `\` escaped (with `\`, the query's `ESCAPE`).
-fn contains_pattern(search: &str) -> String {
-    let mut pattern = String::with_capacity(search.len() + 2);
-    pattern.push('%');
-    for c in search.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
-}
 
 impl Db {
     pub(super) fn conn(&self) -> &Connection {
@@ -51,55 +49,81 @@ impl Db {
     }
 
     /// The writer's connection: opens (creating if needed) the database, checks it, migrates
-    /// it, and marks turns left running by a previous daemon as `interrupted`. Returns how
-    /// many were. Nothing is written before the checks pass: an empty file, a newer schema
-    /// and a damaged file are refused as they are.
-    pub fn open_writer(path: &Path) -> Result<(Self, usize)> {
+    /// it, and marks turns left running by a previous daemon as `interrupted`. Nothing is
+    /// written before the checks pass: an empty file, a newer schema and a damaged file are
+    /// refused as they are. The check reads every page, unless the file is as a clean close
+    /// left it (`clean_close.rs`).
+    pub fn open_writer(path: &Path) -> Result<(Self, Startup)> {
         if !path.exists() {
             create_whole(path)?;
         }
         refuse_empty(path)?;
+        let unchanged = clean_close::unchanged(path);
+        // Before anything can write the file: a daemon that dies from here leaves no
+        // marker, and its successor checks the whole file.
+        clean_close::forget(path)
+            .map_err(|e| StoreError::file("open the database", &clean_close::path(path), e))?;
         let conn = Connection::open(path).map_err(StoreError::ctx("open the database"))?;
         schema::version(&conn)?;
-        // quick_check reads every page (it skips only the index-to-table cross-checks of
-        // integrity_check): damage is found here, not by the first client to read it.
-        let found = schema::damage(&conn, "quick_check")?;
-        if !found.is_empty() {
-            return Err(damaged(&found));
+        if !unchanged {
+            // quick_check reads every page (it skips only the index-to-table cross-checks
+            // of integrity_check): damage is found here, not by the first client to read it.
+            let found = schema::damage(&conn, "quick_check")?;
+            if !found.is_empty() {
+                return Err(damaged(&found));
+            }
         }
-        Self::init(conn)
+        let (db, interrupted) = Self::init(conn, Some(path.to_owned()))?;
+        let startup = Startup {
+            interrupted,
+            checked: !unchanged,
+        };
+        Ok((db, startup))
     }
 
     /// A connection for reads only, beside the writer's (WAL lets them run side by side).
     pub fn open_reader(path: &Path) -> Result<Self> {
         let conn = Connection::open(path).map_err(StoreError::ctx("open the database"))?;
         schema::configure(&conn)?;
-        Ok(Self { conn })
+        Ok(Self { conn, file: None })
     }
 
     /// Closes the connection. The last connection to close checkpoints the WAL into the
-    /// database file and removes it, so a stopped daemon leaves one self-contained file.
+    /// database file and removes it, so a stopped daemon leaves one self-contained file;
+    /// the writer's (closed last) then records the clean close.
     pub fn close(self) -> Result<()> {
         self.conn
             .close()
-            .map_err(|(_, e)| StoreError::ctx("close the database")(e))
+            .map_err(|(_, e)| StoreError::ctx("close the database")(e))?;
+        if let Some(file) = self.file {
+            match clean_close::record(&file) {
+                Ok(true) => {}
+                Ok(false) => tracing::debug!("no clean-close marker: a WAL is left"),
+                Err(e) => tracing::warn!(
+                    error = %e,
+                    "could not record the clean close; the next start checks the whole file"
+                ),
+            }
+        }
+        Ok(())
     }
 
     pub fn open_in_memory() -> Result<(Self, usize)> {
         let conn = Connection::open_in_memory().map_err(StoreError::ctx("open the database"))?;
-        Self::init(conn)
+        Self::init(conn, None)
     }
 
-    fn init(mut conn: Connection) -> Result<(Self, usize)> {
+    fn init(mut conn: Connection, file: Option<PathBuf>) -> Result<(Self, usize)> {
         schema::configure(&conn)?;
         schema::migrate(&mut conn)?;
+        // Read through the `turns_running` index: only the turns still running.
         let interrupted = conn
             .execute(
                 "UPDATE turns SET status = 'interrupted', ended_at = ?1 WHERE status = 'running'",
                 params![now_ms()],
             )
             .map_err(StoreError::ctx("mark interrupted turns"))?;
-        Ok((Self { conn }, interrupted))
+        Ok((Self { conn, file }, interrupted))
     }
 
     pub fn create_session(
@@ -155,8 +179,9 @@ impl Db {
     /// Up to `limit` sessions, most recently updated first, then by id; with `after` (a
     /// row's `updated_at` and `id`), the ones that come after that row in this order; with
     /// `search`, only those whose title or cwd contains it (ASCII letters in any case).
-    /// Read in the order of the `sessions_by_update` index, so a page costs the rows it
-    /// passes, never a sort of them all. Subagents' sessions only with `children`.
+    /// Without a search, read in the order of the `sessions_by_update` index, so a page
+    /// costs the rows it passes, never a sort of them all; a search reads what its plan
+    /// says (`search.rs`). Subagents' sessions only with `children`.
     pub fn sessions_page(
         &self,
         after: Option<(i64, &str)>,
@@ -165,6 +190,13 @@ impl Db {
         limit: usize,
     ) -> Result<Vec<SessionRow>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let plan = match search {
+            Some(text) => Some(
+                Plan::of(text, |query| self.index_matches(query))
+                    .map_err(StoreError::ctx("search sessions"))?,
+            ),
+            None => None,
+        };
         let after_sql = match after {
             None => "?2 IS NULL AND ?3 IS NULL",
             Some(_) => "(s.updated_at < ?2 OR (s.updated_at = ?2 AND s.id > ?3))",
@@ -180,18 +212,44 @@ impl Db {
         } else {
             " AND s.parent_session_id IS NULL"
         };
+        // The candidates first (CROSS JOIN keeps that order of the loops): each is found by
+        // its rowid, and only they are sorted.
+        let from_sql = match plan {
+            Some(Plan::Candidates(_)) => {
+                "sessions_search CROSS JOIN sessions s ON s.rowid = sessions_search.rowid \
+                 WHERE sessions_search MATCH ?5 AND"
+            }
+            _ => "sessions s WHERE",
+        };
         let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions s WHERE {after_sql} AND {search_sql}{children_sql} \
+            "SELECT {SESSION_COLUMNS} FROM {from_sql} {after_sql} AND {search_sql}{children_sql} \
              ORDER BY s.updated_at DESC, s.id LIMIT ?1"
         );
         let (at, id) = after.unzip();
-        let search = search.map(contains_pattern);
+        let pattern = search.map(search::contains_pattern);
         let read = || {
             let mut stmt = self.conn.prepare_cached(&sql)?;
-            stmt.query_map(params![limit, at, id, search], session_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()
+            match &plan {
+                Some(Plan::Candidates(query)) => {
+                    stmt.query_map(params![limit, at, id, pattern, query], session_row)
+                }
+                _ => stmt.query_map(params![limit, at, id, pattern], session_row),
+            }?
+            .collect::<rusqlite::Result<Vec<_>>>()
         };
         read().map_err(StoreError::ctx("list sessions"))
+    }
+
+    /// How many sessions the search index matches for the FTS5 `query`, counting no
+    /// further than one past [`search::CANDIDATES`].
+    fn index_matches(&self, query: &str) -> rusqlite::Result<usize> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT count(*) FROM \
+             (SELECT 1 FROM sessions_search WHERE sessions_search MATCH ?1 LIMIT ?2)",
+        )?;
+        let most = i64::try_from(search::CANDIDATES + 1).unwrap_or(i64::MAX);
+        let count: i64 = stmt.query_row(params![query, most], |r| r.get(0))?;
+        Ok(usize::try_from(count).unwrap_or(usize::MAX))
     }
 
     /// The ids starting with `prefix`, in order, at most `limit`: read along the primary
@@ -747,9 +805,195 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names, ["zeroclaw.db"]);
+        // Beside it, only the record of its clean close (Unix: `clean_close.rs`).
+        let expected: &[&str] = if cfg!(unix) {
+            &["zeroclaw.db", "zeroclaw.db-closed"]
+        } else {
+            &["zeroclaw.db"]
+        };
+        assert_eq!(names, expected);
         let (db, _) = Db::open_writer(&path).unwrap();
         assert_eq!(db.count_sessions().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_clean_close_lets_the_next_open_skip_the_check_and_anything_else_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("zeroclaw.db");
+        let (db, opened) = Db::open_writer(&path).unwrap();
+        assert!(opened.checked, "a new file has no marker");
+        db.create_session("s", None, "/tmp", "m", None).unwrap();
+        db.close().unwrap();
+
+        let (db, opened) = Db::open_writer(&path).unwrap();
+        assert_eq!(opened.checked, cfg!(not(unix)), "only Unix trusts a marker");
+        assert!(
+            !clean_close::path(&path).exists(),
+            "opened for writing: no marker until the next clean close"
+        );
+        // Dropped without closing, as a killed daemon leaves it: no marker, a full check.
+        drop(db);
+        let (db, opened) = Db::open_writer(&path).unwrap();
+        assert!(opened.checked);
+        db.close().unwrap();
+
+        // Another connection left open at the close keeps the WAL: no marker either.
+        let (db, _) = Db::open_writer(&path).unwrap();
+        let other = Db::open_reader(&path).unwrap();
+        db.create_session("t", None, "/tmp", "m", None).unwrap();
+        db.close().unwrap();
+        assert!(!clean_close::path(&path).exists());
+        other.close().unwrap();
+        let (db, opened) = Db::open_writer(&path).unwrap();
+        assert!(opened.checked);
+        assert_eq!(db.count_sessions().unwrap(), 2);
+    }
+
+    /// The search's answer, read page by page (`per_page` at a time, the cursor from each
+    /// page's last row), must be the whole list filtered by the rule it promises: the
+    /// title or the cwd contains the text, ASCII letters in any case, the rest as is.
+    fn assert_search_is_the_rule(db: &Db, search: &str, per_page: usize) -> Vec<String> {
+        let mut paged = Vec::new();
+        let mut after: Option<(i64, String)> = None;
+        loop {
+            let page = db
+                .sessions_page(
+                    after.as_ref().map(|(at, id)| (*at, id.as_str())),
+                    Some(search),
+                    false,
+                    per_page,
+                )
+                .unwrap();
+            let Some(last) = page.last() else { break };
+            after = Some((last.updated_at, last.id.clone()));
+            paged.extend(page.into_iter().map(|row| row.id));
+        }
+        let needle = search.to_ascii_lowercase();
+        let holds = |text: &str| text.to_ascii_lowercase().contains(&needle);
+        let expected: Vec<String> = db
+            .sessions_page(None, None, false, usize::MAX)
+            .unwrap()
+            .into_iter()
+            .filter(|row| row.title.as_deref().is_some_and(holds) || holds(&row.cwd))
+            .map(|row| row.id)
+            .collect();
+        assert_eq!(paged, expected, "search {search:?}, {per_page} a page");
+        paged
+    }
+
+    #[test]
+    fn a_search_through_the_index_finds_what_the_like_rule_finds_in_list_order() {
+        let (db, _) = Db::open_in_memory().unwrap();
+        let titles = [
+            "Fix the Parser",
+            "fix the parser again",
+            "PARSER rewrite",
+            "ÉTÉ plans",
+            "été plans",
+            "100% Done",
+            "snake_case",
+            r"back\slash",
+            "say \"hi\" twice",
+            "ab",
+        ];
+        for n in 0..60 {
+            let title = titles[n % titles.len()];
+            let cwd = format!("/home/dev/Project-{}", n % 7);
+            db.create_session(&format!("s{n:02}"), Some(title), &cwd, "m", None)
+                .unwrap();
+        }
+        // Some share a time: the id orders them, across pages too.
+        db.conn
+            .execute_batch("UPDATE sessions SET updated_at = 7 WHERE id < 's20'")
+            .unwrap();
+        db.rename_session("s03", Some("renamed to parser")).unwrap();
+        db.rename_session("s02", None).unwrap();
+        db.delete_session("s00").unwrap();
+        for search in [
+            "parser",
+            "PARSER",
+            "Parser r",
+            "project-3",
+            "PROJECT",
+            "été",
+            "ÉTÉ",
+            "Été",
+            "0% d",
+            "e_c",
+            r"k\s",
+            "\"hi\"",
+            "renamed",
+            "no such thing",
+            "ab",
+            "a",
+            "%",
+            "_",
+            "é",
+        ] {
+            for per_page in [1, 4, 100] {
+                assert_search_is_the_rule(&db, search, per_page);
+            }
+        }
+        // The rule itself, spelled out: ASCII letters fold, others do not; wildcards are
+        // themselves; the renamed and the deleted are found as they are now.
+        assert_eq!(assert_search_is_the_rule(&db, "été", 100).len(), 6);
+        assert_eq!(
+            assert_search_is_the_rule(&db, "ÉTÉ", 100).len(),
+            5,
+            "s03 was renamed"
+        );
+        assert_eq!(assert_search_is_the_rule(&db, "renamed", 100), ["s03"]);
+        let parser = assert_search_is_the_rule(&db, "parser", 100);
+        assert!(parser.contains(&"s03".to_owned()) && !parser.contains(&"s02".to_owned()));
+        assert!(!parser.contains(&"s00".to_owned()));
+    }
+
+    #[test]
+    fn a_search_matching_more_than_the_candidates_reads_the_list_in_order() {
+        let (db, _) = Db::open_in_memory().unwrap();
+        let n = search::CANDIDATES * 3 / 2 + 100;
+        for i in 0..n {
+            let title = if i % 3 == 0 {
+                "Other work"
+            } else {
+                "Common task"
+            };
+            db.create_session(&format!("s{i:05}"), Some(title), "/tmp", "m", None)
+                .unwrap();
+        }
+        let count = |text: &str| db.index_matches(&search::fts_query(text).unwrap()).unwrap();
+        assert_eq!(count("common"), search::CANDIDATES + 1, "counts no further");
+        assert!(count("other") <= search::CANDIDATES);
+        for (search, per_page) in [("COMMON", 300), ("other", 100), ("task", 1000)] {
+            assert_search_is_the_rule(&db, search, per_page);
+        }
+    }
+
+    #[test]
+    fn a_rare_search_reads_its_candidates_by_rowid_and_marking_turns_reads_only_running_ones() {
+        let (db, _) = Db::open_in_memory().unwrap();
+        let plan = |sql: &str| -> String {
+            let rows: Vec<String> = db
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap()
+                .query_map([], |r| r.get(3))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            rows.join("; ")
+        };
+        let search = plan(
+            "SELECT s.id FROM sessions_search CROSS JOIN sessions s \
+             ON s.rowid = sessions_search.rowid WHERE sessions_search MATCH '\"abc\"' \
+             ORDER BY s.updated_at DESC, s.id LIMIT 3",
+        );
+        assert!(
+            search.contains("VIRTUAL TABLE INDEX") && search.contains("rowid=?"),
+            "{search}"
+        );
+        let interrupted = plan("UPDATE turns SET status = 'interrupted' WHERE status = 'running'");
+        assert!(interrupted.contains("turns_running"), "{interrupted}");
     }
 
     #[test]
@@ -871,13 +1115,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("z.db");
         {
-            let (mut db, interrupted) = Db::open_writer(&path).unwrap();
-            assert_eq!(interrupted, 0);
+            let (mut db, opened) = Db::open_writer(&path).unwrap();
+            assert_eq!(opened.interrupted, 0);
             db.create_session("s", None, "/", "m", None).unwrap();
             db.begin_turn("s", "t", "hi").unwrap();
         }
-        let (db, interrupted) = Db::open_writer(&path).unwrap();
-        assert_eq!(interrupted, 1);
+        let (db, opened) = Db::open_writer(&path).unwrap();
+        assert_eq!(opened.interrupted, 1);
         assert_eq!(db.turn_status("t").unwrap().as_deref(), Some("interrupted"));
         assert_eq!(db.history("s").unwrap().len(), 1);
     }

@@ -20,14 +20,18 @@
 //! The file is not trusted: opening it refuses an empty file, a schema newer than ours and
 //! a file `PRAGMA quick_check` finds damaged, each with a message that says what to do
 //! (`zeroclaw store check|backup|recover`, in `repair.rs`). A statement that meets damage
-//! later says the same.
+//! later says the same. The check reads every page, so it is skipped for a file that is as
+//! the last daemon's clean close left it (`clean_close.rs`): start-up does not grow with
+//! the store.
 
 mod attachments;
 mod checkpoints;
+mod clean_close;
 mod db;
 pub mod repair;
 mod runs;
 mod schema;
+mod search;
 mod tokens;
 mod usage;
 mod worker;
@@ -233,6 +237,9 @@ pub struct Opened {
     pub interrupted: usize,
     /// How many sessions the store holds.
     pub sessions: i64,
+    /// Whether opening read every page (`PRAGMA quick_check`); `false`: the file was as a
+    /// clean close left it, and was trusted (see `clean_close.rs`).
+    pub checked: bool,
 }
 
 /// The async handle to the store's threads; clones share them. The threads end when the
@@ -250,12 +257,12 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path`, migrates it, marks turns left
-    /// running as `interrupted`, and starts the threads. It blocks on the disk: call it
+    /// Opens (creating if needed) the database at `path`, checks it (see the module docs),
+    /// migrates it, marks turns left running as `interrupted`, and starts the threads. It blocks on the disk: call it
     /// before serving, or from `spawn_blocking`. Both connections are opened here, so a
     /// daemon that later runs out of file descriptors still reaches its database.
     pub fn open(path: &Path) -> Result<Opened> {
-        let (writer, interrupted) = Db::open_writer(path)?;
+        let (writer, startup) = Db::open_writer(path)?;
         let reader = Db::open_reader(path)?;
         // The first read opens the reader's WAL files too.
         let sessions = reader.count_sessions()?;
@@ -264,8 +271,9 @@ impl Store {
                 writer: Worker::spawn("zeroclaw-store", writer)?,
                 reader: Worker::spawn("zeroclaw-store-read", reader)?,
             },
-            interrupted,
+            interrupted: startup.interrupted,
             sessions,
+            checked: startup.checked,
         })
     }
 
@@ -288,6 +296,7 @@ impl Store {
             },
             interrupted,
             sessions,
+            checked: false,
         })
     }
 

@@ -420,6 +420,35 @@ mod tests {
         assert!(db.history("s0").unwrap().is_empty());
     }
 
+    /// Damage a clean close vouches for, because it changed none of the file's attributes
+    /// (the disk's own decay; here the marker is rewritten after the damage to stand for
+    /// it), is not looked for at open: the first statement that reads it says so, with the
+    /// same way to recover.
+    #[test]
+    #[cfg(unix)]
+    fn damage_at_rest_behind_a_clean_close_is_met_by_the_first_read_with_the_recover_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("z.db");
+        fill(&path, 30);
+        let (db, opened) = Db::open_writer(&path).unwrap();
+        assert!(opened.checked, "fill's writer was dropped, not closed");
+        db.close().unwrap();
+        smash_first_message_page(&path);
+        assert!(
+            Db::open_writer(&path).is_err(),
+            "written from outside: checked, and refused"
+        );
+        assert!(super::super::clean_close::record(&path).unwrap());
+        let (db, opened) = Db::open_writer(&path).unwrap();
+        assert!(!opened.checked);
+        assert_eq!(db.history("s29").unwrap().len(), 2);
+        let read = db.history("s0").err().unwrap().to_string();
+        assert!(
+            read.contains("damaged") && read.contains("zeroclaw store recover"),
+            "{read}"
+        );
+    }
+
     #[test]
     fn empty_and_newer_files_are_refused_and_named_by_check() {
         let dir = tempfile::tempdir().unwrap();

@@ -197,6 +197,38 @@ CREATE TABLE attachments (
 );
 CREATE INDEX attachments_by_session ON attachments(session_id, message_id);
 "#,
+    // 15: `session/list`'s search index (issue 36): every trigram of each session's title
+    // and cwd, folded to one case, so a search reads the sessions holding its text instead
+    // of every session (`store/search.rs`; a LIKE test still decides each match). External
+    // content: the text stays in `sessions` alone, the index holds the trigrams, keyed by
+    // the session's rowid; the triggers keep it in step with every insert, delete and
+    // change of a title or cwd (a recovery's copy goes through them too). No column sizes:
+    // nothing ranks the matches. Filled here from the sessions already stored.
+    r#"
+CREATE VIRTUAL TABLE sessions_search USING fts5(
+    title, cwd,
+    content = 'sessions', columnsize = 0, tokenize = 'trigram case_sensitive 0'
+);
+CREATE TRIGGER sessions_search_insert AFTER INSERT ON sessions BEGIN
+    INSERT INTO sessions_search (rowid, title, cwd) VALUES (new.rowid, new.title, new.cwd);
+END;
+CREATE TRIGGER sessions_search_delete AFTER DELETE ON sessions BEGIN
+    INSERT INTO sessions_search (sessions_search, rowid, title, cwd)
+        VALUES ('delete', old.rowid, old.title, old.cwd);
+END;
+CREATE TRIGGER sessions_search_update AFTER UPDATE OF title, cwd ON sessions BEGIN
+    INSERT INTO sessions_search (sessions_search, rowid, title, cwd)
+        VALUES ('delete', old.rowid, old.title, old.cwd);
+    INSERT INTO sessions_search (rowid, title, cwd) VALUES (new.rowid, new.title, new.cwd);
+END;
+INSERT INTO sessions_search (sessions_search) VALUES ('rebuild');
+"#,
+    // 16: the turns a stopped daemon left running, found at start-up without reading every
+    // turn: only running turns are in this index, and marking them `interrupted` takes them
+    // out.
+    r#"
+CREATE INDEX turns_running ON turns(status) WHERE status = 'running';
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.
@@ -284,6 +316,51 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn version_15_indexes_the_sessions_already_stored_and_keeps_the_index_in_step() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for migration in &MIGRATIONS[..14] {
+            conn.execute_batch(migration).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 14).unwrap();
+        for (id, title, cwd) in [
+            ("a", Some("Fix the Parser"), "/src/alpha"),
+            ("b", None, "/src/Parsers"),
+            ("c", Some("chores"), "/src/gamma"),
+        ] {
+            conn.execute(
+                "INSERT INTO sessions (id, title, cwd, model, created_at, updated_at) VALUES (?1, ?2, ?3, 'm', 1, 1)",
+                rusqlite::params![id, title, cwd],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn).unwrap();
+        let found = |conn: &Connection, query: &str| -> Vec<String> {
+            conn.prepare(
+                "SELECT s.id FROM sessions_search JOIN sessions s ON s.rowid = sessions_search.rowid \
+                 WHERE sessions_search MATCH ?1 ORDER BY s.id",
+            )
+            .unwrap()
+            .query_map([query], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+        };
+        assert_eq!(found(&conn, "\"PARSER\""), ["a", "b"]);
+        conn.execute_batch(
+            "UPDATE sessions SET title = 'parser too' WHERE id = 'c'; \
+             UPDATE sessions SET cwd = '/src/beta' WHERE id = 'b'; DELETE FROM sessions WHERE id = 'a';",
+        )
+        .unwrap();
+        assert_eq!(found(&conn, "\"parser\""), ["c"]);
+        // The index against the sessions' text, every row re-read (rank 1: the full check).
+        conn.execute(
+            "INSERT INTO sessions_search (sessions_search, rank) VALUES ('integrity-check', 1)",
+            [],
+        )
+        .unwrap();
+    }
 
     #[test]
     fn version_6_keeps_tokens_and_deletes_the_old_dashboard_cookies_that_were_tokens() {

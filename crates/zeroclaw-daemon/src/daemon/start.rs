@@ -233,9 +233,10 @@ fn store_file(paths: &Paths) -> PathBuf {
     paths.data_dir.join(zeroclaw_agent::store::FILE_NAME)
 }
 
-/// Opens the store: reads, checks and migrates the file (a damaged, empty or newer one
-/// is refused, saying why), and marks the turns a previous daemon left running as
-/// interrupted. Off the reactor, like every later store call.
+/// Opens the store: reads, checks (unless a clean close left it as it is) and migrates the
+/// file (a damaged, empty or newer one is refused, saying why), and marks the turns a
+/// previous daemon left running as interrupted. Off the reactor, like every later store
+/// call.
 pub async fn open_store(paths: &Paths) -> Result<Opened, DaemonError> {
     let path = store_file(paths);
     let opened = {
@@ -245,6 +246,11 @@ pub async fn open_store(paths: &Paths) -> Result<Opened, DaemonError> {
             .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
     };
     let opened = opened.map_err(|source| DaemonError::Store { path, source })?;
+    if opened.checked {
+        tracing::debug!("store: quick_check read every page");
+    } else {
+        tracing::debug!("store: unchanged since a clean close; quick_check skipped");
+    }
     if opened.interrupted > 0 {
         tracing::warn!(
             turns = opened.interrupted,
