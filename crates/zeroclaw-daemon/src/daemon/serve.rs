@@ -165,9 +165,8 @@ impl Doors {
         );
         let (state, opened) = (state.clone(), self.opened.clone());
         self.connections.spawn(async move {
-            let _counted = counted;
             opened.cancelled().await;
-            serve_connection(state, transport, label, authority, slot).await;
+            serve_connection(state, transport, label, authority, slot, counted).await;
         });
     }
 }
@@ -185,13 +184,16 @@ fn door_of(label: &str) -> &'static str {
     }
 }
 
-/// Serves one admitted connection until it closes (or the daemon closes it).
+/// Serves one admitted connection until it closes (or the daemon closes it). Its slot and
+/// its counts (`counted`: in `status` and the metrics) are given back before "connection
+/// closed" is logged, so whoever reads that line finds the slot free and the count down.
 async fn serve_connection<T: RpcTransport>(
     state: Arc<DaemonState>,
     transport: T,
     label: String,
     authority: Authority,
     slot: Slot,
+    counted: impl Send,
 ) {
     let peer_config = PeerConfig {
         outbound_queue: state.config.daemon.outbound_queue,
@@ -226,8 +228,8 @@ async fn serve_connection<T: RpcTransport>(
         }
     }
     connection.finished();
+    drop((slot, counted));
     tracing::info!(peer = %label, "connection closed");
-    drop(slot);
     release_freed_memory();
 }
 
