@@ -17,9 +17,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-// Some are named only by the OpenAPI annotations: each route's answer is the RPC result,
-// passed through.
-#[allow(unused_imports)]
+// The results are named only by the OpenAPI annotations: each route's answer is the RPC
+// result, passed through.
 use zeroclaw_protocol::{
     CancelResult, CheckpointsResult, CommandsListResult, ContentBlock, Decision, DeleteResult,
     Empty, MessagePage, NewSessionParams, NoParams, ProjectContext, PromptResult, RewindParams,

@@ -10,7 +10,7 @@ fn a_rest_request_is_a_client_while_it_runs_and_not_after() {
     let gw = Gw::new();
     let token = gw.token("ops", "operate");
     // The harness's own connections (the gateway's URL, the token) are gone first.
-    gw.env.daemon.wait_for_log_count("connection closed", 2);
+    gw.env.daemon.wait_for_connections_closed();
     let mut socket = gw.env.daemon.initialized();
     block(async {
         let client = http();
@@ -68,7 +68,7 @@ fn a_rest_request_takes_a_connection_slot_and_is_refused_when_every_slot_holds_a
     let gw = Gw::with("", "[daemon]\nmax_connections = 2");
     let token = gw.token("reader", "read");
     // The harness's own connections (the gateway's URL, the token) are gone first.
-    gw.env.daemon.wait_for_log_count("connection closed", 2);
+    gw.env.daemon.wait_for_connections_closed();
     let _first = gw.env.daemon.initialized();
     block(async {
         let (status, body) = json_of(
