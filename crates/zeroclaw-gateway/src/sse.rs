@@ -19,6 +19,7 @@ use futures_util::Stream;
 use serde::Deserialize;
 use serde_json::json;
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use zeroclaw_protocol::methods as m;
@@ -53,10 +54,12 @@ pub async fn events(
     };
     rest.answer::<m::SessionMessages>(&first).await?;
     let principal = rest.authed.principal.clone();
+    let rest = Arc::new(rest);
+    let caller = rest.clone();
     // The attach is answered after its replay, which may be longer than the queue: it is
     // awaited inside the stream, and the record lives as long as the stream does.
     let attach: BoxFuture<Bytes> = Box::pin(async move {
-        match rest
+        match caller
             .answer_untimed::<m::SessionLoad>(&load(&id, q.replay))
             .await
         {
@@ -64,7 +67,7 @@ pub async fn events(
             Err(e) => error_event(e),
         }
     });
-    Ok(respond(stream(updates, attach, principal, &app)))
+    Ok(respond(stream(updates, attach, rest, principal, &app)))
 }
 
 /// `POST …/prompt` with `Accept: text/event-stream`: the turn's `update` events, then its
@@ -84,13 +87,15 @@ pub async fn prompt(
     // Dropped mid-turn (the client went away), only this stream's record ends: the turn
     // goes on, as it does when a socket client disconnects.
     let params = crate::rest::prompt_params(id, prompt, content);
+    let rest = Arc::new(rest);
+    let caller = rest.clone();
     let answer: BoxFuture<Bytes> = Box::pin(async move {
-        match rest.answer_untimed::<m::SessionPrompt>(&params).await {
+        match caller.answer_untimed::<m::SessionPrompt>(&params).await {
             Ok(result) => event("result", result.json()),
             Err(e) => error_event(e),
         }
     });
-    Ok(respond(stream(updates, answer, principal, app)))
+    Ok(respond(stream(updates, answer, rest, principal, app)))
 }
 
 fn respond(body: impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static) -> Response {
@@ -192,6 +197,8 @@ const BATCH: usize = 64;
 fn stream(
     updates: Outbound,
     last: BoxFuture<Bytes>,
+    // The stream's record: its queue stays open after `last` resolved, until the end.
+    rest: Arc<Rest>,
     principal: crate::Principal,
     app: &Shared,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
@@ -199,6 +206,7 @@ fn stream(
         updates: Outbound,
         batch: Vec<Bytes>,
         last: BoxFuture<Bytes>,
+        _rest: Arc<Rest>,
         principal: crate::Principal,
         close: CancellationToken,
         heartbeat: tokio::time::Interval,
@@ -208,6 +216,7 @@ fn stream(
         updates,
         batch: Vec::with_capacity(BATCH),
         last,
+        _rest: rest,
         principal,
         close: app.close.clone(),
         heartbeat: heartbeat(app.sse_heartbeat),
