@@ -1,100 +1,140 @@
-//! The one place a REST or SSE request reaches the daemon: an in-process connection
-//! ([`Backend::connect`]) acting for the caller, initialized through the client library.
-//! Handlers take a [`Daemon`] as an extractor, which authenticates the request first
-//! ([`Authed`]: the credential and the CSRF rule); the token's scope is then enforced by
-//! the daemon's method table on every call, as on the socket.
+//! The one place a REST or SSE request reaches the daemon: [`Rest`], the request's calls
+//! made directly into the daemon's dispatch ([`Backend::caller`]; a stream's through
+//! [`Backend::streaming`]) acting for its caller. No connection and no `initialize`: the
+//! daemon admits a record for the request, counted as a client while it lasts, and runs
+//! each call through the method table a connection's requests go through, with the same
+//! scope and liveness checks. The answer's JSON, as the daemon serialised it, becomes the
+//! body. The request is authenticated first ([`Authed`]: the credential and the CSRF rule).
 //!
-//! [`Backend::connect`]: crate::Backend::connect
+//! [`Backend::caller`]: crate::Backend::caller
+//! [`Backend::streaming`]: crate::Backend::streaming
 
 use crate::auth::{App, Authed, Shared};
 use crate::errors::ApiError;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use tokio::sync::mpsc;
-use zeroclaw_client::{Client, ClientError, ClientOptions, RawUpdate};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use std::time::Duration;
+use zeroclaw_protocol::{Method, codes, methods as m};
+use zeroclaw_rpc::{Answer, Outbound};
 
-/// `session/update` events a stream's connection holds for its HTTP client. Overflow rule
-/// (the client library's `raw_updates`): while it is full the connection is not read, so a
-/// slow HTTP client holds back the daemon's writes to it and the daemon applies the
-/// socket's rule for a client that does not read (protocol.md §6); nothing is dropped.
-const STREAM_QUEUE: usize = 64;
+/// How long a REST call may take before it is answered 504 (a prompt's turn is not
+/// bounded: [`Rest::answer_untimed`]).
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// An initialized in-process connection acting for the request's caller; closed when
-/// dropped (its peer task would otherwise keep it, and its place among the daemon's
-/// connections, open).
-pub struct Daemon {
-    client: Client,
+/// A request's calls into the daemon's dispatch, acting for its caller. The daemon counts
+/// it as a client until it is dropped: at the end of a REST request, or of a stream.
+pub struct Rest {
+    caller: Box<dyn crate::Caller>,
     pub authed: Authed,
 }
 
-impl std::ops::Deref for Daemon {
-    type Target = Client;
-    fn deref(&self) -> &Client {
-        &self.client
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        self.client.close();
-    }
-}
-
-impl FromRequestParts<Shared> for Daemon {
+impl FromRequestParts<Shared> for Rest {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, app: &Shared) -> Result<Self, ApiError> {
         let authed = Authed::from_request_parts(parts, app).await?;
-        Self::connect(app, authed).await
+        Self::new(app, authed)
     }
 }
 
-impl Daemon {
-    /// For a handler that chooses its kind of connection after reading the request.
-    pub async fn connect(app: &App, authed: Authed) -> Result<Self, ApiError> {
-        Self::open(app, authed, None).await
-    }
-
-    /// A connection whose `session/update` events arrive as the daemon wrote them, read
-    /// only as fast as the receiver is drained (for server-sent events).
-    pub async fn streaming(
-        app: &App,
-        authed: Authed,
-    ) -> Result<(Self, mpsc::Receiver<RawUpdate>), ApiError> {
-        let (updates, received) = mpsc::channel(STREAM_QUEUE);
-        Ok((Self::open(app, authed, Some(updates)).await?, received))
-    }
-
-    async fn open(
-        app: &App,
-        authed: Authed,
-        raw_updates: Option<mpsc::Sender<RawUpdate>>,
-    ) -> Result<Self, ApiError> {
-        let label = format!("http:{},token={}", authed.remote, authed.principal.name);
-        let stream = app
+impl Rest {
+    /// For a handler that reads the request before it calls (a prompt: streamed or not).
+    pub fn new(app: &App, authed: Authed) -> Result<Self, ApiError> {
+        let caller = app
             .backend
-            .connect(&authed.principal, label)
-            .ok_or_else(|| ApiError::unavailable("the daemon is stopping"))?;
-        let options = ClientOptions {
-            name: "zeroclaw-gateway".into(),
-            max_frame_bytes: app.max_frame_bytes,
-            raw_updates,
-            ..ClientOptions::default()
-        };
-        match Client::from_stream(stream, "daemon", options).await {
-            Ok(client) => Ok(Self { client, authed }),
-            // Refused by the gate itself (the token expired a moment ago): its own error.
-            Err(ClientError::Handshake { source, .. }) => Err((*source).into()),
-            Err(e) => Err(ApiError::unavailable(format!(
-                "the daemon refused the connection: {e}"
-            ))),
+            .caller(&authed.principal, label(&authed))
+            .map_err(ApiError::unavailable)?;
+        Ok(Self { caller, authed })
+    }
+
+    /// A stream's: what the daemon sends it (its sessions' events) arrives on the
+    /// [`Outbound`], read only as fast as the HTTP client takes it.
+    pub fn streaming(app: &App, authed: Authed) -> Result<(Self, Outbound), ApiError> {
+        let (caller, outbound) = app
+            .backend
+            .streaming(&authed.principal, label(&authed))
+            .map_err(ApiError::unavailable)?;
+        Ok((Self { caller, authed }, outbound))
+    }
+
+    /// `M` with `params`: its result as the daemon serialised it; 504 after
+    /// [`CALL_TIMEOUT`].
+    pub async fn answer<M: Method>(&self, params: &M::Params) -> Result<Answer, ApiError> {
+        match tokio::time::timeout(CALL_TIMEOUT, self.answer_untimed::<M>(params)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                codes::INTERNAL_ERROR,
+                format!("the daemon did not answer within {CALL_TIMEOUT:?}"),
+            )),
         }
+    }
+
+    /// `M` with `params`, however long it takes (a turn).
+    pub async fn answer_untimed<M: Method>(&self, params: &M::Params) -> Result<Answer, ApiError> {
+        let params = serde_json::to_value(params).map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                codes::INVALID_PARAMS,
+                format!("invalid params: {e}"),
+            )
+        })?;
+        Ok(self.caller.call(M::NAME, Some(params)).await?)
+    }
+
+    /// `M`'s result, read back for a handler that needs its members.
+    pub async fn typed<M: Method>(&self, params: &M::Params) -> Result<M::Result, ApiError> {
+        let answer = self.answer::<M>(params).await?;
+        serde_json::from_str(answer.json()).map_err(|e| {
+            ApiError::unavailable(format!("the daemon's answer could not be read: {e}"))
+        })
+    }
+
+    /// `M`'s result as the response's body, byte for byte.
+    pub async fn respond<M: Method>(&self, params: &M::Params) -> Result<Response, ApiError> {
+        self.respond_with::<M>(StatusCode::OK, params).await
+    }
+
+    /// The same, with another status (201 for what a call created).
+    pub async fn respond_with<M: Method>(
+        &self,
+        status: StatusCode,
+        params: &M::Params,
+    ) -> Result<Response, ApiError> {
+        Ok(json_body(status, self.answer::<M>(params).await?))
     }
 
     /// Attaches to `session_id` (`session/load` without replay): REST acts in a session
     /// with the token's authority.
     pub async fn attach(&self, session_id: &str) -> Result<(), ApiError> {
-        self.session_load(session_id, false).await?;
-        Ok(())
+        self.answer::<m::SessionLoad>(&load(session_id, false))
+            .await
+            .map(drop)
     }
+}
+
+/// `session/load`'s params.
+pub fn load(session_id: &str, replay: bool) -> m::LoadParams {
+    m::LoadParams {
+        session_id: session_id.to_owned(),
+        replay,
+        mcp_servers: Vec::new(),
+    }
+}
+
+/// An answer as a JSON response.
+pub fn json_body(status: StatusCode, answer: Answer) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        answer.into_json(),
+    )
+        .into_response()
+}
+
+/// How the daemon's log names a gateway request.
+fn label(authed: &Authed) -> String {
+    format!("http:{},token={}", authed.remote, authed.principal.name)
 }

@@ -3,15 +3,16 @@
 //!
 //! - `GET /rpc`: the socket's JSON-RPC over WebSocket. Each connection is handed to the
 //!   daemon ([`Started::connections`]) and served by the same dispatch as a socket's.
-//! - `/api/v1`: REST over the same dispatch: each request is an in-process connection
-//!   ([`Backend::connect`]) making the protocol's typed calls, so REST answers are the
-//!   RPC results, and the token's scope is enforced by the same method table.
+//! - `/api/v1`: REST over the same dispatch: each request calls the daemon's method table
+//!   directly ([`Backend::caller`]; a stream, [`Backend::streaming`]), so REST answers are
+//!   the RPC results as the daemon serialised them, SSE events its notifications' params as
+//!   it serialised them, and the token's scope is enforced by the same table.
 //! - `/auth/exchange`, `/login`: the dashboard's one-time code for a dashboard session (a
 //!   cookie and a proof the page keeps in `sessionStorage`; `auth`).
 //! - `/`, `/assets/*`: the dashboard itself, embedded (`dashboard`).
 //! - `/healthz`, `/readyz`, `/metrics`: for supervisors and Prometheus (`service`).
 //!
-//! The daemon supplies the [`Backend`]: token checks, in-process connections and login
+//! The daemon supplies the [`Backend`]: token checks, calls into its dispatch and login
 //! codes. This crate knows nothing of sessions or the store.
 
 mod auth;
@@ -123,9 +124,22 @@ pub trait Backend: Send + Sync + 'static {
     /// The live dashboard session whose cookie and proof these are (both compared in
     /// constant time), counting a use; `None` when either is wrong or it expired.
     fn authenticate_dashboard(&self, cookie: &str, proof: &str) -> Option<Principal>;
-    /// A new in-process connection to the dispatch acting for `principal`: NDJSON both
-    /// ways over the returned stream. `None` when the daemon is stopping.
-    fn connect(&self, principal: &Principal, label: String) -> Option<tokio::io::DuplexStream>;
+    /// A REST request's way into the dispatch acting for `principal`, without a
+    /// connection: its calls go through the same method table, scope and liveness checks
+    /// as a connection's requests, and it counts as a client until it is dropped. What the
+    /// daemon would send it (a session's events) is dropped. `Err` says why the daemon
+    /// cannot take it now (stopping, full).
+    fn caller(&self, principal: &Principal, label: String) -> Result<Box<dyn Caller>, String>;
+    /// The same for a stream: what the daemon sends it (`session/update` notifications,
+    /// each frame as the daemon serialised it) is read from the [`Outbound`], whose queue
+    /// has a connection's size, pacing and overflow rule.
+    ///
+    /// [`Outbound`]: zeroclaw_rpc::Outbound
+    fn streaming(
+        &self,
+        principal: &Principal,
+        label: String,
+    ) -> Result<(Box<dyn Caller>, zeroclaw_rpc::Outbound), String>;
     /// Spends a one-time login code: a new dashboard session, or `None` for a code that is
     /// unknown, used or expired. `replacing` is the cookie the browser still holds, if any:
     /// that session ends (a browser holds one cookie, so one session).
@@ -143,6 +157,17 @@ pub trait Backend: Send + Sync + 'static {
     fn metrics(&self) -> Result<String, String>;
     /// Whether the daemon can serve, check by check, for `/readyz`.
     fn readiness(&self) -> BoxFuture<Vec<Check>>;
+}
+
+/// See [`Backend::caller`].
+pub trait Caller: Send + Sync {
+    /// Calls `method` with `params` as a request of this caller's would be handled on a
+    /// connection; the result as the daemon serialised it.
+    fn call(
+        &self,
+        method: &'static str,
+        params: Option<serde_json::Value>,
+    ) -> BoxFuture<zeroclaw_rpc::HandlerResult>;
 }
 
 /// A `POST /hooks/{name}` request, its body read whole (within the hook's limit).

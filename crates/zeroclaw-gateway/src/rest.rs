@@ -1,11 +1,11 @@
-//! `/api/v1`: REST over the same dispatch. Each request opens an in-process connection
-//! acting for its token ([`Daemon`]) and makes the protocol's typed calls, so an answer is
-//! exactly the RPC result and a refusal exactly the RPC error (with its HTTP status). REST
-//! acts with the token's authority: it attaches (`session/load`) to the session it
-//! addresses first. The streams are in `sse`.
+//! `/api/v1`: REST over the same dispatch. Each request calls the daemon's method table
+//! directly, acting for its token ([`Rest`]), so an answer is exactly the RPC result (the
+//! bytes the daemon serialised) and a refusal exactly the RPC error (with its HTTP
+//! status). REST acts with the token's authority: it attaches (`session/load`) to the
+//! session it addresses first. The streams are in `sse`.
 
 use crate::auth::{App, Authed, Shared};
-use crate::daemon::Daemon;
+use crate::daemon::{Rest, json_body, load};
 use crate::errors::ApiError;
 use axum::Json;
 use axum::body::Body;
@@ -17,6 +17,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+// The results are named only by the OpenAPI annotations: each route's answer is the RPC
+// result, passed through.
 use zeroclaw_protocol::{
     CancelResult, CheckpointsResult, CommandsListResult, ContentBlock, Decision, DeleteResult,
     Empty, MessagePage, NewSessionParams, NoParams, ProjectContext, PromptResult, RewindParams,
@@ -24,6 +26,10 @@ use zeroclaw_protocol::{
     SessionListResult, SessionSummary, SessionUsageResult, StatusResult, SteerResult,
     UnrewindParams, UnrewindResult, codes, methods as m,
 };
+
+fn session(id: String) -> m::SessionIdParams {
+    m::SessionIdParams { session_id: id }
+}
 
 /// `POST /api/v1/sessions/{id}/prompt`'s body (the session is in the path).
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -130,23 +136,20 @@ pub async fn health() -> Json<Value> {
 #[utoipa::path(get, path = "/api/v1/status", tag = "daemon",
     responses((status = 200, body = StatusResult), (status = 401, body = Value)),
     security(("bearer" = [])))]
-pub async fn status(daemon: Daemon) -> Result<Json<StatusResult>, ApiError> {
-    Ok(Json(daemon.request::<m::Status>(&NoParams).await?))
+pub async fn status(rest: Rest) -> Result<Response, ApiError> {
+    rest.respond::<m::Status>(&NoParams).await
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions", tag = "sessions", params(ListQuery),
     responses((status = 200, body = SessionListResult)), security(("bearer" = [])))]
-pub async fn list(
-    daemon: Daemon,
-    Query(q): Query<ListQuery>,
-) -> Result<Json<SessionListResult>, ApiError> {
+pub async fn list(rest: Rest, Query(q): Query<ListQuery>) -> Result<Response, ApiError> {
     let params = m::ListParams {
         limit: q.limit,
         cursor: q.cursor,
         search: q.search,
         include_children: q.include_children,
     };
-    Ok(Json(daemon.session_list_page(params).await?))
+    rest.respond::<m::SessionList>(&params).await
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions", tag = "sessions", request_body = NewSessionParams,
@@ -154,32 +157,28 @@ pub async fn list(
     security(("bearer" = [])))]
 pub async fn create(
     State(app): State<Shared>,
-    daemon: Daemon,
+    rest: Rest,
     request: Body,
-) -> Result<(StatusCode, Json<SessionInfo>), ApiError> {
+) -> Result<Response, ApiError> {
     let params: NewSessionParams = body(&app, request).await?;
-    let info = daemon.session_new(params).await?;
-    Ok((StatusCode::CREATED, Json(info)))
+    rest.respond_with::<m::SessionNew>(StatusCode::CREATED, &params)
+        .await
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}", tag = "sessions",
     params(("id" = String, Path, description = "The session id")),
     responses((status = 200, body = SessionSummary), (status = 404, body = Value)),
     security(("bearer" = [])))]
-pub async fn one(daemon: Daemon, Path(id): Path<String>) -> Result<Json<SessionSummary>, ApiError> {
-    Ok(Json(daemon.session_load(&id, false).await?))
+pub async fn one(rest: Rest, Path(id): Path<String>) -> Result<Response, ApiError> {
+    rest.respond::<m::SessionLoad>(&load(&id, false)).await
 }
 
 #[utoipa::path(delete, path = "/api/v1/sessions/{id}", tag = "sessions",
     params(("id" = String, Path, description = "The session id")),
     responses((status = 200, body = DeleteResult), (status = 403, body = Value)),
     security(("bearer" = [])))]
-pub async fn delete(
-    daemon: Daemon,
-    Path(id): Path<String>,
-) -> Result<Json<DeleteResult>, ApiError> {
-    let deleted = daemon.session_delete(&id).await?;
-    Ok(Json(DeleteResult { deleted }))
+pub async fn delete(rest: Rest, Path(id): Path<String>) -> Result<Response, ApiError> {
+    rest.respond::<m::SessionDelete>(&session(id)).await
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}/messages", tag = "sessions",
@@ -187,17 +186,17 @@ pub async fn delete(
     responses((status = 200, body = MessagePage), (status = 404, body = Value)),
     security(("bearer" = [])))]
 pub async fn messages(
-    daemon: Daemon,
+    rest: Rest,
     Path(id): Path<String>,
     Query(q): Query<MessagesQuery>,
-) -> Result<Json<MessagePage>, ApiError> {
+) -> Result<Response, ApiError> {
     let params = m::MessagesParams {
         session_id: id,
         limit: q.limit,
         before: q.before,
         include_hidden: q.include_hidden.unwrap_or(false),
     };
-    Ok(Json(daemon.session_messages_with(&params).await?))
+    rest.respond::<m::SessionMessages>(&params).await
 }
 
 /// `POST /api/v1/sessions/{id}/rewind`'s body (the session is in the path).
@@ -233,12 +232,9 @@ pub struct ForkBody {
     params(("id" = String, Path, description = "The session id")),
     responses((status = 200, body = CheckpointsResult), (status = 404, body = Value)),
     security(("bearer" = [])))]
-pub async fn checkpoints(
-    daemon: Daemon,
-    Path(id): Path<String>,
-) -> Result<Json<CheckpointsResult>, ApiError> {
-    let checkpoints = daemon.session_checkpoints(&id).await?;
-    Ok(Json(CheckpointsResult { checkpoints }))
+pub async fn checkpoints(rest: Rest, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let params = m::CheckpointsParams { session_id: id };
+    rest.respond::<m::SessionCheckpoints>(&params).await
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/rewind", tag = "checkpoints",
@@ -250,12 +246,12 @@ pub async fn checkpoints(
     security(("bearer" = [])))]
 pub async fn rewind(
     State(app): State<Shared>,
-    daemon: Daemon,
+    rest: Rest,
     Path(id): Path<String>,
     request: Body,
-) -> Result<Json<RewindResult>, ApiError> {
+) -> Result<Response, ApiError> {
     let b: RewindBody = body(&app, request).await?;
-    daemon.attach(&id).await?;
+    rest.attach(&id).await?;
     let params = RewindParams {
         session_id: id,
         checkpoint_id: b.checkpoint_id,
@@ -263,7 +259,7 @@ pub async fn rewind(
         conversation: b.conversation.unwrap_or(true),
         force: b.force,
     };
-    Ok(Json(daemon.session_rewind(&params).await?))
+    rest.respond::<m::SessionRewind>(&params).await
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/unrewind", tag = "checkpoints",
@@ -273,18 +269,18 @@ pub async fn rewind(
     security(("bearer" = [])))]
 pub async fn unrewind(
     State(app): State<Shared>,
-    daemon: Daemon,
+    rest: Rest,
     Path(id): Path<String>,
     request: Body,
-) -> Result<Json<UnrewindResult>, ApiError> {
+) -> Result<Response, ApiError> {
     let b: UnrewindBody = body(&app, request).await?;
-    daemon.attach(&id).await?;
+    rest.attach(&id).await?;
     let params = UnrewindParams {
         session_id: id,
         undo_id: b.undo_id,
         force: b.force,
     };
-    Ok(Json(daemon.session_unrewind(&params).await?))
+    rest.respond::<m::SessionUnrewind>(&params).await
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/fork", tag = "checkpoints",
@@ -294,35 +290,33 @@ pub async fn unrewind(
     security(("bearer" = [])))]
 pub async fn fork(
     State(app): State<Shared>,
-    daemon: Daemon,
+    rest: Rest,
     Path(id): Path<String>,
     request: Body,
-) -> Result<(StatusCode, Json<SessionInfo>), ApiError> {
+) -> Result<Response, ApiError> {
     let b: ForkBody = body(&app, request).await?;
-    let info = daemon.session_fork(&id, b.checkpoint_id.as_deref()).await?;
-    Ok((StatusCode::CREATED, Json(info)))
+    let params = m::ForkParams {
+        session_id: id,
+        checkpoint_id: b.checkpoint_id,
+    };
+    rest.respond_with::<m::SessionFork>(StatusCode::CREATED, &params)
+        .await
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}/context", tag = "sessions",
     params(("id" = String, Path, description = "The session id")),
     responses((status = 200, body = ProjectContext), (status = 404, body = Value)),
     security(("bearer" = [])))]
-pub async fn context(
-    daemon: Daemon,
-    Path(id): Path<String>,
-) -> Result<Json<ProjectContext>, ApiError> {
-    Ok(Json(daemon.session_context(&id).await?))
+pub async fn context(rest: Rest, Path(id): Path<String>) -> Result<Response, ApiError> {
+    rest.respond::<m::SessionContext>(&session(id)).await
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}/usage", tag = "sessions",
     params(("id" = String, Path, description = "The session id")),
     responses((status = 200, body = SessionUsageResult), (status = 404, body = Value)),
     security(("bearer" = [])))]
-pub async fn usage(
-    daemon: Daemon,
-    Path(id): Path<String>,
-) -> Result<Json<SessionUsageResult>, ApiError> {
-    Ok(Json(daemon.session_usage(&id).await?))
+pub async fn usage(rest: Rest, Path(id): Path<String>) -> Result<Response, ApiError> {
+    rest.respond::<m::SessionUsage>(&session(id)).await
 }
 
 #[utoipa::path(get, path = "/api/v1/sessions/{id}/attachments/{attachmentId}", tag = "sessions",
@@ -332,11 +326,15 @@ pub async fn usage(
         (status = 400, body = Value), (status = 404, body = Value)),
     security(("bearer" = [])))]
 pub async fn attachment(
-    daemon: Daemon,
+    rest: Rest,
     Path((id, attachment_id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     use base64::Engine;
-    let found = daemon.session_attachment(&id, &attachment_id).await?;
+    let params = m::AttachmentParams {
+        session_id: id,
+        attachment_id,
+    };
+    let found = rest.typed::<m::SessionAttachment>(&params).await?;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(found.data)
         .map_err(|e| ApiError::unavailable(format!("the stored image could not be read: {e}")))?;
@@ -359,25 +357,17 @@ pub async fn attachment(
     params(("id" = String, Path, description = "The session id")),
     responses((status = 200, body = CommandsListResult), (status = 404, body = Value)),
     security(("bearer" = [])))]
-pub async fn commands(
-    daemon: Daemon,
-    Path(id): Path<String>,
-) -> Result<Json<CommandsListResult>, ApiError> {
-    let commands = daemon.commands_list(&id).await?;
-    Ok(Json(CommandsListResult { commands }))
+pub async fn commands(rest: Rest, Path(id): Path<String>) -> Result<Response, ApiError> {
+    rest.respond::<m::CommandsList>(&session(id)).await
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/cancel", tag = "turns",
     params(("id" = String, Path, description = "The session id")),
     responses((status = 200, body = CancelResult), (status = 404, body = Value)),
     security(("bearer" = [])))]
-pub async fn cancel(
-    daemon: Daemon,
-    Path(id): Path<String>,
-) -> Result<Json<CancelResult>, ApiError> {
-    daemon.attach(&id).await?;
-    let cancelled = daemon.session_cancel(&id).await?;
-    Ok(Json(CancelResult { cancelled }))
+pub async fn cancel(rest: Rest, Path(id): Path<String>) -> Result<Response, ApiError> {
+    rest.attach(&id).await?;
+    rest.respond::<m::SessionCancel>(&session(id)).await
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/approvals/{requestId}", tag = "turns",
@@ -388,14 +378,18 @@ pub async fn cancel(
     security(("bearer" = [])))]
 pub async fn approve(
     State(app): State<Shared>,
-    daemon: Daemon,
+    rest: Rest,
     Path((id, request_id)): Path<(String, String)>,
     request: Body,
-) -> Result<Json<Empty>, ApiError> {
+) -> Result<Response, ApiError> {
     let ApproveBody { decision } = body(&app, request).await?;
-    daemon.attach(&id).await?;
-    daemon.session_approve(&id, &request_id, decision).await?;
-    Ok(Json(Empty {}))
+    rest.attach(&id).await?;
+    let params = m::ApproveParams {
+        session_id: id,
+        request_id,
+        decision,
+    };
+    rest.respond::<m::SessionApprove>(&params).await
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/steer", tag = "turns",
@@ -406,14 +400,17 @@ pub async fn approve(
     security(("bearer" = [])))]
 pub async fn steer(
     State(app): State<Shared>,
-    daemon: Daemon,
+    rest: Rest,
     Path(id): Path<String>,
     request: Body,
-) -> Result<Json<SteerResult>, ApiError> {
+) -> Result<Response, ApiError> {
     let SteerBody { text } = body(&app, request).await?;
-    daemon.attach(&id).await?;
-    let turn_id = daemon.session_steer(&id, &text).await?;
-    Ok(Json(SteerResult { turn_id }))
+    rest.attach(&id).await?;
+    let params = m::SteerParams {
+        session_id: id,
+        text,
+    };
+    rest.respond::<m::SessionSteer>(&params).await
 }
 
 #[utoipa::path(post, path = "/api/v1/sessions/{id}/prompt", tag = "turns",
@@ -436,12 +433,26 @@ pub async fn prompt(
     if wants_stream(&headers) {
         return crate::sse::prompt(&app, authed, id, prompt, content).await;
     }
-    // Dropped mid-turn (the client went away), only this connection ends: the turn goes
-    // on, as it does when a socket client disconnects.
-    let daemon = Daemon::connect(&app, authed).await?;
-    daemon.attach(&id).await?;
-    let result: PromptResult = daemon.session_prompt_with(&id, &prompt, content).await?;
-    Ok(Json(result).into_response())
+    // Dropped mid-turn (the client went away), only this request's record ends: the turn
+    // goes on, as it does when a socket client disconnects.
+    let rest = Rest::new(&app, authed)?;
+    rest.attach(&id).await?;
+    let params = prompt_params(id, prompt, content);
+    let answer = rest.answer_untimed::<m::SessionPrompt>(&params).await?;
+    Ok(json_body(StatusCode::OK, answer))
+}
+
+/// `session/prompt`'s params.
+pub fn prompt_params(
+    session_id: String,
+    prompt: String,
+    content: Vec<ContentBlock>,
+) -> m::PromptParams {
+    m::PromptParams {
+        session_id,
+        prompt,
+        content,
+    }
 }
 
 fn wants_stream(headers: &HeaderMap) -> bool {
@@ -465,26 +476,21 @@ pub struct RunsQuery {
 
 #[utoipa::path(get, path = "/api/v1/runs", tag = "runs", params(RunsQuery),
     responses((status = 200, body = RunsListResult)), security(("bearer" = [])))]
-pub async fn runs(
-    daemon: Daemon,
-    Query(q): Query<RunsQuery>,
-) -> Result<Json<RunsListResult>, ApiError> {
+pub async fn runs(rest: Rest, Query(q): Query<RunsQuery>) -> Result<Response, ApiError> {
     let params = RunsListParams {
         source: q.source,
         name: q.name,
         limit: q.limit,
     };
-    Ok(Json(daemon.request::<m::RunsList>(&params).await?))
+    rest.respond::<m::RunsList>(&params).await
 }
 
 #[utoipa::path(get, path = "/api/v1/runs/{id}", tag = "runs",
     params(("id" = String, Path, description = "The run id")),
     responses((status = 200, body = Run), (status = 404, body = Value)),
     security(("bearer" = [])))]
-pub async fn run(daemon: Daemon, Path(id): Path<String>) -> Result<Json<Run>, ApiError> {
-    Ok(Json(
-        daemon.request::<m::RunsGet>(&RunsGetParams { id }).await?,
-    ))
+pub async fn run(rest: Rest, Path(id): Path<String>) -> Result<Response, ApiError> {
+    rest.respond::<m::RunsGet>(&RunsGetParams { id }).await
 }
 
 pub async fn not_found() -> ApiError {

@@ -487,8 +487,15 @@ mod tests {
         fn authenticate_dashboard(&self, _: &str, _: &str) -> Option<Principal> {
             None
         }
-        fn connect(&self, _: &Principal, _: String) -> Option<tokio::io::DuplexStream> {
-            None
+        fn streaming(
+            &self,
+            _: &Principal,
+            _: String,
+        ) -> Result<(Box<dyn crate::Caller>, zeroclaw_rpc::Outbound), String> {
+            Err("no daemon".into())
+        }
+        fn caller(&self, _: &Principal, _: String) -> Result<Box<dyn crate::Caller>, String> {
+            Err("no daemon".into())
         }
         fn exchange_code(&self, _: String, _: Option<String>) -> BoxFuture<Option<DashboardLogin>> {
             Box::pin(std::future::ready(None))

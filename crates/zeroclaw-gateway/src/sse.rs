@@ -1,12 +1,14 @@
 //! Server-sent events: a prompt streamed to its answer, and a session's live events. Each
-//! stream is one in-process connection whose `session/update` events arrive as the daemon
-//! serialised them and leave as `update` events unchanged (never parsed into a tree and
-//! written back), read only as fast as the HTTP client takes them ([`Daemon::streaming`]).
-//! The framing is written here rather than with axum's `Sse`, so that the events waiting
-//! when the HTTP client is ready leave together, as one chunk of the body.
+//! stream calls the daemon's dispatch directly ([`Rest::streaming`]); the frames the daemon
+//! sends it arrive on a queue with a connection's size, pacing and overflow rule, as the
+//! bytes it serialised, and each `session/update`'s params leave as an `update` event
+//! unchanged (sliced out of the frame, never parsed into a tree and written back), read
+//! only as fast as the HTTP client takes them. The framing is written here rather than
+//! with axum's `Sse`, so that the events waiting when the HTTP client is ready leave
+//! together, as one chunk of the body.
 
 use crate::auth::{Authed, Shared};
-use crate::daemon::Daemon;
+use crate::daemon::{Rest, load};
 use crate::errors::ApiError;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -17,11 +19,11 @@ use futures_util::Stream;
 use serde::Deserialize;
 use serde_json::json;
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use zeroclaw_client::RawUpdate;
-use zeroclaw_rpc::{BoxFuture, CallError};
+use zeroclaw_protocol::methods as m;
+use zeroclaw_rpc::{BoxFuture, Outbound};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -42,19 +44,30 @@ pub async fn events(
     Path(id): Path<String>,
     Query(q): Query<EventsQuery>,
 ) -> Result<Response, ApiError> {
-    let (daemon, updates) = Daemon::streaming(&app, authed).await?;
+    let (rest, updates) = Rest::streaming(&app, authed)?;
     // A missing session is a 404 before the stream starts.
-    daemon.session_messages(&id, Some(1), None).await?;
-    let principal = daemon.authed.principal.clone();
+    let first = m::MessagesParams {
+        session_id: id.clone(),
+        limit: Some(1),
+        before: None,
+        include_hidden: false,
+    };
+    rest.answer::<m::SessionMessages>(&first).await?;
+    let principal = rest.authed.principal.clone();
+    let rest = Arc::new(rest);
+    let caller = rest.clone();
     // The attach is answered after its replay, which may be longer than the queue: it is
-    // awaited inside the stream, and the connection lives as long as the stream does.
+    // awaited inside the stream, and the record lives as long as the stream does.
     let attach: BoxFuture<Bytes> = Box::pin(async move {
-        match daemon.session_load(&id, q.replay).await {
+        match caller
+            .answer_untimed::<m::SessionLoad>(&load(&id, q.replay))
+            .await
+        {
             Ok(_) => std::future::pending().await,
-            Err(e) => error_event(closed_or(e)),
+            Err(e) => error_event(e),
         }
     });
-    Ok(respond(stream(updates, attach, principal, &app)))
+    Ok(respond(stream(updates, attach, rest, principal, &app)))
 }
 
 /// `POST …/prompt` with `Accept: text/event-stream`: the turn's `update` events, then its
@@ -66,25 +79,23 @@ pub async fn prompt(
     prompt: String,
     content: Vec<zeroclaw_protocol::ContentBlock>,
 ) -> Result<Response, ApiError> {
-    let (daemon, mut updates) = Daemon::streaming(app, authed).await?;
-    daemon.attach(&id).await?;
+    let (rest, mut updates) = Rest::streaming(app, authed)?;
+    rest.attach(&id).await?;
     // What attaching re-sent (a pending approval of an earlier turn) is not this turn's.
-    while updates.try_recv().is_ok() {}
-    let principal = daemon.authed.principal.clone();
-    // Dropped mid-turn (the client went away), only this connection ends: the turn goes
-    // on, as it does when a socket client disconnects.
+    while updates.try_recv().is_some() {}
+    let principal = rest.authed.principal.clone();
+    // Dropped mid-turn (the client went away), only this stream's record ends: the turn
+    // goes on, as it does when a socket client disconnects.
+    let params = crate::rest::prompt_params(id, prompt, content);
+    let rest = Arc::new(rest);
+    let caller = rest.clone();
     let answer: BoxFuture<Bytes> = Box::pin(async move {
-        match daemon.session_prompt_with(&id, &prompt, content).await {
-            Ok(result) => match serde_json::to_string(&result) {
-                Ok(data) => event("result", &data),
-                Err(e) => error_event(ApiError::unavailable(format!(
-                    "the turn's result could not be written: {e}"
-                ))),
-            },
-            Err(e) => error_event(closed_or(e)),
+        match caller.answer_untimed::<m::SessionPrompt>(&params).await {
+            Ok(result) => event("result", result.json()),
+            Err(e) => error_event(e),
         }
     });
-    Ok(respond(stream(updates, answer, principal, app)))
+    Ok(respond(stream(updates, answer, rest, principal, app)))
 }
 
 fn respond(body: impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static) -> Response {
@@ -98,18 +109,11 @@ fn respond(body: impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static)
         .into_response()
 }
 
-/// Why a stream's connection ended, when the daemon ended it.
+/// Why a stream ended, when the daemon ended it.
 fn closed() -> ApiError {
     ApiError::unavailable(
         "the daemon closed the stream (the token ended, the daemon stopped, or this client fell too far behind its session)",
     )
-}
-
-fn closed_or(e: CallError) -> ApiError {
-    match e {
-        CallError::Closed => closed(),
-        e => e.into(),
-    }
 }
 
 fn error_event(error: ApiError) -> Bytes {
@@ -128,38 +132,81 @@ fn event(name: &str, data: &str) -> Bytes {
 }
 
 fn put_event(out: &mut BytesMut, name: &str, data: &str) {
+    put_event_bytes(out, name, data.as_bytes());
+}
+
+fn put_event_bytes(out: &mut BytesMut, name: &str, data: &[u8]) {
     out.put_slice(b"event: ");
     out.put_slice(name.as_bytes());
     out.put_slice(b"\ndata: ");
     // One JSON text on one line: a line break in it can only be whitespace between its
     // tokens (inside a string it is escaped), which a space replaces without changing it.
-    if data.contains(['\n', '\r']) {
-        out.put_slice(data.replace(['\n', '\r'], " ").as_bytes());
+    if data.iter().any(|&b| b == b'\n' || b == b'\r') {
+        out.extend(data.iter().map(|&b| match b {
+            b'\n' | b'\r' => b' ',
+            b => b,
+        }));
     } else {
-        out.put_slice(data.as_bytes());
+        out.put_slice(data);
     }
     out.put_slice(b"\n\n");
+}
+
+/// The start of every `session/update` the daemon writes (`Notification::new` and the
+/// hand-written hot paths, whose tests check they write the same bytes).
+const UPDATE_START: &[u8] = br#"{"jsonrpc":"2.0","method":"session/update","params":"#;
+
+/// The params of `frame` if it is a `session/update` notification, as the daemon wrote
+/// them: sliced out of the frame when it has the daemon's own layout, found by a borrowed
+/// parse (no tree) otherwise.
+fn update_params(frame: &Bytes) -> Option<Bytes> {
+    if frame.starts_with(UPDATE_START) && frame.ends_with(b"}") {
+        return Some(frame.slice(UPDATE_START.len()..frame.len() - 1));
+    }
+    #[derive(Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(default)]
+        id: Option<serde::de::IgnoredAny>,
+        #[serde(borrow, default)]
+        params: Option<&'a serde_json::value::RawValue>,
+    }
+    let envelope: Envelope<'_> = serde_json::from_slice(frame).ok()?;
+    match envelope {
+        Envelope {
+            method: Some(method),
+            id: None,
+            params: Some(params),
+        } if method == zeroclaw_protocol::events::SESSION_UPDATE => {
+            Some(Bytes::copy_from_slice(params.get().as_bytes()))
+        }
+        _ => None,
+    }
 }
 
 /// At most this many updates leave in one chunk of the body.
 const BATCH: usize = 64;
 
 /// The stream: the updates as `update` events until `last` resolves; then the updates
-/// already received (every one sent before the answer, since the connection delivers in
-/// order), then `last`'s event, then the end. It also ends, with an `error` event, when the
-/// connection closes (the daemon let a lagging client go, or stopped), the token ends, or
-/// the daemon closes its streams. A comment line every `sse_heartbeat_secs` tells a quiet
+/// already queued (every one sent before the answer: a turn queues its events as it goes,
+/// before it answers), then `last`'s event, then the end. It also ends, with an `error`
+/// event, when the daemon closes the queue (it let a lagging client go, or stopped), the
+/// token ends, or the daemon closes its streams. A comment line every `sse_heartbeat_secs` tells a quiet
 /// stream from a dead one.
 fn stream(
-    updates: mpsc::Receiver<RawUpdate>,
+    updates: Outbound,
     last: BoxFuture<Bytes>,
+    // The stream's record: its queue stays open after `last` resolved, until the end.
+    rest: Arc<Rest>,
     principal: crate::Principal,
     app: &Shared,
 ) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
     struct State {
-        updates: mpsc::Receiver<RawUpdate>,
-        batch: Vec<RawUpdate>,
+        updates: Outbound,
+        batch: Vec<Bytes>,
         last: BoxFuture<Bytes>,
+        _rest: Arc<Rest>,
         principal: crate::Principal,
         close: CancellationToken,
         heartbeat: tokio::time::Interval,
@@ -169,6 +216,7 @@ fn stream(
         updates,
         batch: Vec::with_capacity(BATCH),
         last,
+        _rest: rest,
         principal,
         close: app.close.clone(),
         heartbeat: heartbeat(app.sse_heartbeat),
@@ -190,9 +238,12 @@ fn stream(
             }
             last = &mut s.last => {
                 s.done = true;
-                while let Ok(update) = s.updates.try_recv() {
+                while let Some(update) = s.updates.try_recv() {
                     s.batch.push(update);
                 }
+                // Let go by the daemon (it fell behind), events may be missing: the
+                // answer is not given as if the stream were whole.
+                let last = if s.updates.is_closed() { error_event(closed()) } else { last };
                 updates_chunk(&mut s.batch, Some(last))
             }
             () = s.principal.over() => {
@@ -216,12 +267,16 @@ fn heartbeat(period: Duration) -> tokio::time::Interval {
     interval
 }
 
-/// `batch` as `update` events (emptied), then `last` if given.
-fn updates_chunk(batch: &mut Vec<RawUpdate>, last: Option<Bytes>) -> Bytes {
-    let size: usize = batch.iter().map(|u| u.get().len() + 24).sum();
+/// The `session/update`s of `batch` (emptied) as `update` events, then `last` if given.
+/// Other frames (none is sent to a stream today) are left out, as a client library would
+/// route them elsewhere.
+fn updates_chunk(batch: &mut Vec<Bytes>, last: Option<Bytes>) -> Bytes {
+    let size: usize = batch.iter().map(|u| u.len() + 24).sum();
     let mut out = BytesMut::with_capacity(size + last.as_ref().map_or(0, Bytes::len));
-    for update in batch.drain(..) {
-        put_event(&mut out, "update", update.get());
+    for frame in batch.drain(..) {
+        if let Some(params) = update_params(&frame) {
+            put_event_bytes(&mut out, "update", &params);
+        }
     }
     if let Some(last) = last {
         out.put_slice(&last);
@@ -233,14 +288,23 @@ fn updates_chunk(batch: &mut Vec<RawUpdate>, last: Option<Bytes>) -> Bytes {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use serde_json::value::RawValue;
 
     #[test]
     fn waiting_updates_leave_as_one_chunk_of_events_each_on_one_data_line_then_the_last() {
-        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+        let update = |params: &str| {
+            Bytes::from(format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{params}}}"#
+            ))
+        };
         let mut batch = vec![
-            raw(r#"{"type":"a"}"#),
-            raw("{\"type\":\n\"b\",\r\n\"n\":1}"),
+            update(r#"{"type":"a"}"#),
+            update("{\"type\":\n\"b\",\r\n\"n\":1}"),
+            // Not an update: left out.
+            Bytes::from_static(br#"{"jsonrpc":"2.0","method":"other","params":{}}"#),
+            // Another layout of an update: found by parsing.
+            Bytes::from_static(
+                br#"{"params":{"type":"c"}, "method":"session/update","jsonrpc":"2.0"}"#,
+            ),
         ];
         let chunk = updates_chunk(&mut batch, Some(event("result", r#"{"text":"x"}"#)));
         assert!(batch.is_empty());
@@ -248,6 +312,7 @@ mod tests {
             std::str::from_utf8(&chunk).unwrap(),
             "event: update\ndata: {\"type\":\"a\"}\n\n\
              event: update\ndata: {\"type\": \"b\",  \"n\":1}\n\n\
+             event: update\ndata: {\"type\":\"c\"}\n\n\
              event: result\ndata: {\"text\":\"x\"}\n\n"
         );
     }

@@ -20,6 +20,7 @@ pub mod websocket;
 pub use codec::{DEFAULT_MAX_FRAME_BYTES, Frame};
 pub use message::{Answer, Id, Notification, NumberText, RpcError, codes};
 pub use peer::{
-    BoxFuture, CallError, HandlerResult, NotifyError, Peer, PeerConfig, PeerHandle, Service,
+    BoxFuture, CallError, HandlerResult, NotifyError, Outbound, Peer, PeerConfig, PeerHandle,
+    Service,
 };
 pub use transport::{RpcTransport, StreamTransport};

@@ -235,6 +235,11 @@ impl Answer {
         &self.0
     }
 
+    /// The result as compact JSON text, without a copy (a REST body).
+    pub fn into_json(self) -> String {
+        self.0
+    }
+
     pub fn to_value(&self) -> Value {
         // The text came from serde_json, so it parses.
         serde_json::from_str(&self.0).unwrap_or(Value::Null)

@@ -1035,3 +1035,83 @@ async fn a_queued_frame_goes_out_while_input_never_stops() {
         "the queued frame waited for {first_write} of {RUN} notifications"
     );
 }
+
+/// A handle with no connection behind it takes every notification at once (a sender never
+/// waits on it), refuses requests as a closed connection does, and closes like any other.
+#[tokio::test]
+async fn a_discarding_handle_drops_what_is_sent_without_waiting_and_refuses_requests() {
+    let handle = PeerHandle::discarding("rest".into(), MAX_FRAME);
+    let room = handle.queue_room();
+    assert!(room >= 1);
+    for n in 0..1000 {
+        guard(handle.notify("session/update", json!({ "n": n })))
+            .await
+            .unwrap();
+        handle
+            .try_notify("session/update", json!({ "n": n }))
+            .unwrap();
+    }
+    assert_eq!(handle.queue_room(), room);
+    let deadline = tokio::time::Instant::now() + LONG;
+    assert!(guard(handle.wait_for_room(room, deadline)).await);
+    assert!(matches!(
+        guard(handle.request("elicitation/create", json!({}), LONG)).await,
+        Err(CallError::Closed)
+    ));
+    handle.close();
+    assert!(handle.is_closed());
+    assert!(handle.try_notify("session/update", json!({})).is_err());
+    assert!(
+        guard(handle.notify("session/update", json!({})))
+            .await
+            .is_err()
+    );
+}
+
+/// A channel handle's frames reach its reader as they were sent; a sender waiting for room
+/// is woken as the reader takes frames; once closed, the reader gets what was queued, then
+/// the end; requests fail at once, nobody being there to answer them.
+#[tokio::test]
+async fn a_channel_handle_is_read_by_its_caller_with_the_queues_pacing_and_close() {
+    let (handle, mut outbound) = PeerHandle::channel("sse".into(), MAX_FRAME, 2);
+    handle
+        .try_notify("session/update", json!({ "n": 1 }))
+        .unwrap();
+    handle
+        .try_notify("session/update", json!({ "n": 2 }))
+        .unwrap();
+    assert!(matches!(
+        handle.try_notify("session/update", json!({ "n": 3 })),
+        Err(zeroclaw_rpc::NotifyError::Full)
+    ));
+    assert_eq!(handle.queue_room(), 0);
+    let waiter = {
+        let handle = handle.clone();
+        tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + LONG;
+            handle.wait_for_room(2, deadline).await
+        })
+    };
+    let mut frames = Vec::new();
+    assert_eq!(guard(outbound.recv_many(&mut frames, 8)).await, 2);
+    assert!(guard(waiter).await.unwrap());
+    assert_eq!(
+        &frames[0][..],
+        br#"{"jsonrpc":"2.0","method":"session/update","params":{"n":1}}"#
+    );
+    assert!(matches!(
+        guard(handle.request("elicitation/create", json!({}), LONG)).await,
+        Err(CallError::Closed)
+    ));
+    guard(handle.notify("session/update", json!({ "n": 4 })))
+        .await
+        .unwrap();
+    handle.close();
+    frames.clear();
+    assert_eq!(guard(outbound.recv_many(&mut frames, 8)).await, 1);
+    assert_eq!(guard(outbound.recv_many(&mut frames, 8)).await, 0);
+    // Dropping the reader closes the handle for its senders.
+    let (handle, outbound) = PeerHandle::channel("sse".into(), MAX_FRAME, 2);
+    drop(outbound);
+    assert!(handle.is_closed());
+}

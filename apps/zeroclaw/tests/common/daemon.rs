@@ -215,6 +215,15 @@ impl Daemon {
         });
     }
 
+    /// Blocks until every connection accepted so far has closed (its slot free: the line
+    /// comes after).
+    pub fn wait_for_connections_closed(&self) {
+        self.wait_on_log("every connection closed", |lines| {
+            let count = |needle: &str| lines.iter().filter(|l| l.contains(needle)).count();
+            count("connection accepted") == count("connection closed")
+        });
+    }
+
     /// How many stderr lines so far contain `needle`.
     pub fn log_count(&self, needle: &str) -> usize {
         let guard = self.lines();

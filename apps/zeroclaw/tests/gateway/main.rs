@@ -14,6 +14,7 @@ mod config_values;
 mod connections;
 mod dashboard_open;
 mod dashboard_session;
+mod direct_calls;
 mod hosts;
 mod images;
 mod limits;

@@ -1,7 +1,8 @@
 //! The gateway door: `/rpc` WebSockets arrive authenticated from `zeroclaw-gateway` and
 //! are served like the socket's connections (the same `serve`, `Doors`, gate and table),
-//! acting with their token's scope. The gateway's REST requests come in as in-process
-//! connections through the same doors ([`DaemonBackend::connect`]).
+//! acting with their token's scope. The gateway's REST requests and streams call the same
+//! method table directly, each with a record admitted through the same doors
+//! (`direct`, [`DaemonBackend::caller`]).
 
 use super::serve::{Doors, Incoming, Listener, serve};
 use crate::connection::Authority;
@@ -10,16 +11,13 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use zeroclaw_gateway::{
-    Accepted, Backend, Check, DashboardLogin, Delivery, HookAnswer, Principal, WsConnection,
+    Accepted, Backend, Caller, Check, DashboardLogin, Delivery, HookAnswer, Principal, WsConnection,
 };
 
 fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
-use zeroclaw_rpc::{BoxFuture, StreamTransport};
-
-/// Bytes buffered each way on an in-process (REST) connection.
-const IN_PROCESS_BYTES: usize = 64 * 1024;
+use zeroclaw_rpc::{BoxFuture, Outbound, PeerHandle};
 
 /// A gateway that serves: its own HTTP accept loop, and the door that serves its `/rpc`
 /// connections. Both end once the daemon's `shutdown` is cancelled.
@@ -188,23 +186,28 @@ impl Backend for DaemonBackend {
         self.state.tokens.authenticate_dashboard(cookie, proof)
     }
 
-    fn connect(&self, principal: &Principal, label: String) -> Option<tokio::io::DuplexStream> {
-        if self.state.shutdown.is_cancelled() {
-            return None;
-        }
-        // Not while `--exit-when-idle` holds the doors paused: the daemon is deciding to
-        // exit (the request gets "stopping", 503, and its retry reaches the next instance).
-        let _admitting = self.doors.admitting()?;
-        let (client, server) = tokio::io::duplex(IN_PROCESS_BYTES);
-        let max_frame_bytes = self.state.config.daemon.max_frame_bytes;
-        let incoming = Incoming {
-            transport: StreamTransport::new(server, label.clone(), max_frame_bytes),
-            label,
-            trusted: true,
-            authority: Authority::Gateway(principal.clone()),
-        };
-        self.doors.admit(&self.state, incoming);
-        Some(client)
+    fn caller(&self, principal: &Principal, label: String) -> Result<Box<dyn Caller>, String> {
+        let peer = PeerHandle::discarding(label, self.state.config.daemon.max_frame_bytes);
+        let authority = Authority::Gateway(principal.clone());
+        Ok(Box::new(self.doors.direct(
+            &self.state,
+            authority,
+            peer,
+            false,
+        )?))
+    }
+
+    fn streaming(
+        &self,
+        principal: &Principal,
+        label: String,
+    ) -> Result<(Box<dyn Caller>, Outbound), String> {
+        let config = &self.state.config.daemon;
+        let (peer, outbound) =
+            PeerHandle::channel(label, config.max_frame_bytes, config.outbound_queue);
+        let authority = Authority::Gateway(principal.clone());
+        let direct = self.doors.direct(&self.state, authority, peer, true)?;
+        Ok((Box::new(direct), outbound))
     }
 
     fn exchange_code(

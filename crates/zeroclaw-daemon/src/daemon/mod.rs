@@ -9,6 +9,7 @@
 //! method table.
 
 mod admission;
+mod direct;
 mod gateway;
 mod local;
 mod open_files;

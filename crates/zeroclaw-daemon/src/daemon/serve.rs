@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use zeroclaw_protocol::codes;
 use zeroclaw_rpc::transport::{FrameSink, RpcTransport};
-use zeroclaw_rpc::{Peer, PeerConfig, RpcError};
+use zeroclaw_rpc::{Peer, PeerConfig, PeerHandle, RpcError};
 
 /// Accept-error backoff bounds (descriptor exhaustion clears only when others close).
 const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
@@ -171,9 +171,52 @@ impl Doors {
     }
 }
 
+impl Doors {
+    /// A gateway request's record for calling the method table directly, acting for
+    /// `authority` with `peer` as its events' destination (see `direct`): admitted like a
+    /// connection (a slot, the counts, not while the idle rule holds the doors), and
+    /// counted as an initialized client until it is dropped. `Err` says why not: the
+    /// daemon is stopping, or full.
+    pub fn direct(
+        &self,
+        state: &Arc<DaemonState>,
+        authority: Authority,
+        peer: PeerHandle,
+        stream: bool,
+    ) -> Result<super::direct::Direct, String> {
+        if state.shutdown.is_cancelled() {
+            return Err("the daemon is stopping".into());
+        }
+        // Not while `--exit-when-idle` holds the doors paused: the daemon is deciding to
+        // exit (the request gets "stopping", 503, and its retry reaches the next instance).
+        let Some(_admitting) = self.admitting() else {
+            return Err("the daemon is stopping".into());
+        };
+        let Some(slot) = self.slots.admit() else {
+            let limit = self.slots.limit();
+            tracing::warn!(peer = %peer.label(), limit, "connection limit reached; refusing");
+            return Err(format!(
+                "the daemon is serving its limit of {limit} initialized clients; close another client or raise daemon.max_connections"
+            ));
+        };
+        let open = (state.clients.opened(), state.metrics.connection("http"));
+        let conn = Connection::new(state.clone(), peer, authority, slot.handshake.done.clone());
+        super::direct::Direct {
+            conn,
+            stream,
+            opened: self.opened.clone(),
+            close: state.close_connections.clone(),
+            slot,
+            _open: open,
+        }
+        .initialized()
+    }
+}
+
 /// The door a connection came through, for `zeroclaw_connections_total{door}`, from the
-/// label its door gave it: `ws:` for the gateway's `/rpc`, `http:` for a REST request's
-/// in-process connection, anything else the local socket or pipe.
+/// label its door gave it: `ws:` for the gateway's `/rpc`, `http:` for an in-process
+/// connection of the gateway's (an SSE stream, a prompt), anything else the local socket or
+/// pipe. A REST request's direct record counts as `http` too (`Doors::direct`).
 fn door_of(label: &str) -> &'static str {
     if label.starts_with("ws:") {
         "websocket"

@@ -198,6 +198,33 @@ fn ready(outcome: HandlerResult) -> BoxFuture<HandlerResult> {
     Box::pin(std::future::ready(outcome))
 }
 
+/// One request of an initialized connection through the table: the access rule (the
+/// token's scope, and its liveness on every call), the handler, the metrics. Every door
+/// comes here: a connection's [`Gate`], and the gateway's REST calls, which have no
+/// connection of their own and call it directly with a record acting for their token
+/// (`daemon::serve::Doors::direct`).
+pub fn call(
+    conn: &Arc<Connection>,
+    method: &str,
+    params: Option<Value>,
+) -> BoxFuture<HandlerResult> {
+    let started = std::time::Instant::now();
+    let (name, answer) = match find(method) {
+        Some((name, handler, access)) => match refusal(&conn.authority, method, access) {
+            Some(refused) => (name, ready(Err(refused))),
+            None => (name, handler(Ctx(conn.clone()), params)),
+        },
+        // A name outside the table is counted as `other`: the label stays bounded.
+        None => ("other", ready(Err(RpcError::method_not_found(method)))),
+    };
+    let metrics = conn.daemon.metrics.clone();
+    Box::pin(async move {
+        let answer = answer.await;
+        metrics.request(name, answer.is_ok(), started.elapsed().as_secs_f64());
+        answer
+    })
+}
+
 /// The [`Service`] the peer calls: refuses everything but `initialize` until the handshake
 /// is done, then looks the method up. It sees every request in frame order.
 #[derive(Debug, Clone)]
@@ -214,21 +241,7 @@ impl Service for Gate {
                 ),
             )));
         }
-        let started = std::time::Instant::now();
-        let (name, answer) = match find(&method) {
-            Some((name, handler, access)) => match refusal(&conn.authority, &method, access) {
-                Some(refused) => (name, ready(Err(refused))),
-                None => (name, handler(Ctx(conn.clone()), params)),
-            },
-            // A name outside the table is counted as `other`: the label stays bounded.
-            None => ("other", ready(Err(RpcError::method_not_found(&method)))),
-        };
-        let metrics = conn.daemon.metrics.clone();
-        Box::pin(async move {
-            let answer = answer.await;
-            metrics.request(name, answer.is_ok(), started.elapsed().as_secs_f64());
-            answer
-        })
+        call(conn, &method, params)
     }
 
     fn notification(&self, method: String, _params: Option<Value>) {

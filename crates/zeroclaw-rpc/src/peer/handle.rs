@@ -42,6 +42,9 @@ impl PeerHandle {
     ) -> Result<Value, CallError> {
         // The timeout covers waiting for a slot and for queue space too: a peer that stopped
         // reading must not hold the caller past its deadline.
+        if self.shared.detached {
+            return Err(CallError::Closed);
+        }
         let deadline = tokio::time::Instant::now() + timeout;
         let slot = tokio::time::timeout_at(deadline, async {
             tokio::select! {
@@ -116,6 +119,9 @@ impl PeerHandle {
     pub fn try_send(&self, notification: &Notification) -> Result<(), NotifyError> {
         if self.shared.closed.is_cancelled() {
             return Err(NotifyError::Closed);
+        }
+        if self.shared.discard {
+            return Ok(());
         }
         self.shared
             .outbound

@@ -27,18 +27,22 @@
 //! the pending map, where each of our requests is resolved exactly once; `handle.rs` is the
 //! outbound side ([`PeerHandle`]: requests, notifications, room in the queue);
 //! `connection.rs` is the connection task (the loop above, and the grace at close);
+//! `detached.rs` makes handles with no connection behind them (a caller of the dispatch
+//! that reads no events, or reads them itself);
 //! `inbound.rs` dispatches what is read; `frame_cap.rs` keeps answers under the frame cap and
 //! finds the id in an oversized one.
 //!
 //! [`Frame::OversizedEnd`]: crate::codec::Frame::OversizedEnd
 
 mod connection;
+mod detached;
 mod frame_cap;
 mod handle;
 mod inbound;
 mod shared;
 
 pub use connection::Peer;
+pub use detached::Outbound;
 pub use handle::PeerHandle;
 
 use crate::message::{Answer, RpcError};

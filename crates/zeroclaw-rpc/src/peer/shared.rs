@@ -38,6 +38,13 @@ pub(super) struct Shared {
     /// Signalled each time the connection task takes frames off the queue.
     pub(super) drained: Notify,
     pub(super) closed: CancellationToken,
+    /// No connection behind it (`detached.rs`): nobody answers our requests, so they fail
+    /// at once as on a closed connection.
+    pub(super) detached: bool,
+    /// What is sent is dropped at once, as if written ([`PeerHandle::discarding`]).
+    ///
+    /// [`PeerHandle::discarding`]: super::PeerHandle::discarding
+    pub(super) discard: bool,
 }
 
 impl Shared {
@@ -59,6 +66,8 @@ impl Shared {
             outstanding: Semaphore::new(max_outstanding),
             drained: Notify::new(),
             closed: CancellationToken::new(),
+            detached: false,
+            discard: false,
         }
     }
 
@@ -81,6 +90,9 @@ impl Shared {
 
     /// Queues a frame, waiting for space; fails once the connection is closed.
     pub(super) async fn enqueue(&self, frame: Bytes) -> Result<(), NotifyError> {
+        if self.discard && !self.closed.is_cancelled() {
+            return Ok(());
+        }
         tokio::select! {
             biased;
             sent = self.outbound.send(frame) => sent.map_err(|_| NotifyError::Closed),
