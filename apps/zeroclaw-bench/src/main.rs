@@ -36,6 +36,8 @@ mod run;
 mod scenarios;
 #[cfg(unix)]
 mod stats;
+#[cfg(unix)]
+mod workspace;
 
 #[derive(Debug, Parser)]
 #[command(

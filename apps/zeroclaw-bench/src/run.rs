@@ -9,7 +9,7 @@ use crate::report::{self, Row, Unit};
 use crate::scenarios::{ctx, growth, mib, progress, slot};
 use crate::stats::median_f64;
 use crate::{Args, Scenario};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use zeroclaw_testkit::FakeProvider;
 
@@ -46,18 +46,6 @@ pub struct Bench {
     pub pids: Option<[u32; 2]>,
     /// Correctness failures (lost or mismatched answers): the run fails.
     pub errors: Vec<String>,
-}
-
-/// The cwd of the sessions whose turns the bench measures, in the run's directory `dir`:
-/// an empty directory of its own. Each turn snapshots its cwd (checkpoints); the run's
-/// directory, which holds every scenario's databases and logs, would make that snapshot
-/// the bench's cost.
-pub fn workspace(dir: &Path) -> String {
-    let dir = dir.join("workspace");
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        eprintln!("zeroclaw-bench: cannot create {}: {e}", dir.display());
-    }
-    dir.display().to_string()
 }
 
 async fn bench(args: Args) -> Result<ExitCode, String> {

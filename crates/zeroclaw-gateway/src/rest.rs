@@ -437,22 +437,13 @@ pub async fn prompt(
     // goes on, as it does when a socket client disconnects.
     let rest = Rest::new(&app, authed)?;
     rest.attach(&id).await?;
-    let params = prompt_params(id, prompt, content);
-    let answer = rest.answer_untimed::<m::SessionPrompt>(&params).await?;
-    Ok(json_body(StatusCode::OK, answer))
-}
-
-/// `session/prompt`'s params.
-pub fn prompt_params(
-    session_id: String,
-    prompt: String,
-    content: Vec<ContentBlock>,
-) -> m::PromptParams {
-    m::PromptParams {
-        session_id,
+    let params = m::PromptParams {
+        session_id: id,
         prompt,
         content,
-    }
+    };
+    let answer = rest.answer_untimed::<m::SessionPrompt>(&params).await?;
+    Ok(json_body(StatusCode::OK, answer))
 }
 
 fn wants_stream(headers: &HeaderMap) -> bool {

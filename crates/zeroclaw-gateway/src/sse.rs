@@ -86,7 +86,11 @@ pub async fn prompt(
     let principal = rest.authed.principal.clone();
     // Dropped mid-turn (the client went away), only this stream's record ends: the turn
     // goes on, as it does when a socket client disconnects.
-    let params = crate::rest::prompt_params(id, prompt, content);
+    let params = m::PromptParams {
+        session_id: id,
+        prompt,
+        content,
+    };
     let rest = Arc::new(rest);
     let caller = rest.clone();
     let answer: BoxFuture<Bytes> = Box::pin(async move {

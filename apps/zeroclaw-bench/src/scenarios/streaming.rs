@@ -90,7 +90,8 @@ impl Bench {
         let mut daemon_conn = Conn::open(&self.socket(Kind::Daemon))
             .await
             .map_err(ctx("connect to the daemon"))?;
-        let cwd = serde_json::to_string(&crate::run::workspace(&self.dir)).unwrap_or_default();
+        let cwd =
+            serde_json::to_string(&crate::workspace::workspace(&self.dir)).unwrap_or_default();
         let mut rates = [Vec::new(), Vec::new()];
         let mut firsts = [Vec::new(), Vec::new()];
         let mut asked = Vec::new();

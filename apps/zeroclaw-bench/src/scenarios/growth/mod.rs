@@ -183,7 +183,7 @@ impl<'a> Group<'a> {
     }
 
     fn cwd(&self) -> String {
-        crate::run::workspace(self.dir)
+        crate::workspace::workspace(self.dir)
     }
 }
 
