@@ -52,6 +52,8 @@ mod restore;
 mod scan;
 mod snapshot;
 #[cfg(unix)]
+mod stage;
+#[cfg(unix)]
 mod stat;
 mod trees;
 mod workspace;

@@ -20,12 +20,15 @@ pub(crate) type Oid = [u8; 20];
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Kind {
     Tree = 2,
+    #[cfg_attr(not(unix), allow(dead_code))] // staging here is Unix only
+    Blob = 3,
 }
 
 impl Kind {
     fn name(self) -> &'static str {
         match self {
             Kind::Tree => "tree",
+            Kind::Blob => "blob",
         }
     }
 }

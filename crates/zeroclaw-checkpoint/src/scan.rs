@@ -21,6 +21,9 @@ pub(crate) struct Found {
     pub untracked: Vec<Vec<u8>>,
     /// Directories holding a `.git` of their own (git will not descend into them).
     pub nested: Vec<Vec<u8>>,
+    /// The index's entries, where this crate read them to compare (Unix): the snapshot
+    /// stages its changes into them itself (`stage.rs`).
+    pub index: Option<Vec<crate::index::Entry>>,
 }
 
 /// What the ignore rules leave out of the workspace's snapshots.
@@ -95,21 +98,24 @@ pub(crate) fn walk(git: &Git, repo: &Repo, max_files: usize) -> Result<Found, Er
         args.extend(pathspec(repo));
         git.stream(&repo.ctx, &args)
     };
-    let tracked = match compared_here(repo) {
-        Some(tracked) => tracked,
-        None => Tracked::Git(command(&["-m", "-d"])?),
+    let here = compared_here(repo);
+    let git_compares = match here {
+        Some(_) => None,
+        None => Some(command(&["-m", "-d"])?),
     };
     let new = command(&["-o", "--exclude-standard"])?;
-    std::thread::scope(|scope| {
-        let tracked = scope.spawn(|| match tracked {
+    let (tracked, untracked, nested) = std::thread::scope(|scope| {
+        let tracked = scope.spawn(|| match (git_compares, &here) {
+            (Some(changed), _) => read_tracked(changed),
             #[cfg(unix)]
-            Tracked::Here(entries, mtime) => Ok(crate::stat::changed(
+            (None, Some((entries, mtime))) => Ok(crate::stat::changed(
                 &repo.record.work_tree,
-                &entries,
+                entries,
                 &repo.record.prefix,
-                mtime,
+                *mtime,
             )),
-            Tracked::Git(changed) => read_tracked(changed),
+            // Git compares exactly when the index was not read here.
+            _ => Ok(Vec::new()),
         });
         let new = read_untracked(new, tracked_count, max_files, repo);
         let tracked = tracked.join().unwrap_or_else(|_| {
@@ -120,27 +126,21 @@ pub(crate) fn walk(git: &Git, repo: &Repo, max_files: usize) -> Result<Found, Er
             })
         });
         let (untracked, nested) = new?;
-        Ok(Found {
-            tracked: tracked?,
-            untracked,
-            nested,
-        })
+        Ok::<_, Error>((tracked?, untracked, nested))
+    })?;
+    Ok(Found {
+        tracked,
+        untracked,
+        nested,
+        index: here.map(|(entries, _)| entries),
     })
 }
 
-/// Who compares the tracked files with the index.
-enum Tracked {
-    /// This crate, with the index's entries and its modification time (seconds).
-    #[cfg(unix)]
-    Here(Vec<crate::index::Entry>, i64),
-    /// `git ls-files -m -d`.
-    Git(Stream),
-}
-
-/// The index's entries and modification time, where this crate compares them itself: an
-/// index `index::entries` reads (none yet is an empty one).
+/// The index's entries and modification time (seconds), where this crate compares them
+/// itself: an index `index::entries` reads (none yet is an empty one). Elsewhere git
+/// compares them (`lstat` data there are not git's).
 #[cfg(unix)]
-fn compared_here(repo: &Repo) -> Option<Tracked> {
+fn compared_here(repo: &Repo) -> Option<(Vec<crate::index::Entry>, i64)> {
     let path = &repo.ctx.index;
     let mtime = match std::fs::metadata(path) {
         Ok(meta) => meta
@@ -149,19 +149,16 @@ fn compared_here(repo: &Repo) -> Option<Tracked> {
             .duration_since(std::time::UNIX_EPOCH)
             .ok()?
             .as_secs(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Some(Tracked::Here(Vec::new(), 0));
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some((Vec::new(), 0)),
         Err(_) => return None,
     };
     let bytes = std::fs::read(path).ok()?;
     let entries = crate::index::entries(&bytes)?;
-    Some(Tracked::Here(entries, i64::try_from(mtime).ok()?))
+    Some((entries, i64::try_from(mtime).ok()?))
 }
 
-/// Elsewhere git compares them (`lstat` data there are not git's).
 #[cfg(not(unix))]
-fn compared_here(_repo: &Repo) -> Option<Tracked> {
+fn compared_here(_repo: &Repo) -> Option<(Vec<crate::index::Entry>, i64)> {
     None
 }
 

@@ -1,5 +1,6 @@
 //! Taking a snapshot: bring the shadow index up to date with the workspace (only what the
-//! walk found changed is read and hashed), then write its trees (`trees.rs`).
+//! walk found changed is read and hashed: here, `stage.rs`, or by `git update-index`),
+//! then write its trees (`trees.rs`).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -97,7 +98,7 @@ fn capture_once(
     limits: &Limits,
     rules_changed: bool,
 ) -> Result<Captured, Error> {
-    let found = scan::walk(git, repo, limits.max_files)?;
+    let mut found = scan::walk(git, repo, limits.max_files)?;
     let mut omitted = Omitted::default();
     let rules_changed = rules_changed
         || found
@@ -105,7 +106,13 @@ fn capture_once(
             .iter()
             .chain(&found.untracked)
             .any(|p| p.rsplit(|&b| b == b'/').next() == Some(b".gitignore"));
-    let Sorted { update, mut drop } = sort(repo, &found, limits.max_file_bytes, &mut omitted);
+    // (`bytes` decides whether the changes are staged here, which is Unix only.)
+    #[cfg_attr(not(unix), allow(unused_variables))]
+    let Sorted {
+        update,
+        mut drop,
+        bytes,
+    } = sort(repo, &found, limits.max_file_bytes, &mut omitted);
     for nested in &found.nested {
         if let Some(rel) = repo.record.strip(nested) {
             omitted.nested_repositories.push(paths::relative(rel));
@@ -126,6 +133,77 @@ fn capture_once(
                 .map(<[u8]>::to_vec),
         );
     }
+    let staged_here = match found.index.take() {
+        #[cfg(unix)]
+        Some(entries) if bytes <= crate::stage::MAX_BYTES => Some(stage_here(
+            repo,
+            known,
+            entries,
+            &update,
+            &drop,
+            limits,
+            &mut omitted,
+        )?),
+        _ => None,
+    };
+    let (id, files) = match staged_here {
+        Some(done) => done,
+        None => stage_with_git(git, repo, known, &update, &drop)?,
+    };
+    let id = SnapshotId::parse(id.trim())?;
+    omitted.nested_repositories.sort();
+    omitted.too_large.sort_by(|a, b| a.path.cmp(&b.path));
+    omitted.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Captured { id, files, omitted })
+}
+
+/// Stages the changes here (`stage.rs`), writes the pack (its blobs and trees), then the
+/// index; the tree's id and the number of files.
+#[cfg(unix)]
+fn stage_here(
+    repo: &Repo,
+    known: &KnownTrees,
+    entries: Vec<crate::index::Entry>,
+    update: &[Vec<u8>],
+    drop: &[Vec<u8>],
+    limits: &Limits,
+    omitted: &mut Omitted,
+) -> Result<(String, usize), Error> {
+    use rustix::fs::{Mode, OFlags};
+    let work_tree = &repo.record.work_tree;
+    let root = rustix::fs::open(
+        work_tree,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| Error::io("open", work_tree, e.into()))?;
+    let (entries, objects) =
+        crate::stage::stage(&root, entries, update, drop, limits.max_file_bytes, omitted);
+    let id = trees::write(repo, known, &entries, objects)?;
+    // The index only after the pack: an index that names an object the store lacks would
+    // make every later snapshot name it too.
+    let index = &repo.ctx.index;
+    let mut temporary = index.as_os_str().to_owned();
+    temporary.push(".zeroclaw-new");
+    let temporary = PathBuf::from(temporary);
+    std::fs::write(&temporary, crate::index::encode(&entries))
+        .and_then(|()| std::fs::rename(&temporary, index))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            Error::io("write", index, e)
+        })?;
+    Ok((id, entries.len()))
+}
+
+/// Stages the changes with `git update-index`, then writes the trees; the tree's id and
+/// the number of files.
+fn stage_with_git(
+    git: &Git,
+    repo: &Repo,
+    known: &KnownTrees,
+    update: &[Vec<u8>],
+    drop: &[Vec<u8>],
+) -> Result<(String, usize), Error> {
     if !update.is_empty() {
         let mut args: Vec<&str> = Vec::new();
         if update.len() > BULK {
@@ -140,25 +218,21 @@ fn capture_once(
             "--replace",
             "--stdin",
         ]);
-        git.run(&repo.ctx, &args, Some(&nul_list(&update)))?;
+        git.run(&repo.ctx, &args, Some(&nul_list(update)))?;
     }
     if !drop.is_empty() {
         git.run(
             &repo.ctx,
             ["update-index", "-z", "--force-remove", "--stdin"],
-            Some(&nul_list(&drop)),
+            Some(&nul_list(drop)),
         )?;
     }
     let files = scan::index_entries(repo)?;
-    let id = match trees::write(repo, known)? {
+    let id = match trees::write_from_index(repo, known)? {
         Some(id) => id,
         None => String::from_utf8_lossy(&write_tree(git, repo, files)?).into_owned(),
     };
-    let id = SnapshotId::parse(id.trim())?;
-    omitted.nested_repositories.sort();
-    omitted.too_large.sort_by(|a, b| a.path.cmp(&b.path));
-    omitted.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Captured { id, files, omitted })
+    Ok((id, files))
 }
 
 /// The index's tree as git writes it (one loose object per new tree), for an index
@@ -181,6 +255,8 @@ struct Sorted {
     update: Vec<Vec<u8>>,
     /// For `update-index --force-remove`: out of the snapshot although present.
     drop: Vec<Vec<u8>>,
+    /// The size of the regular files in `update`, as their `lstat` said.
+    bytes: u64,
 }
 
 /// Decides, with one `lstat` each, what happens to every path the walk found.
@@ -188,6 +264,7 @@ fn sort(repo: &Repo, found: &Found, max_file_bytes: u64, omitted: &mut Omitted) 
     let mut sorted = Sorted {
         update: Vec::new(),
         drop: Vec::new(),
+        bytes: 0,
     };
     let candidates = found
         .tracked
@@ -217,7 +294,10 @@ fn sort(repo: &Repo, found: &Found, max_file_bytes: u64, omitted: &mut Omitted) 
                 false
             }
             Ok(meta) if meta.is_file() => match std::fs::File::open(&full) {
-                Ok(_) => true,
+                Ok(_) => {
+                    sorted.bytes += meta.len();
+                    true
+                }
                 Err(e) => {
                     omitted.unreadable.push(Unreadable {
                         path: rel(),

@@ -36,7 +36,7 @@ struct Known {
 
 /// The tree of the workspace as the index has it, its new trees written; `None` when the
 /// index is not one this crate reads (the caller runs `git write-tree`).
-pub(crate) fn write(repo: &Repo, known: &KnownTrees) -> Result<Option<String>, Error> {
+pub(crate) fn write_from_index(repo: &Repo, known: &KnownTrees) -> Result<Option<String>, Error> {
     let bytes = match std::fs::read(&repo.ctx.index) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -50,8 +50,19 @@ pub(crate) fn write(repo: &Repo, known: &KnownTrees) -> Result<Option<String>, E
             None => return Ok(None),
         }
     };
+    write(repo, known, &entries, Vec::new()).map(Some)
+}
+
+/// The tree of `entries` (an index's, in its order), written with its new trees and
+/// `objects` (blobs staged for it) as one pack.
+pub(crate) fn write(
+    repo: &Repo,
+    known: &KnownTrees,
+    entries: &[Entry],
+    mut objects: Vec<(Oid, Kind, Vec<u8>)>,
+) -> Result<String, Error> {
     let mut built = Vec::new();
-    let root = build(&under(&entries, &repo.record.prefix), &mut built);
+    let root = build(&under(entries, &repo.record.prefix), &mut built);
 
     let generation = generation(&repo.dir)?;
     let mut by_repo = known
@@ -67,16 +78,17 @@ pub(crate) fn write(repo: &Repo, known: &KnownTrees) -> Result<Option<String>, E
         known.trees.clear();
     }
     let mut seen = HashSet::with_capacity(built.len());
-    let new: Vec<(Oid, Kind, Vec<u8>)> = built
-        .into_iter()
-        .filter(|(id, _)| seen.insert(*id) && !known.trees.contains(id))
-        .map(|(id, content)| (id, Kind::Tree, content))
-        .collect();
-    let objects = repo.dir.join("objects");
-    pack::write(&objects, &new).map_err(|e| Error::io("write a pack in", &objects, e))?;
+    objects.extend(
+        built
+            .into_iter()
+            .filter(|(id, _)| seen.insert(*id) && !known.trees.contains(id))
+            .map(|(id, content)| (id, Kind::Tree, content)),
+    );
+    let dir = repo.dir.join("objects");
+    pack::write(&dir, &objects).map_err(|e| Error::io("write a pack in", &dir, e))?;
     // The last snapshot's trees: what the next one most likely shares.
     known.trees = seen;
-    Ok(Some(pack::hex(&root)))
+    Ok(pack::hex(&root))
 }
 
 /// Renews the repository's generation, for after `git gc`: the trees it deleted may be ones

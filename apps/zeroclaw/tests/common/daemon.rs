@@ -118,12 +118,10 @@ impl TestDir {
     /// Spawns `cmd` (a daemon, or a program that starts one: a service manager) with its
     /// stderr collected as the daemon's log; `endpoint` is where its clients connect.
     pub fn spawn_command(&self, mut cmd: Command, endpoint: PathBuf) -> Daemon {
-        let mut child = cmd
-            .stdin(Stdio::null())
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        let mut child = spawn_process(&mut cmd);
         let log = Arc::new(Log::default());
         let stderr = child.stderr.take().unwrap();
         let sink = log.clone();
@@ -141,6 +139,28 @@ impl TestDir {
             endpoint,
             log,
             status: None,
+        }
+    }
+}
+
+/// Starts `cmd`. Under Wine (the Windows tests), `CreateProcess` now and then fails with
+/// ERROR_INTERNAL_ERROR (1359): Wine's `NtCreateUserProcess` returns it when the new process
+/// ends before it has told wineserver it started, which happens when many tests start
+/// processes at once on a loaded machine. Nothing of the program ran; it is started again,
+/// at most three times in all. Any other error, or a third 1359, fails the test.
+pub fn spawn_process(cmd: &mut Command) -> std::process::Child {
+    const WINE_START_FAILED: i32 = 1359;
+    let mut attempt = 1;
+    loop {
+        match cmd.spawn() {
+            Ok(child) => return child,
+            Err(e)
+                if cfg!(windows) && e.raw_os_error() == Some(WINE_START_FAILED) && attempt < 3 =>
+            {
+                eprintln!("starting {cmd:?} failed ({e}), attempt {attempt}; starting it again");
+                attempt += 1;
+            }
+            Err(e) => panic!("cannot start {cmd:?}: {e}"),
         }
     }
 }

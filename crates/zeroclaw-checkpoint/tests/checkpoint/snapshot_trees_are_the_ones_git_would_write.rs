@@ -11,12 +11,18 @@ use zeroclaw_checkpoint::{Options, SnapshotId};
 
 /// Runs git in the shadow repository `repo` (its own index), as the engine does.
 fn shadow_git(repo: &Path, args: &[&str]) -> String {
+    shadow_git_with(repo, &repo.join("index"), None, args)
+}
+
+/// `shadow_git` with another index file and, for commands that read files, a work tree.
+fn shadow_git_with(repo: &Path, index: &Path, work_tree: Option<&Path>, args: &[&str]) -> String {
     let home = repo.join("no-home");
-    let out = user_git_command(repo, &home, args)
-        .env("GIT_DIR", repo)
-        .env("GIT_INDEX_FILE", repo.join("index"))
-        .output()
-        .unwrap();
+    let mut cmd = user_git_command(work_tree.unwrap_or(repo), &home, args);
+    cmd.env("GIT_DIR", repo).env("GIT_INDEX_FILE", index);
+    if let Some(tree) = work_tree {
+        cmd.env("GIT_WORK_TREE", tree);
+    }
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "git {args:?} failed: {}",
@@ -25,12 +31,34 @@ fn shadow_git(repo: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-fn assert_git_agrees(repo: &Path, id: &SnapshotId, prefix: Option<&str>) {
-    let tree = match prefix {
-        Some(prefix) => shadow_git(repo, &["write-tree", &format!("--prefix={prefix}/")]),
-        None => shadow_git(repo, &["write-tree"]),
-    };
-    assert_eq!(id.as_str(), tree, "the snapshot is not git's tree");
+/// The snapshot `id` is the tree `git write-tree` makes of the engine's index, and the tree
+/// git makes of `work_tree` read afresh (`git add -A` into a new index): the index the
+/// engine staged itself (`stage.rs`) says what git's own would.
+fn assert_git_agrees(repo: &Path, id: &SnapshotId, prefix: Option<&str>, work_tree: &Path) {
+    let prefix_arg = prefix.map(|p| format!("--prefix={p}/"));
+    let write_tree: Vec<&str> = ["write-tree"]
+        .into_iter()
+        .chain(prefix_arg.as_deref())
+        .collect();
+    let tree = shadow_git(repo, &write_tree);
+    assert_eq!(
+        id.as_str(),
+        tree,
+        "the snapshot is not git's tree of its index"
+    );
+    let fresh = tempfile::tempdir().unwrap();
+    let fresh_index = fresh.path().join("index");
+    let add: Vec<&str> = ["add", "-A", "--"]
+        .into_iter()
+        .chain([prefix.unwrap_or(".")])
+        .collect();
+    shadow_git_with(repo, &fresh_index, Some(work_tree), &add);
+    let afresh = shadow_git_with(repo, &fresh_index, None, &write_tree);
+    assert_eq!(
+        id.as_str(),
+        afresh,
+        "the snapshot is not git's tree of the files"
+    );
     shadow_git(repo, &["fsck", "--full", "--strict", "--no-dangling"]);
     assert_eq!(shadow_git(repo, &["cat-file", "-t", id.as_str()]), "tree");
 }
@@ -62,7 +90,7 @@ fn snapshot_trees_are_the_ones_git_would_write() {
         symlink("a/x.txt", f.at("link"));
     }
     let first = f.ws.snapshot(&name("s/0"), None).unwrap();
-    assert_git_agrees(&repo, &first.id, None);
+    assert_git_agrees(&repo, &first.id, None, f.ws.path());
 
     // A turn: a change deep down, a new directory, a directory emptied.
     write(f.at("b/c/d/e/f/deep.txt"), "changed\n");
@@ -70,14 +98,14 @@ fn snapshot_trees_are_the_ones_git_would_write() {
     std::fs::remove_file(f.at("a/x.txt")).unwrap();
     let second = f.ws.snapshot(&name("s/1"), Some(&first.id)).unwrap();
     assert_ne!(second.id, first.id);
-    assert_git_agrees(&repo, &second.id, None);
+    assert_git_agrees(&repo, &second.id, None, f.ws.path());
 
     // Many files in many directories: the trees go in one pack.
     for i in 0..200 {
         write(f.at(&format!("many/d{}/f{i}", i % 40)), format!("{i}\n"));
     }
     let third = f.ws.snapshot(&name("s/2"), None).unwrap();
-    assert_git_agrees(&repo, &third.id, None);
+    assert_git_agrees(&repo, &third.id, None, f.ws.path());
 
     // Everything gone: the empty tree.
     for entry in std::fs::read_dir(f.ws.path()).unwrap().flatten() {
@@ -119,7 +147,12 @@ fn a_workspace_inside_a_repository_gets_git_s_tree_of_its_subdirectory() {
     write(f.at("README"), "app\n");
     let snapshot = f.ws.snapshot(&name("s/0"), None).unwrap();
     assert_eq!(snapshot.files, 2);
-    assert_git_agrees(&f.ws.store_dir(), &snapshot.id, Some("packages/app"));
+    assert_git_agrees(
+        &f.ws.store_dir(),
+        &snapshot.id,
+        Some("packages/app"),
+        &user_repo,
+    );
 }
 
 #[test]
@@ -148,7 +181,7 @@ fn trees_a_prune_deleted_are_written_again() {
     // from the store, and must be written again.
     let again = f.ws.snapshot(&name("new/0"), None).unwrap();
     assert_eq!(again.id, dropped.id);
-    assert_git_agrees(&repo, &again.id, None);
+    assert_git_agrees(&repo, &again.id, None, f.ws.path());
 }
 
 #[test]
@@ -170,7 +203,7 @@ fn many_turns_do_not_pile_up_packs() {
         ids.push(f.ws.snapshot(&name(&format!("s/{turn}")), None).unwrap().id);
         assert!(packs() <= 51, "turn {turn}: {} packs", packs());
     }
-    assert_git_agrees(&repo, ids.last().unwrap(), None);
+    assert_git_agrees(&repo, ids.last().unwrap(), None, f.ws.path());
     // Every snapshot is still whole.
     restore(&f.ws, &ids[3], "s/undo");
     assert_eq!(std::fs::read_to_string(f.at("d3/f")).unwrap(), "3\n");
@@ -238,5 +271,73 @@ fn the_walk_misses_no_change_git_would_see() {
         &["d/gone", "d/racy"]
     };
     assert_eq!(changed, expected);
-    assert_git_agrees(&repo, &third.id, None);
+    assert_git_agrees(&repo, &third.id, None, f.ws.path());
+}
+
+/// The engine stages a turn's changes itself and leaves a large batch (more bytes than it
+/// holds in memory at once) to `git update-index`: both give git's tree, whichever ran
+/// before, through a file turned directory and back; files only touched add nothing to the
+/// store.
+#[test]
+fn both_ways_of_staging_give_git_s_tree() {
+    let Some(f) = fixture(Options::default()) else {
+        return;
+    };
+    let repo = f.ws.store_dir();
+    let objects = || {
+        let mut count = 0;
+        for dir in std::fs::read_dir(repo.join("objects")).unwrap().flatten() {
+            count += std::fs::read_dir(dir.path()).unwrap().count();
+        }
+        count
+    };
+    // 36 MiB of new files: past what the engine stages itself.
+    for i in 0..4 {
+        write(f.at(&format!("big/{i}")), big(i));
+    }
+    write(f.at("x"), "a file\n");
+    write(f.at("y/inner"), "in a directory\n");
+    let first = f.ws.snapshot(&name("s/0"), None).unwrap();
+    assert_git_agrees(&repo, &first.id, None, f.ws.path());
+
+    // A file turned directory, a directory turned file, a big file changed.
+    std::fs::remove_file(f.at("x")).unwrap();
+    write(f.at("x/now-a-dir"), "inside\n");
+    std::fs::remove_dir_all(f.at("y")).unwrap();
+    write(f.at("y"), "a file again\n");
+    write(f.at("big/0"), big(99));
+    let second = f.ws.snapshot(&name("s/1"), Some(&first.id)).unwrap();
+    assert_git_agrees(&repo, &second.id, None, f.ws.path());
+
+    // Back: x a file with its first content, y a directory.
+    std::fs::remove_dir_all(f.at("x")).unwrap();
+    write(f.at("x"), "a file\n");
+    std::fs::remove_file(f.at("y")).unwrap();
+    write(f.at("y/inner"), "in a directory\n");
+    write(f.at("big/0"), big(0));
+    let third = f.ws.snapshot(&name("s/2"), Some(&second.id)).unwrap();
+    assert_eq!(third.id, first.id, "the first snapshot's tree again");
+    assert_git_agrees(&repo, &third.id, None, f.ws.path());
+
+    // Touched only: a new modification time, the same bytes.
+    let touched = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    for path in ["x", "big/1"] {
+        std::fs::File::options()
+            .write(true)
+            .open(f.at(path))
+            .unwrap()
+            .set_modified(touched)
+            .unwrap();
+    }
+    let before = objects();
+    let fourth = f.ws.snapshot(&name("s/3"), Some(&third.id)).unwrap();
+    assert_eq!(objects(), before, "touched files added objects");
+    assert_eq!(fourth.id, first.id);
+    assert!(fourth.changes.is_empty(), "{:?}", fourth.changes);
+    assert_git_agrees(&repo, &fourth.id, None, f.ws.path());
+}
+
+/// 9 MiB of one byte, a different one for each seed (quick to make and to compress).
+fn big(seed: u64) -> Vec<u8> {
+    vec![b'a' + (seed % 26) as u8; 9 << 20]
 }
