@@ -412,16 +412,19 @@ fn store_prune_keeps_the_snapshots_sessions_hold_and_a_deleted_sessions_go_with_
     assert_eq!(std::fs::read_dir(&repos).unwrap().count(), 0);
 }
 
-/// Issue 36: the clean-close record beside the database.
+/// Issue 36: the clean-close record beside the database (Unix only, as the record is).
+#[cfg(unix)]
 fn closed_record(dir: &TestDir) -> PathBuf {
     data_dir(dir).join("zeroclaw.db-closed")
 }
 
 /// The daemon's log at debug for its own crate: start-up says whether it checked the file.
+#[cfg(unix)]
 const DEBUG: [(&str, &str); 1] = [("RUST_LOG", "info,zeroclaw_daemon=debug")];
 
 /// An env whose one session holds twelve prompts ("marker-00" … "marker-11") and replies,
 /// its daemon stopped in order (so its file is whole and recorded as cleanly closed).
+#[cfg(unix)]
 fn stopped_with_history() -> Env {
     let mut env = Env::new("", "");
     let mut client = env.daemon.client();

@@ -41,6 +41,7 @@ mod git;
 mod ids;
 mod index;
 mod layout;
+mod omitted;
 mod options;
 mod pack;
 mod parse;
@@ -63,11 +64,12 @@ pub use conflict::{Conflict, ConflictReason, Gap};
 pub use diff::{Change, ChangeKind};
 pub use error::Error;
 pub use ids::{RefName, SnapshotId};
+pub use omitted::{LargeFile, Omitted, Unreadable};
 pub use options::Options;
 pub use prune::Pruned;
 pub use restore::{Restore, RestoreOutcome, RestorePlan};
 pub use scan::{Ignored, IgnoredSummary};
-pub use snapshot::{LargeFile, Omitted, Snapshot, Unreadable};
+pub use snapshot::Snapshot;
 pub use workspace::Workspace;
 
 #[cfg(test)]

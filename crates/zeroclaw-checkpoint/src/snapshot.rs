@@ -3,13 +3,13 @@
 //! then write its trees (`trees.rs`).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 use crate::diff::Change;
 use crate::error::Error;
 use crate::fsops;
 use crate::git::{self, Git};
 use crate::ids::SnapshotId;
+use crate::omitted::{LargeFile, Omitted, Unreadable};
 use crate::paths;
 use crate::repo::Repo;
 use crate::scan::{self, Found};
@@ -25,32 +25,6 @@ pub struct Snapshot {
     pub changes: Vec<Change>,
     /// What it left out.
     pub omitted: Omitted,
-}
-
-/// What a snapshot left out besides ignored files (which `Workspace::ignored` lists), so
-/// the caller can say so. None of it is ever touched by a restore.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Omitted {
-    /// Files over `Options::max_file_bytes`, with their sizes.
-    pub too_large: Vec<LargeFile>,
-    /// Directories that are git repositories of their own (they hold a `.git`): git records
-    /// such a directory only as a link to a commit, which cannot restore its files, so it is
-    /// left out whole.
-    pub nested_repositories: Vec<PathBuf>,
-    /// Files that could not be read (permissions) or are not regular files or symlinks.
-    pub unreadable: Vec<Unreadable>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LargeFile {
-    pub path: PathBuf,
-    pub bytes: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unreadable {
-    pub path: PathBuf,
-    pub reason: String,
 }
 
 /// A snapshot before its ref exists.
@@ -185,7 +159,7 @@ fn stage_here(
     let index = &repo.ctx.index;
     let mut temporary = index.as_os_str().to_owned();
     temporary.push(".zeroclaw-new");
-    let temporary = PathBuf::from(temporary);
+    let temporary = std::path::PathBuf::from(temporary);
     std::fs::write(&temporary, crate::index::encode(&entries))
         .and_then(|()| std::fs::rename(&temporary, index))
         .map_err(|e| {

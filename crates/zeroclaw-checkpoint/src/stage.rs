@@ -21,9 +21,9 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::index::{Entry, Stat};
+use crate::omitted::{LargeFile, Omitted, Unreadable};
 use crate::pack::{self, Kind, Oid};
 use crate::paths;
-use crate::snapshot::{LargeFile, Omitted, Unreadable};
 
 /// The most bytes of files one snapshot hashes here; past it `git update-index` does (a
 /// first snapshot of a large workspace), streaming each file instead of holding them.

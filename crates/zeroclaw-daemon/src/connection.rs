@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tokio_util::sync::CancellationToken;
 use zeroclaw_agent::link::Link;
 use zeroclaw_agent::session::{ConnId, JoinError, Session};
-use zeroclaw_agent::store::MessageRow;
+use zeroclaw_agent::store::RawMessageRow;
 use zeroclaw_gateway::Principal;
 use zeroclaw_rpc::PeerHandle;
 
@@ -121,7 +121,7 @@ impl Connection {
         send: Send,
     ) -> Result<(), JoinError>
     where
-        Send: FnMut(Vec<MessageRow>) -> Sent,
+        Send: FnMut(Vec<RawMessageRow>) -> Sent,
         Sent: Future<Output = Result<(), zeroclaw_rpc::NotifyError>>,
     {
         self.daemon

@@ -32,7 +32,9 @@
 //! `session/mod.rs`).
 
 use crate::link::{Link, Notification, NotifyError};
-use crate::store::{MessageKind, MessageRow};
+#[cfg(test)]
+use crate::store::MessageRow;
+use crate::store::{MessageKind, RawMessageRow};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -72,7 +74,10 @@ impl Replayed {
     #[cfg(test)]
     pub fn of(rows: &[MessageRow]) -> Self {
         let mut replayed = Self::default();
-        replayed.add_page(rows, |_| true);
+        let keys = rows
+            .iter()
+            .map(|r| (r.id, r.kind, r.turn_id.as_deref(), r.step));
+        replayed.add(keys, |_| true);
         replayed
     }
 
@@ -80,16 +85,26 @@ impl Replayed {
     /// those `held` says the connection holds chunks of are kept: the chunks of a message
     /// are sent before it is stored, so when its row is read they are already held (or
     /// were never held), and asking after each page's read is enough.
-    pub fn add_page(&mut self, rows: &[MessageRow], held: impl Fn(&TextKey) -> bool) {
-        if let Some(last) = rows.last() {
-            self.last_row = self.last_row.max(last.id);
-        }
-        for row in rows {
-            if !matches!(row.kind, MessageKind::Assistant | MessageKind::Thought) {
+    pub fn add_page(&mut self, rows: &[RawMessageRow], held: impl Fn(&TextKey) -> bool) {
+        let keys = rows
+            .iter()
+            .map(|r| (r.id, r.kind, r.turn_id.as_deref(), r.step));
+        self.add(keys, held);
+    }
+
+    /// Rows as (id, kind, turn, step), oldest first.
+    fn add<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (i64, MessageKind, Option<&'a str>, i64)>,
+        held: impl Fn(&TextKey) -> bool,
+    ) {
+        for (id, kind, turn, step) in rows {
+            self.last_row = self.last_row.max(id);
+            if !matches!(kind, MessageKind::Assistant | MessageKind::Thought) {
                 continue;
             }
-            let Some(turn) = &row.turn_id else { continue };
-            let key = (turn.clone(), row.step, row.kind == MessageKind::Thought);
+            let Some(turn) = turn else { continue };
+            let key = (turn.to_owned(), step, kind == MessageKind::Thought);
             if held(&key) {
                 self.texts.insert(key);
             }

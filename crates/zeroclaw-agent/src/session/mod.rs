@@ -20,12 +20,13 @@ mod chunk_frame;
 mod fit;
 mod mode;
 mod pace;
+mod replay_frame;
 mod steer;
 
 use crate::link::{Link, Notification};
 use crate::mcp::Mcp;
 use crate::provider::window::Calibration;
-use crate::store::{MessageRow, SessionRow, Store, StoreError};
+use crate::store::{RawMessageRow, SessionRow, Store, StoreError};
 use audience::{Audience, Replayed, Stalled, Streaming, Tag};
 use chunk_frame::ChunkFramer;
 use std::collections::{HashMap, HashSet};
@@ -55,6 +56,7 @@ impl From<StoreError> for JoinError {
 
 pub use audience::ConnId;
 pub use fit::{fit_forwarded, fit_update};
+pub use replay_frame::replay_frames;
 pub use steer::SteerRefused;
 use steer::Steers;
 
@@ -655,7 +657,7 @@ impl Sessions {
         mut send: Send,
     ) -> Result<(), JoinError>
     where
-        Send: FnMut(Vec<MessageRow>) -> Sent,
+        Send: FnMut(Vec<RawMessageRow>) -> Sent,
         Sent: Future<Output = Result<(), E>>,
     {
         {
@@ -670,7 +672,7 @@ impl Sessions {
         // The next page is read while this one is framed and sent: the store's thread and
         // the connection's work overlap, and at most two pages are in memory.
         let read = async {
-            let mut rows = self.store.history_page(&session.id, 0, REPLAY_PAGE).await?;
+            let mut rows = self.store.replay_page(&session.id, 0, REPLAY_PAGE).await?;
             loop {
                 let held = lock(&session.audience).held_texts(conn);
                 replayed.add_page(&rows, |key| held.contains(key));
@@ -682,7 +684,7 @@ impl Sessions {
                 }
                 let (sent, next) = tokio::join!(
                     send(rows),
-                    self.store.history_page(&session.id, after, REPLAY_PAGE)
+                    self.store.replay_page(&session.id, after, REPLAY_PAGE)
                 );
                 sent.map_err(|_| JoinError::Closed)?;
                 rows = next?;

@@ -2,7 +2,10 @@
 //! (see `mod.rs`); each is one statement or one transaction.
 
 use super::search::{self, Plan};
-use super::{Cause, MessageKind, MessageRow, NewMessage, Result, SessionRow, StoreError, Usage};
+use super::{
+    Cause, MessageKind, MessageRow, NewMessage, RawMessageRow, Result, SessionRow, StoreError,
+    Usage,
+};
 use super::{attachments, clean_close, schema};
 use crate::prompt::Prompt;
 use crate::sandbox::Choice;
@@ -405,6 +408,17 @@ impl Db {
         after: i64,
         limit: usize,
     ) -> Result<Vec<MessageRow>> {
+        let rows = self.raw_page(session_id, after, limit)?;
+        Ok(rows.into_iter().map(RawMessageRow::parse).collect())
+    }
+
+    /// [`Db::history_page`] with each row's data left as the stored text.
+    pub fn raw_page(
+        &self,
+        session_id: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<RawMessageRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -413,7 +427,7 @@ impl Db {
             )
             .map_err(StoreError::ctx("read messages"))?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        stmt.query_map(params![session_id, after, limit], message_row)
+        stmt.query_map(params![session_id, after, limit], raw_message_row)
             .and_then(|rows| rows.collect())
             .map_err(StoreError::ctx("read messages"))
     }
@@ -577,9 +591,12 @@ fn insert_message(
 }
 
 fn message_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MessageRow> {
+    raw_message_row(row).map(RawMessageRow::parse)
+}
+
+fn raw_message_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawMessageRow> {
     let kind: String = row.get(3)?;
-    let data: Option<String> = row.get(7)?;
-    Ok(MessageRow {
+    Ok(RawMessageRow {
         id: row.get(0)?,
         turn_id: row.get(1)?,
         step: row.get(2)?,
@@ -593,12 +610,11 @@ fn message_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MessageRow> {
         text: row.get(4)?,
         tool_call_id: row.get(5)?,
         tool_name: row.get(6)?,
-        data: data.and_then(|d| serde_json::from_str(&d).ok()),
+        data: row.get(7)?,
         is_error: row.get(8)?,
         cancelled: row.get(9)?,
         created_at: row.get(10)?,
         hidden: row.get(11)?,
-        images: Vec::new(),
     })
 }
 

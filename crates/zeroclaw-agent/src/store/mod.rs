@@ -217,6 +217,48 @@ impl MessageRow {
     }
 }
 
+/// One stored message as the store holds it: `data` still its JSON text. A replay frames
+/// most rows from this directly, splicing the text into the frame instead of parsing it
+/// and writing it again (`session/replay_frame.rs`); [`RawMessageRow::parse`] makes the
+/// [`MessageRow`] everything else reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawMessageRow {
+    pub id: i64,
+    pub turn_id: Option<String>,
+    pub step: i64,
+    pub kind: MessageKind,
+    pub text: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub tool_name: Option<String>,
+    /// The stored JSON text, unchecked: it may be damaged ([`RawMessageRow::parse`] then
+    /// reads it as no data, as the rest of the daemon always has).
+    pub data: Option<String>,
+    pub is_error: bool,
+    pub cancelled: bool,
+    pub created_at: i64,
+    pub hidden: bool,
+}
+
+impl RawMessageRow {
+    pub fn parse(self) -> MessageRow {
+        MessageRow {
+            id: self.id,
+            turn_id: self.turn_id,
+            step: self.step,
+            kind: self.kind,
+            text: self.text,
+            tool_call_id: self.tool_call_id,
+            tool_name: self.tool_name,
+            data: self.data.and_then(|d| serde_json::from_str(&d).ok()),
+            is_error: self.is_error,
+            cancelled: self.cancelled,
+            created_at: self.created_at,
+            hidden: self.hidden,
+            images: Vec::new(),
+        }
+    }
+}
+
 /// A message about to be written (owned: it travels to the writer thread).
 #[derive(Debug, Clone, Default)]
 pub struct NewMessage {
@@ -480,16 +522,17 @@ impl Store {
             .await
     }
 
-    /// Up to `limit` of a session's messages after row `after`, oldest first (a replay's page).
-    pub async fn history_page(
+    /// Up to `limit` of a session's messages after row `after`, oldest first, as stored (a
+    /// replay's page).
+    pub async fn replay_page(
         &self,
         session_id: &str,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<MessageRow>> {
+    ) -> Result<Vec<RawMessageRow>> {
         let session_id = session_id.to_owned();
         self.reader
-            .run(move |db| db.history_page(&session_id, after, limit))
+            .run(move |db| db.raw_page(&session_id, after, limit))
             .await
     }
 

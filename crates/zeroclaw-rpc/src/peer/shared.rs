@@ -5,6 +5,7 @@
 //! its own entry).
 
 use super::{CallError, NotifyError};
+use crate::message::Notification;
 use bytes::Bytes;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -86,6 +87,30 @@ impl Shared {
         }
         pending.waiters.insert(id, waiter);
         true
+    }
+
+    /// Queues `frames` in order, waiting for space: each wait takes every slot free then
+    /// (at least one), so a burst reaches the connection task in a few wake-ups, not one a
+    /// frame. Fails once the connection is closed (frames queued before stay queued).
+    pub(super) async fn enqueue_all(&self, frames: &[Notification]) -> Result<(), NotifyError> {
+        if self.discard && !self.closed.is_cancelled() {
+            return Ok(());
+        }
+        let mut rest = frames;
+        while !rest.is_empty() {
+            let take = rest.len().min(self.outbound.capacity().max(1));
+            let permits = tokio::select! {
+                biased;
+                permits = self.outbound.reserve_many(take) => permits.map_err(|_| NotifyError::Closed)?,
+                () = self.closed.cancelled() => return Err(NotifyError::Closed),
+            };
+            let (now, later) = rest.split_at(take);
+            for (permit, frame) in permits.zip(now) {
+                permit.send(frame.0.clone());
+            }
+            rest = later;
+        }
+        Ok(())
     }
 
     /// Queues a frame, waiting for space; fails once the connection is closed.

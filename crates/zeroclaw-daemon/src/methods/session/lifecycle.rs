@@ -11,9 +11,7 @@ use crate::state::DaemonState;
 use std::sync::Arc;
 use std::time::Duration;
 use zeroclaw_agent::history;
-use zeroclaw_agent::link::Notification;
-use zeroclaw_agent::session::{JoinError, Session, fit_update};
-use zeroclaw_agent::store::MessageRow;
+use zeroclaw_agent::session::{JoinError, Session, replay_frames};
 use zeroclaw_agent::tools::spill;
 use zeroclaw_agent::turn::Env;
 use zeroclaw_protocol::methods::{self as m, *};
@@ -198,23 +196,6 @@ async fn load(ctx: Ctx, p: LoadParams) -> Result<SessionSummary, RpcError> {
     loaded
 }
 
-/// The replay of a session's history, one `session/update` per stored message (more for
-/// a message over the frame cap: see `session/fit.rs`).
-fn replay(session: &Session, rows: Vec<MessageRow>, frame_cap: usize) -> Vec<Notification> {
-    let mut frames = Vec::with_capacity(rows.len());
-    for mut row in rows {
-        let turn_id = row.turn_id.take();
-        let event = history::replay_event(row);
-        frames.extend(fit_update(
-            &session.id,
-            turn_id.as_deref(),
-            event,
-            frame_cap,
-        ));
-    }
-    frames
-}
-
 /// Joins the caller to the session and sends what it must have first: the history (with
 /// `replay`), then what was held meanwhile: the running model call's text so far (with
 /// `replay`), the unanswered approval requests, and the live events. Answers the
@@ -230,18 +211,20 @@ async fn replay_and_attach(
     let sent = async {
         ctx.0
             .join(session, replay_history, |rows| async move {
-                for frame in &replay(session, rows, frame_cap) {
-                    peer.send(&link::frame(frame)).await?;
-                }
-                Ok(())
+                // One `session/update` per stored message (more for one over the frame
+                // cap: see the agent's `session/fit.rs`), a page queued at once.
+                let frames: Vec<_> = replay_frames(&session.id, rows, frame_cap)
+                    .iter()
+                    .map(link::frame)
+                    .collect();
+                peer.send_all(&frames).await
             })
             .await?;
         while let Some(held) = session.go_live(ctx.0.id) {
-            for frame in &held {
-                peer.send(&link::frame(frame))
-                    .await
-                    .map_err(|_| JoinError::Closed)?;
-            }
+            let frames: Vec<_> = held.iter().map(link::frame).collect();
+            peer.send_all(&frames)
+                .await
+                .map_err(|_| JoinError::Closed)?;
         }
         Ok(())
     };
