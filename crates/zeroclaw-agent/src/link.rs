@@ -101,6 +101,11 @@ impl Notification {
     pub fn bytes(&self) -> &Bytes {
         &self.0
     }
+
+    /// The frame's bytes, for a connection to queue a frame it alone sends.
+    pub fn into_bytes(self) -> Bytes {
+        self.0
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

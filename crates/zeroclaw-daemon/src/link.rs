@@ -12,6 +12,11 @@ pub fn frame(notification: &Notification) -> zeroclaw_rpc::Notification {
     zeroclaw_rpc::Notification::from_bytes(notification.bytes().clone())
 }
 
+/// [`frame`] for a frame only one connection sends (a replay's): moved, not shared.
+pub fn own_frame(notification: Notification) -> zeroclaw_rpc::Notification {
+    zeroclaw_rpc::Notification::from_bytes(notification.into_bytes())
+}
+
 fn notify_error(e: zeroclaw_rpc::NotifyError) -> NotifyError {
     match e {
         zeroclaw_rpc::NotifyError::Full => NotifyError::Full,

@@ -40,7 +40,7 @@ async fn a_burst_longer_than_the_queue_arrives_whole_and_in_order() {
     let (peer, handle) = Peer::new(transport, config);
     tokio::spawn(peer.run(Arc::new(Nothing)));
     let burst = notes(300);
-    let sender = tokio::spawn(async move { handle.send_all(&burst).await });
+    let sender = tokio::spawn(async move { handle.send_all(burst).await });
     let mut lines = BufReader::new(theirs).lines();
     for i in 0..300 {
         let line = tokio::time::timeout(HANG_GUARD, lines.next_line())
@@ -66,7 +66,7 @@ async fn a_burst_to_a_closed_connection_fails_instead_of_waiting() {
     let run = tokio::spawn(peer.run(Arc::new(Nothing)));
     drop(theirs);
     run.await.unwrap();
-    let sent = tokio::time::timeout(HANG_GUARD, handle.send_all(&notes(300)))
+    let sent = tokio::time::timeout(HANG_GUARD, handle.send_all(notes(300)))
         .await
         .expect("hang guard");
     assert!(matches!(sent, Err(NotifyError::Closed)), "{sent:?}");

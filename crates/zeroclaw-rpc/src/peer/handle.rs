@@ -117,7 +117,7 @@ impl PeerHandle {
     /// Queues notifications serialised earlier, in order, waiting for queue space: for a
     /// burst (a replay's page), which then costs the connection task a few wake-ups
     /// instead of one each. On `Closed`, those before the failure may have been queued.
-    pub async fn send_all(&self, notifications: &[Notification]) -> Result<(), NotifyError> {
+    pub async fn send_all(&self, notifications: Vec<Notification>) -> Result<(), NotifyError> {
         self.shared.enqueue_all(notifications).await
     }
 

@@ -92,23 +92,23 @@ impl Shared {
     /// Queues `frames` in order, waiting for space: each wait takes every slot free then
     /// (at least one), so a burst reaches the connection task in a few wake-ups, not one a
     /// frame. Fails once the connection is closed (frames queued before stay queued).
-    pub(super) async fn enqueue_all(&self, frames: &[Notification]) -> Result<(), NotifyError> {
+    pub(super) async fn enqueue_all(&self, frames: Vec<Notification>) -> Result<(), NotifyError> {
         if self.discard && !self.closed.is_cancelled() {
             return Ok(());
         }
-        let mut rest = frames;
-        while !rest.is_empty() {
-            let take = rest.len().min(self.outbound.capacity().max(1));
+        let mut left = frames.len();
+        let mut frames = frames.into_iter();
+        while left > 0 {
+            let take = left.min(self.outbound.capacity().max(1));
             let permits = tokio::select! {
                 biased;
                 permits = self.outbound.reserve_many(take) => permits.map_err(|_| NotifyError::Closed)?,
                 () = self.closed.cancelled() => return Err(NotifyError::Closed),
             };
-            let (now, later) = rest.split_at(take);
-            for (permit, frame) in permits.zip(now) {
-                permit.send(frame.0.clone());
+            for (permit, frame) in permits.zip(frames.by_ref()) {
+                permit.send(frame.0);
             }
-            rest = later;
+            left -= take;
         }
         Ok(())
     }

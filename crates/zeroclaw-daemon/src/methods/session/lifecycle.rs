@@ -213,18 +213,16 @@ async fn replay_and_attach(
             .join(session, replay_history, |rows| async move {
                 // One `session/update` per stored message (more for one over the frame
                 // cap: see the agent's `session/fit.rs`), a page queued at once.
-                let frames: Vec<_> = replay_frames(&session.id, rows, frame_cap)
-                    .iter()
-                    .map(link::frame)
+                let frames = replay_frames(&session.id, rows, frame_cap)
+                    .into_iter()
+                    .map(link::own_frame)
                     .collect();
-                peer.send_all(&frames).await
+                peer.send_all(frames).await
             })
             .await?;
         while let Some(held) = session.go_live(ctx.0.id) {
-            let frames: Vec<_> = held.iter().map(link::frame).collect();
-            peer.send_all(&frames)
-                .await
-                .map_err(|_| JoinError::Closed)?;
+            let frames = held.iter().map(link::frame).collect();
+            peer.send_all(frames).await.map_err(|_| JoinError::Closed)?;
         }
         Ok(())
     };
