@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio_util::sync::CancellationToken;
 use zeroclaw_agent::link::Link;
+use zeroclaw_agent::link::Notification;
 use zeroclaw_agent::session::{ConnId, JoinError, Session};
-use zeroclaw_agent::store::RawMessageRow;
 use zeroclaw_gateway::Principal;
 use zeroclaw_rpc::PeerHandle;
 
@@ -121,7 +121,7 @@ impl Connection {
         send: Send,
     ) -> Result<(), JoinError>
     where
-        Send: FnMut(Vec<RawMessageRow>) -> Sent,
+        Send: FnMut(Vec<Notification>) -> Sent,
         Sent: Future<Output = Result<(), zeroclaw_rpc::NotifyError>>,
     {
         self.daemon

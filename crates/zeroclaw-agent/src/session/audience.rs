@@ -33,8 +33,7 @@
 
 use crate::link::{Link, Notification, NotifyError};
 #[cfg(test)]
-use crate::store::MessageRow;
-use crate::store::{MessageKind, RawMessageRow};
+use crate::store::{MessageKind, MessageRow};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -73,11 +72,16 @@ impl Replayed {
     /// The whole history at once (`rows` oldest first), every streamed message kept.
     #[cfg(test)]
     pub fn of(rows: &[MessageRow]) -> Self {
-        let mut replayed = Self::default();
-        let keys = rows
+        let streamed: Vec<TextKey> = rows
             .iter()
-            .map(|r| (r.id, r.kind, r.turn_id.as_deref(), r.step));
-        replayed.add(keys, |_| true);
+            .filter(|r| matches!(r.kind, MessageKind::Assistant | MessageKind::Thought))
+            .filter_map(|r| {
+                let turn = r.turn_id.clone()?;
+                Some((turn, r.step, r.kind == MessageKind::Thought))
+            })
+            .collect();
+        let mut replayed = Self::default();
+        replayed.add_page(rows.last().map(|r| r.id), &streamed, |_| true);
         replayed
     }
 
@@ -85,30 +89,17 @@ impl Replayed {
     /// those `held` says the connection holds chunks of are kept: the chunks of a message
     /// are sent before it is stored, so when its row is read they are already held (or
     /// were never held), and asking after each page's read is enough.
-    pub fn add_page(&mut self, rows: &[RawMessageRow], held: impl Fn(&TextKey) -> bool) {
-        let keys = rows
-            .iter()
-            .map(|r| (r.id, r.kind, r.turn_id.as_deref(), r.step));
-        self.add(keys, held);
-    }
-
-    /// Rows as (id, kind, turn, step), oldest first.
-    fn add<'a>(
+    pub fn add_page(
         &mut self,
-        rows: impl Iterator<Item = (i64, MessageKind, Option<&'a str>, i64)>,
+        last_id: Option<i64>,
+        streamed: &[TextKey],
         held: impl Fn(&TextKey) -> bool,
     ) {
-        for (id, kind, turn, step) in rows {
+        if let Some(id) = last_id {
             self.last_row = self.last_row.max(id);
-            if !matches!(kind, MessageKind::Assistant | MessageKind::Thought) {
-                continue;
-            }
-            let Some(turn) = turn else { continue };
-            let key = (turn.to_owned(), step, kind == MessageKind::Thought);
-            if held(&key) {
-                self.texts.insert(key);
-            }
         }
+        self.texts
+            .extend(streamed.iter().filter(|key| held(key)).cloned());
     }
 
     fn has(&self, tag: &Tag) -> bool {

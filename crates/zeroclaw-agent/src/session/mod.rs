@@ -26,9 +26,10 @@ mod steer;
 use crate::link::{Link, Notification};
 use crate::mcp::Mcp;
 use crate::provider::window::Calibration;
-use crate::store::{RawMessageRow, SessionRow, Store, StoreError};
+use crate::store::{SessionRow, Store, StoreError};
 use audience::{Audience, Replayed, Stalled, Streaming, Tag};
 use chunk_frame::ChunkFramer;
+use replay_frame::{ReplayFramer, ReplayPage};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
@@ -56,7 +57,6 @@ impl From<StoreError> for JoinError {
 
 pub use audience::ConnId;
 pub use fit::{fit_forwarded, fit_update};
-pub use replay_frame::replay_frames;
 pub use steer::SteerRefused;
 use steer::Steers;
 
@@ -657,7 +657,7 @@ impl Sessions {
         mut send: Send,
     ) -> Result<(), JoinError>
     where
-        Send: FnMut(Vec<RawMessageRow>) -> Sent,
+        Send: FnMut(Vec<Notification>) -> Sent,
         Sent: Future<Output = Result<(), E>>,
     {
         {
@@ -669,25 +669,33 @@ impl Sessions {
             return Ok(());
         }
         let mut replayed = Replayed::default();
-        // The next page is read while this one is framed and sent: the store's thread and
-        // the connection's work overlap, and at most two pages are in memory.
+        let framer = Arc::new(ReplayFramer::new(&session.id, self.frame_cap));
+        let read_page = |after: i64| {
+            let framer = framer.clone();
+            self.store.replay_page(
+                &session.id,
+                after,
+                REPLAY_PAGE,
+                ReplayPage::default(),
+                move |page, row| framer.add(page, row),
+            )
+        };
+        // The next page is read (and framed, on the store's thread) while this one is
+        // sent: the two overlap, and at most two pages are in memory.
         let read = async {
-            let mut rows = self.store.replay_page(&session.id, 0, REPLAY_PAGE).await?;
+            let mut page = read_page(0).await?;
             loop {
                 let held = lock(&session.audience).held_texts(conn);
-                replayed.add_page(&rows, |key| held.contains(key));
-                let Some(after) = rows.last().map(|last| last.id) else {
+                replayed.add_page(page.last_id, &page.streamed, |key| held.contains(key));
+                let Some(after) = page.last_id else {
                     return Ok(());
                 };
-                if rows.len() < REPLAY_PAGE {
-                    return send(rows).await.map_err(|_| JoinError::Closed);
+                if page.rows < REPLAY_PAGE {
+                    return send(page.frames).await.map_err(|_| JoinError::Closed);
                 }
-                let (sent, next) = tokio::join!(
-                    send(rows),
-                    self.store.replay_page(&session.id, after, REPLAY_PAGE)
-                );
+                let (sent, next) = tokio::join!(send(page.frames), read_page(after));
                 sent.map_err(|_| JoinError::Closed)?;
-                rows = next?;
+                page = next?;
             }
         };
         match read.await {

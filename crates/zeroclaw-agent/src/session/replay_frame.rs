@@ -1,4 +1,5 @@
-//! A replay's frames written from the stored rows.
+//! A replay's frames written from the stored rows, on the store's thread as its cursor
+//! reads them (`Store::replay_page`): no row is copied out of SQLite first.
 //!
 //! Replay sends one `session/update` per stored message. Going through the event type
 //! meant parsing each row's stored JSON (a tool call's input, a tool's output) into a
@@ -15,47 +16,86 @@
 use serde_json::value::RawValue;
 use zeroclaw_protocol::events::SESSION_UPDATE;
 
+use super::audience::TextKey;
 use super::fit::fit_update;
 use crate::history;
 use crate::link::Notification;
-use crate::store::{MessageKind, RawMessageRow};
+use crate::store::{MessageKind, RawMessageRef};
 
-/// The frames replaying `rows` (oldest first) in `session_id`, each at most `cap` bytes.
-pub fn replay_frames(session_id: &str, rows: Vec<RawMessageRow>, cap: usize) -> Vec<Notification> {
-    let mut head = Vec::with_capacity(96);
-    head.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
-    push_json_str(&mut head, SESSION_UPDATE);
-    head.extend_from_slice(br#","params":{"sessionId":"#);
-    push_json_str(&mut head, session_id);
-    let mut frames = Vec::with_capacity(rows.len());
-    for row in rows {
-        match frame(&head, &row, cap) {
-            Some(frame) => frames.push(frame),
+/// One page of a replay as it was read: its frames, and what the joining connection's
+/// bookkeeping needs of its rows (`audience.rs`).
+#[derive(Debug, Default)]
+pub struct ReplayPage {
+    pub frames: Vec<Notification>,
+    /// How many rows it read (a short page is the last).
+    pub rows: usize,
+    /// The id of its last row.
+    pub last_id: Option<i64>,
+    /// Its answers' and thoughts' (turn, step, thought): what may also be held as chunks.
+    pub streamed: Vec<TextKey>,
+}
+
+/// Frames one session's rows.
+#[derive(Debug)]
+pub struct ReplayFramer {
+    session_id: String,
+    /// The frame up to the session's id: the same for every row.
+    head: Vec<u8>,
+    cap: usize,
+}
+
+impl ReplayFramer {
+    /// Frames for `session_id`, each at most `cap` bytes.
+    pub fn new(session_id: &str, cap: usize) -> Self {
+        let mut head = Vec::with_capacity(96);
+        head.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+        push_json_str(&mut head, SESSION_UPDATE);
+        head.extend_from_slice(br#","params":{"sessionId":"#);
+        push_json_str(&mut head, session_id);
+        Self {
+            session_id: session_id.to_owned(),
+            head,
+            cap,
+        }
+    }
+
+    /// Adds `row` (the next, oldest first) to `page`.
+    pub fn add(&self, page: &mut ReplayPage, row: RawMessageRef<'_>) {
+        page.rows += 1;
+        page.last_id = Some(row.id);
+        if let (MessageKind::Assistant | MessageKind::Thought, Some(turn)) = (row.kind, row.turn_id)
+        {
+            let thought = row.kind == MessageKind::Thought;
+            page.streamed.push((turn.to_owned(), row.step, thought));
+        }
+        match frame(&self.head, &row, self.cap) {
+            Some(frame) => page.frames.push(frame),
             None => {
-                let mut message = row.parse();
+                let mut message = row.to_owned_row().parse();
                 let turn_id = message.turn_id.take();
                 let event = history::replay_event(message);
-                frames.extend(fit_update(session_id, turn_id.as_deref(), event, cap));
+                let cap = self.cap;
+                page.frames
+                    .extend(fit_update(&self.session_id, turn_id.as_deref(), event, cap));
             }
         }
     }
-    frames
 }
 
 /// The one frame of `row`, or `None` when the event path must make it.
-fn frame(head: &[u8], row: &RawMessageRow, cap: usize) -> Option<Notification> {
-    let text = row.text.as_deref().unwrap_or_default();
+fn frame(head: &[u8], row: &RawMessageRef<'_>, cap: usize) -> Option<Notification> {
+    let text = row.text.unwrap_or_default();
     let data = match row.kind {
-        MessageKind::ToolCall | MessageKind::ToolResult => one_line_json(row.data.as_deref())?,
+        MessageKind::ToolCall | MessageKind::ToolResult => one_line_json(row.data)?,
         // A prompt's data says it carried images or came as a steer.
         MessageKind::User if row.data.is_some() => return None,
         MessageKind::User | MessageKind::Assistant | MessageKind::Thought => "",
         _ => return None,
     };
-    let call_id = row.tool_call_id.as_deref().unwrap_or_default();
-    let name = row.tool_name.as_deref().unwrap_or_default();
+    let call_id = row.tool_call_id.unwrap_or_default();
+    let name = row.tool_name.unwrap_or_default();
     let size = head.len()
-        + row.turn_id.as_ref().map_or(0, String::len)
+        + row.turn_id.map_or(0, str::len)
         + text.len()
         + call_id.len()
         + name.len()
@@ -63,7 +103,7 @@ fn frame(head: &[u8], row: &RawMessageRow, cap: usize) -> Option<Notification> {
         + 96;
     let mut out = Vec::with_capacity(size + size / 16);
     out.extend_from_slice(head);
-    if let Some(turn) = &row.turn_id {
+    if let Some(turn) = row.turn_id {
         out.extend_from_slice(br#","turnId":"#);
         push_json_str(&mut out, turn);
     }
@@ -126,6 +166,7 @@ fn push_json_str(out: &mut Vec<u8>, text: &str) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::store::RawMessageRow;
 
     fn row(kind: MessageKind, text: Option<&str>, data: Option<&str>) -> RawMessageRow {
         RawMessageRow {
@@ -144,6 +185,23 @@ mod tests {
         }
     }
 
+    fn borrowed(row: &RawMessageRow) -> RawMessageRef<'_> {
+        RawMessageRef {
+            id: row.id,
+            turn_id: row.turn_id.as_deref(),
+            step: row.step,
+            kind: row.kind,
+            text: row.text.as_deref(),
+            tool_call_id: row.tool_call_id.as_deref(),
+            tool_name: row.tool_name.as_deref(),
+            data: row.data.as_deref(),
+            is_error: row.is_error,
+            cancelled: row.cancelled,
+            created_at: row.created_at,
+            hidden: row.hidden,
+        }
+    }
+
     /// What the event path makes of `row`.
     fn by_events(row: RawMessageRow, cap: usize) -> Vec<String> {
         let mut message = row.parse();
@@ -159,8 +217,11 @@ mod tests {
         .collect()
     }
 
-    fn framed(row: RawMessageRow, cap: usize) -> Vec<String> {
-        replay_frames("sess-\"1\"", vec![row], cap)
+    fn framed(row: &RawMessageRow, cap: usize) -> Vec<String> {
+        let mut page = ReplayPage::default();
+        ReplayFramer::new("sess-\"1\"", cap).add(&mut page, borrowed(row));
+        assert_eq!((page.rows, page.last_id), (1, Some(row.id)));
+        page.frames
             .iter()
             .map(|f| String::from_utf8_lossy(f.as_bytes()).into_owned())
             .collect()
@@ -203,7 +264,7 @@ mod tests {
                             r.turn_id = None;
                         }
                         assert_eq!(
-                            framed(r.clone(), 1 << 20),
+                            framed(&r, 1 << 20),
                             by_events(r, 1 << 20),
                             "{kind:?} {text:?} {data:?} turn {turn}"
                         );
@@ -219,9 +280,30 @@ mod tests {
             let long = "x".repeat(4000);
             let data = format!("{{\"output\":\"{long}\"}}");
             let r = row(kind, Some(&long), Some(&data));
-            let frames = framed(r.clone(), 1000);
+            let frames = framed(&r, 1000);
             assert!(!frames.is_empty() && frames.iter().all(|f| f.len() <= 1000));
             assert_eq!(frames, by_events(r, 1000), "{kind:?}");
         }
+    }
+
+    #[test]
+    fn a_page_lists_its_streamed_rows_and_its_last_id() {
+        let framer = ReplayFramer::new("s", 1 << 20);
+        let mut page = ReplayPage::default();
+        let mut answer = row(MessageKind::Assistant, Some("a"), None);
+        answer.id = 3;
+        let mut thought = row(MessageKind::Thought, Some("t"), None);
+        thought.id = 4;
+        let mut call = row(MessageKind::ToolCall, None, Some("{}"));
+        call.id = 5;
+        for r in [&answer, &thought, &call] {
+            framer.add(&mut page, borrowed(r));
+        }
+        assert_eq!(
+            (page.rows, page.last_id, page.frames.len()),
+            (3, Some(5), 3)
+        );
+        let turn = answer.turn_id.clone().unwrap();
+        assert_eq!(page.streamed, [(turn.clone(), 2, false), (turn, 2, true)]);
     }
 }

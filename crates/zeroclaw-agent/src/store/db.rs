@@ -3,7 +3,7 @@
 
 use super::search::{self, Plan};
 use super::{
-    Cause, MessageKind, MessageRow, NewMessage, RawMessageRow, Result, SessionRow, StoreError,
+    Cause, MessageKind, MessageRow, NewMessage, RawMessageRef, Result, SessionRow, StoreError,
     Usage,
 };
 use super::{attachments, clean_close, schema};
@@ -408,17 +408,21 @@ impl Db {
         after: i64,
         limit: usize,
     ) -> Result<Vec<MessageRow>> {
-        let rows = self.raw_page(session_id, after, limit)?;
-        Ok(rows.into_iter().map(RawMessageRow::parse).collect())
+        let mut rows = Vec::new();
+        self.raw_page(session_id, after, limit, |row| {
+            rows.push(row.to_owned_row().parse());
+        })?;
+        Ok(rows)
     }
 
-    /// [`Db::history_page`] with each row's data left as the stored text.
+    /// [`Db::history_page`], each row handed to `each` as the cursor holds it.
     pub fn raw_page(
         &self,
         session_id: &str,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<RawMessageRow>> {
+        mut each: impl FnMut(RawMessageRef<'_>),
+    ) -> Result<()> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -427,9 +431,13 @@ impl Db {
             )
             .map_err(StoreError::ctx("read messages"))?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        stmt.query_map(params![session_id, after, limit], raw_message_row)
-            .and_then(|rows| rows.collect())
-            .map_err(StoreError::ctx("read messages"))
+        let mut rows = stmt
+            .query(params![session_id, after, limit])
+            .map_err(StoreError::ctx("read messages"))?;
+        while let Some(row) = rows.next().map_err(StoreError::ctx("read messages"))? {
+            each(raw_message_ref(row).map_err(StoreError::ctx("read messages"))?);
+        }
+        Ok(())
     }
 
     /// The messages the model's conversation is built from: every one after the last
@@ -591,26 +599,32 @@ fn insert_message(
 }
 
 fn message_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<MessageRow> {
-    raw_message_row(row).map(RawMessageRow::parse)
+    raw_message_ref(row).map(|r| r.to_owned_row().parse())
 }
 
-fn raw_message_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawMessageRow> {
-    let kind: String = row.get(3)?;
-    Ok(RawMessageRow {
+/// A row of the messages' `SELECT` (its twelve columns in order), borrowed.
+fn raw_message_ref<'a>(row: &'a rusqlite::Row<'_>) -> rusqlite::Result<RawMessageRef<'a>> {
+    let text = |i: usize| -> rusqlite::Result<Option<&'a str>> {
+        row.get_ref(i)?.as_str_or_null().map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+        })
+    };
+    let kind = text(3)?.unwrap_or_default();
+    Ok(RawMessageRef {
         id: row.get(0)?,
-        turn_id: row.get(1)?,
+        turn_id: text(1)?,
         step: row.get(2)?,
-        kind: MessageKind::parse(&kind).ok_or_else(|| {
+        kind: MessageKind::parse(kind).ok_or_else(|| {
             rusqlite::Error::FromSqlConversionFailure(
                 3,
                 rusqlite::types::Type::Text,
                 format!("unknown message kind {kind:?}").into(),
             )
         })?,
-        text: row.get(4)?,
-        tool_call_id: row.get(5)?,
-        tool_name: row.get(6)?,
-        data: row.get(7)?,
+        text: text(4)?,
+        tool_call_id: text(5)?,
+        tool_name: text(6)?,
+        data: text(7)?,
         is_error: row.get(8)?,
         cancelled: row.get(9)?,
         created_at: row.get(10)?,

@@ -239,6 +239,43 @@ pub struct RawMessageRow {
     pub hidden: bool,
 }
 
+/// A [`RawMessageRow`] borrowed from the store's cursor: what a replay frames without an
+/// allocation per column (`Store::replay_page`).
+#[derive(Debug, Clone, Copy)]
+pub struct RawMessageRef<'a> {
+    pub id: i64,
+    pub turn_id: Option<&'a str>,
+    pub step: i64,
+    pub kind: MessageKind,
+    pub text: Option<&'a str>,
+    pub tool_call_id: Option<&'a str>,
+    pub tool_name: Option<&'a str>,
+    pub data: Option<&'a str>,
+    pub is_error: bool,
+    pub cancelled: bool,
+    pub created_at: i64,
+    pub hidden: bool,
+}
+
+impl RawMessageRef<'_> {
+    pub fn to_owned_row(&self) -> RawMessageRow {
+        RawMessageRow {
+            id: self.id,
+            turn_id: self.turn_id.map(Into::into),
+            step: self.step,
+            kind: self.kind,
+            text: self.text.map(Into::into),
+            tool_call_id: self.tool_call_id.map(Into::into),
+            tool_name: self.tool_name.map(Into::into),
+            data: self.data.map(Into::into),
+            is_error: self.is_error,
+            cancelled: self.cancelled,
+            created_at: self.created_at,
+            hidden: self.hidden,
+        }
+    }
+}
+
 impl RawMessageRow {
     pub fn parse(self) -> MessageRow {
         MessageRow {
@@ -522,17 +559,23 @@ impl Store {
             .await
     }
 
-    /// Up to `limit` of a session's messages after row `after`, oldest first, as stored (a
-    /// replay's page).
-    pub async fn replay_page(
+    /// Up to `limit` of a session's messages after row `after`, oldest first, each handed
+    /// as stored to `each` on the store's thread, which folds them into `page` (a replay's
+    /// page of frames: no row is copied out of the cursor).
+    pub async fn replay_page<P: Send + 'static>(
         &self,
         session_id: &str,
         after: i64,
         limit: usize,
-    ) -> Result<Vec<RawMessageRow>> {
+        mut page: P,
+        mut each: impl FnMut(&mut P, RawMessageRef<'_>) + Send + 'static,
+    ) -> Result<P> {
         let session_id = session_id.to_owned();
         self.reader
-            .run(move |db| db.raw_page(&session_id, after, limit))
+            .run(move |db| {
+                db.raw_page(&session_id, after, limit, |row| each(&mut page, row))?;
+                Ok(page)
+            })
             .await
     }
 

@@ -11,7 +11,7 @@ use crate::state::DaemonState;
 use std::sync::Arc;
 use std::time::Duration;
 use zeroclaw_agent::history;
-use zeroclaw_agent::session::{JoinError, Session, replay_frames};
+use zeroclaw_agent::session::{JoinError, Session};
 use zeroclaw_agent::tools::spill;
 use zeroclaw_agent::turn::Env;
 use zeroclaw_protocol::methods::{self as m, *};
@@ -207,17 +207,13 @@ async fn replay_and_attach(
 ) -> Result<SessionSummary, RpcError> {
     let daemon = &ctx.0.daemon;
     let peer = &ctx.0.peer;
-    let frame_cap = daemon.config.daemon.max_frame_bytes;
     let sent = async {
         ctx.0
-            .join(session, replay_history, |rows| async move {
-                // One `session/update` per stored message (more for one over the frame
-                // cap: see the agent's `session/fit.rs`), a page queued at once.
-                let frames = replay_frames(&session.id, rows, frame_cap)
-                    .into_iter()
-                    .map(link::own_frame)
-                    .collect();
-                peer.send_all(frames).await
+            .join(session, replay_history, |frames| async move {
+                // A page of the history: one `session/update` per stored message (more for
+                // one over the frame cap: see the agent's `session/fit.rs`), queued at once.
+                peer.send_all(frames.into_iter().map(link::own_frame).collect())
+                    .await
             })
             .await?;
         while let Some(held) = session.go_live(ctx.0.id) {
