@@ -4,12 +4,16 @@
 
 use std::ffi::OsString;
 
-use crate::diff::Change;
+#[cfg(unix)]
+use crate::diff::ChangeKind;
+use crate::diff::{Change, RawChange};
 use crate::error::Error;
 use crate::fsops;
 use crate::git::{self, Git};
 use crate::ids::SnapshotId;
 use crate::omitted::{LargeFile, Omitted, Unreadable};
+#[cfg(unix)]
+use crate::pack;
 use crate::paths;
 use crate::repo::Repo;
 use crate::scan::{self, Found};
@@ -33,6 +37,18 @@ pub(crate) struct Captured {
     pub id: SnapshotId,
     pub files: usize,
     pub omitted: Omitted,
+    /// What changed since the snapshot named, when staging knew it (`stage_here`): the
+    /// answer `git diff-tree` would give from that snapshot to this one.
+    pub since: Option<(SnapshotId, Vec<RawChange>)>,
+}
+
+/// The index brought up to date and its tree written.
+struct Done {
+    /// The tree's id (hex).
+    id: String,
+    files: usize,
+    /// The tree the index held before (hex), and what changed since.
+    since: Option<(String, Vec<RawChange>)>,
 }
 
 /// Past this many files to hash at once, git writes them into one pack instead of one loose
@@ -120,19 +136,28 @@ fn capture_once(
         )?),
         _ => None,
     };
-    let (id, files) = match staged_here {
+    let done = match staged_here {
         Some(done) => done,
         None => stage_with_git(git, repo, known, &update, &drop)?,
     };
-    let id = SnapshotId::parse(id.trim())?;
+    let id = SnapshotId::parse(done.id.trim())?;
+    let since = match done.since {
+        Some((base, changes)) => Some((SnapshotId::parse(&base)?, changes)),
+        None => None,
+    };
     omitted.nested_repositories.sort();
     omitted.too_large.sort_by(|a, b| a.path.cmp(&b.path));
     omitted.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Captured { id, files, omitted })
+    Ok(Captured {
+        id,
+        files: done.files,
+        omitted,
+        since,
+    })
 }
 
 /// Stages the changes here (`stage.rs`), writes the pack (its blobs and trees), then the
-/// index; the tree's id and the number of files.
+/// index.
 #[cfg(unix)]
 fn stage_here(
     repo: &Repo,
@@ -142,7 +167,7 @@ fn stage_here(
     drop: &[Vec<u8>],
     limits: &Limits,
     omitted: &mut Omitted,
-) -> Result<(String, usize), Error> {
+) -> Result<Done, Error> {
     use rustix::fs::{Mode, OFlags};
     let work_tree = &repo.record.work_tree;
     let root = rustix::fs::open(
@@ -151,33 +176,66 @@ fn stage_here(
         Mode::empty(),
     )
     .map_err(|e| Error::io("open", work_tree, e.into()))?;
-    let (entries, objects) =
-        crate::stage::stage(&root, entries, update, drop, limits.max_file_bytes, omitted);
-    let id = trees::write(repo, known, &entries, objects)?;
+    let index = &repo.ctx.index;
+    // The tree the index holds now, if this process wrote it: what the staged changes are
+    // changes from.
+    let base = known.index_tree(&repo.dir, trees::IndexStamp::of(index));
+    let staged = crate::stage::stage(&root, entries, update, drop, limits.max_file_bytes, omitted);
+    let root_tree = trees::write(repo, known, &staged.entries, staged.objects)?;
     // The index only after the pack: an index that names an object the store lacks would
     // make every later snapshot name it too.
-    let index = &repo.ctx.index;
     let mut temporary = index.as_os_str().to_owned();
     temporary.push(".zeroclaw-new");
     let temporary = std::path::PathBuf::from(temporary);
-    std::fs::write(&temporary, crate::index::encode(&entries))
+    std::fs::write(&temporary, crate::index::encode(&staged.entries))
         .and_then(|()| std::fs::rename(&temporary, index))
         .map_err(|e| {
             let _ = std::fs::remove_file(&temporary);
             Error::io("write", index, e)
         })?;
-    Ok((id, entries.len()))
+    let written = trees::IndexStamp::of(index).map(|stamp| (root_tree, stamp));
+    known.set_index_tree(&repo.dir, written);
+    let since = base.map(|base| {
+        let changes = staged
+            .changed
+            .iter()
+            .filter_map(|c| raw_change(repo, c))
+            .collect();
+        (pack::hex(&base), changes)
+    });
+    Ok(Done {
+        id: pack::hex(&root_tree),
+        files: staged.entries.len(),
+        since,
+    })
 }
 
-/// Stages the changes with `git update-index`, then writes the trees; the tree's id and
-/// the number of files.
+/// A staged change as `git diff-tree` would list it between the two trees.
+#[cfg(unix)]
+fn raw_change(repo: &Repo, changed: &crate::stage::Changed) -> Option<RawChange> {
+    let path = repo.record.strip(&changed.path)?.to_vec();
+    let (kind, (new_mode, new_oid)) = match (changed.old, changed.new) {
+        (None, Some(new)) => (ChangeKind::Added, new),
+        (Some(_), Some(new)) => (ChangeKind::Modified, new),
+        (Some(_), None) => (ChangeKind::Deleted, (0, [0; 20])),
+        (None, None) => return None,
+    };
+    Some(RawChange {
+        path,
+        kind,
+        new_mode,
+        new_oid: pack::hex(&new_oid),
+    })
+}
+
+/// Stages the changes with `git update-index`, then writes the trees.
 fn stage_with_git(
     git: &Git,
     repo: &Repo,
     known: &KnownTrees,
     update: &[Vec<u8>],
     drop: &[Vec<u8>],
-) -> Result<(String, usize), Error> {
+) -> Result<Done, Error> {
     if !update.is_empty() {
         let mut args: Vec<&str> = Vec::new();
         if update.len() > BULK {
@@ -206,7 +264,11 @@ fn stage_with_git(
         Some(id) => id,
         None => String::from_utf8_lossy(&write_tree(git, repo, files)?).into_owned(),
     };
-    Ok((id, files))
+    Ok(Done {
+        id,
+        files,
+        since: None,
+    })
 }
 
 /// The index's tree as git writes it (one loose object per new tree), for an index

@@ -32,9 +32,27 @@ pub(crate) const MAX_BYTES: u64 = 32 * 1024 * 1024;
 /// New objects for the snapshot's pack.
 pub(crate) type Objects = Vec<(Oid, Kind, Vec<u8>)>;
 
+/// The index brought up to date.
+pub(crate) struct Staged {
+    /// The index's entries, in its order.
+    pub entries: Vec<Entry>,
+    /// The blobs they need that the index did not already name.
+    pub objects: Objects,
+    /// The paths (work-tree form) whose entry changed, sorted: what differs from the tree
+    /// of the index as it was.
+    pub changed: Vec<Changed>,
+}
+
+/// A path whose entry changed: its mode and object before and after (`None`: no entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Changed {
+    pub path: Vec<u8>,
+    pub old: Option<(u32, Oid)>,
+    pub new: Option<(u32, Oid)>,
+}
+
 /// `entries` (the index, in its order) with `update` (hashed if present, removed if gone)
-/// and `drop` (removed) applied, in the index's order, and the blobs they need that the
-/// index did not already name. `root` is the work tree.
+/// and `drop` (removed) applied. `root` is the work tree.
 pub(crate) fn stage(
     root: &OwnedFd,
     mut entries: Vec<Entry>,
@@ -42,62 +60,96 @@ pub(crate) fn stage(
     drop: &[Vec<u8>],
     max_file_bytes: u64,
     omitted: &mut Omitted,
-) -> (Vec<Entry>, Objects) {
-    let known: HashMap<&[u8], &Entry> = entries.iter().map(|e| (e.path.as_slice(), e)).collect();
+) -> Staged {
     let mut staged: HashMap<Vec<u8>, Option<Entry>> = HashMap::new();
     let mut objects: Objects = Vec::new();
-    for path in drop {
-        staged.insert(path.clone(), None);
-    }
-    for path in update {
-        let entry = match read(root, path, max_file_bytes) {
-            Current::Content { mode, stat, bytes } => {
-                let oid = pack::oid(Kind::Blob, &bytes);
-                // Only a content the index did not have at this path is written: a file
-                // that was only touched, or changed back, adds nothing.
-                if known.get(path.as_slice()).is_none_or(|e| e.oid != oid) {
-                    objects.push((oid, Kind::Blob, bytes));
+    let mut changed = Vec::new();
+    {
+        let known: HashMap<&[u8], &Entry> =
+            entries.iter().map(|e| (e.path.as_slice(), e)).collect();
+        for path in drop {
+            staged.insert(path.clone(), None);
+        }
+        for path in update {
+            let entry = match read(root, path, max_file_bytes) {
+                Current::Content { mode, stat, bytes } => {
+                    let oid = pack::oid(Kind::Blob, &bytes);
+                    // Only a content the index did not have at this path is written: a
+                    // file that was only touched, or changed back, adds nothing.
+                    if known.get(path.as_slice()).is_none_or(|e| e.oid != oid) {
+                        objects.push((oid, Kind::Blob, bytes));
+                    }
+                    Some(Entry {
+                        mode,
+                        oid,
+                        path: path.clone(),
+                        stat,
+                    })
                 }
-                Some(Entry {
-                    mode,
-                    oid,
+                Current::Gone => None,
+                Current::TooLarge(bytes) => {
+                    omitted.too_large.push(LargeFile {
+                        path: paths::relative(path),
+                        bytes,
+                    });
+                    None
+                }
+                Current::Unreadable(reason) => {
+                    omitted.unreadable.push(Unreadable {
+                        path: paths::relative(path),
+                        reason,
+                    });
+                    None
+                }
+            };
+            staged.insert(path.clone(), entry);
+        }
+        for (path, entry) in &staged {
+            let old = known.get(path.as_slice()).map(|e| (e.mode, e.oid));
+            let new = entry.as_ref().map(|e| (e.mode, e.oid));
+            if old != new {
+                changed.push(Changed {
                     path: path.clone(),
-                    stat,
-                })
-            }
-            Current::Gone => None,
-            Current::TooLarge(bytes) => {
-                omitted.too_large.push(LargeFile {
-                    path: paths::relative(path),
-                    bytes,
+                    old,
+                    new,
                 });
-                None
             }
-            Current::Unreadable(reason) => {
-                omitted.unreadable.push(Unreadable {
-                    path: paths::relative(path),
-                    reason,
-                });
-                None
-            }
-        };
-        staged.insert(path.clone(), entry);
+        }
     }
-    drop_conflicts(&mut entries, &staged);
+    let displaced = drop_conflicts(&mut entries, &staged);
+    for displaced in displaced
+        .into_iter()
+        .filter(|e| !staged.contains_key(&e.path))
+    {
+        changed.push(Changed {
+            path: displaced.path,
+            old: Some((displaced.mode, displaced.oid)),
+            new: None,
+        });
+    }
     entries.retain(|e| !staged.contains_key(&e.path));
     entries.extend(staged.into_values().flatten());
     entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    changed.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     // Two blobs of the same content, staged at two paths, go into the pack once.
     objects.sort_unstable_by_key(|(oid, _, _)| *oid);
     objects.dedup_by_key(|(oid, _, _)| *oid);
-    (entries, objects)
+    Staged {
+        entries,
+        objects,
+        changed,
+    }
 }
 
 /// Removes the entries a staged file displaces, as `update-index --replace` does: the
 /// files under a path that is now a file, and a file where a path now has a directory.
 /// The walk normally lists them itself (gone), so this only matters when the workspace
 /// changed while it ran. `entries` are in the index's order, so each is a binary search.
-fn drop_conflicts(entries: &mut Vec<Entry>, staged: &HashMap<Vec<u8>, Option<Entry>>) {
+/// Returns the entries removed.
+fn drop_conflicts(
+    entries: &mut Vec<Entry>,
+    staged: &HashMap<Vec<u8>, Option<Entry>>,
+) -> Vec<Entry> {
     let mut displaced = vec![false; entries.len()];
     let mut any = false;
     for path in staged.iter().filter(|(_, e)| e.is_some()).map(|(p, _)| p) {
@@ -119,10 +171,15 @@ fn drop_conflicts(entries: &mut Vec<Entry>, staged: &HashMap<Vec<u8>, Option<Ent
             }
         }
     }
-    if any {
-        let mut displaced = displaced.into_iter();
-        entries.retain(|_| !displaced.next().unwrap_or(false));
+    if !any {
+        return Vec::new();
     }
+    let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(entries)
+        .into_iter()
+        .zip(displaced)
+        .partition(|(_, displaced)| *displaced);
+    *entries = kept.into_iter().map(|(e, _)| e).collect();
+    gone.into_iter().map(|(e, _)| e).collect()
 }
 
 /// What a path holds now.

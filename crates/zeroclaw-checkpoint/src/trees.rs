@@ -32,6 +32,59 @@ pub(crate) struct KnownTrees {
 struct Known {
     generation: String,
     trees: HashSet<Oid>,
+    /// The tree of the index as this process last wrote it, and the index file's stamp
+    /// then: while the file is as written, a snapshot staged here knows what it changed
+    /// since that tree without asking git (`snapshot.rs`).
+    index_tree: Option<(Oid, IndexStamp)>,
+}
+
+/// What tells one write of the index file from another: each write makes a new file
+/// (written beside it, then renamed over it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(unix), allow(dead_code))]
+pub(crate) struct IndexStamp {
+    pub len: u64,
+    pub ino: u64,
+    pub mtime: (i64, i64),
+}
+
+impl IndexStamp {
+    /// The index file's stamp now, `None` without one.
+    #[cfg(unix)]
+    pub(crate) fn of(path: &Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Self {
+            len: meta.len(),
+            ino: meta.ino(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+        })
+    }
+}
+
+#[cfg(unix)] // where the index is staged here
+impl KnownTrees {
+    /// The tree of the index file if it is still as this process last wrote it.
+    pub(crate) fn index_tree(&self, repo_dir: &Path, stamp: Option<IndexStamp>) -> Option<Oid> {
+        let by_repo = self
+            .by_repo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (tree, written) = by_repo.get(repo_dir)?.index_tree?;
+        (Some(written) == stamp).then_some(tree)
+    }
+
+    /// Records the tree of the index this process just wrote (`None`: unknown, as after
+    /// git wrote it).
+    pub(crate) fn set_index_tree(&self, repo_dir: &Path, written: Option<(Oid, IndexStamp)>) {
+        let mut by_repo = self
+            .by_repo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(known) = by_repo.get_mut(repo_dir) {
+            known.index_tree = written;
+        }
+    }
 }
 
 /// The tree of the workspace as the index has it, its new trees written; `None` when the
@@ -50,7 +103,7 @@ pub(crate) fn write_from_index(repo: &Repo, known: &KnownTrees) -> Result<Option
             None => return Ok(None),
         }
     };
-    write(repo, known, &entries, Vec::new()).map(Some)
+    write(repo, known, &entries, Vec::new()).map(|root| Some(pack::hex(&root)))
 }
 
 /// The tree of `entries` (an index's, in its order), written with its new trees and
@@ -60,7 +113,7 @@ pub(crate) fn write(
     known: &KnownTrees,
     entries: &[Entry],
     mut objects: Vec<(Oid, Kind, Vec<u8>)>,
-) -> Result<String, Error> {
+) -> Result<Oid, Error> {
     let mut built = Vec::new();
     let root = build(&under(entries, &repo.record.prefix), &mut built);
 
@@ -72,10 +125,12 @@ pub(crate) fn write(
     let known = by_repo.entry(repo.dir.clone()).or_insert_with(|| Known {
         generation: generation.clone(),
         trees: HashSet::new(),
+        index_tree: None,
     });
     if known.generation != generation {
         known.generation = generation;
         known.trees.clear();
+        known.index_tree = None;
     }
     let mut seen = HashSet::with_capacity(built.len());
     objects.extend(
@@ -88,7 +143,9 @@ pub(crate) fn write(
     pack::write(&dir, &objects).map_err(|e| Error::io("write a pack in", &dir, e))?;
     // The last snapshot's trees: what the next one most likely shares.
     known.trees = seen;
-    Ok(pack::hex(&root))
+    // Whoever wrote the index (git, or the caller after this) says what its tree is.
+    known.index_tree = None;
+    Ok(root)
 }
 
 /// Renews the repository's generation, for after `git gc`: the trees it deleted may be ones

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::conflict::{self, Gap};
-use crate::diff::{self, Change};
+use crate::diff::{self, Change, RawChange};
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::excludes;
@@ -81,6 +81,20 @@ impl Workspace {
         prune::consolidate(&self.engine.git, &session.store_ctx())?;
         let answers = asks.iter().map(|(_, parent)| {
             let changes = match parent {
+                // What staging knew changed since the parent: no diff to run.
+                Some(parent)
+                    if captured
+                        .since
+                        .as_ref()
+                        .is_some_and(|(base, _)| base == parent) =>
+                {
+                    captured
+                        .since
+                        .iter()
+                        .flat_map(|(_, changes)| changes)
+                        .map(RawChange::public)
+                        .collect()
+                }
                 // Checked only when the diff fails: one git process less on every turn.
                 Some(parent) => session.diff(parent, &captured.id).map_err(|e| {
                     match session.require(&[parent], &self.path) {

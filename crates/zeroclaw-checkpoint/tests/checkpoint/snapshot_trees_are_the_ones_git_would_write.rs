@@ -7,7 +7,7 @@
 
 use crate::common::*;
 use std::path::Path;
-use zeroclaw_checkpoint::{Options, SnapshotId};
+use zeroclaw_checkpoint::{Options, Snapshot, SnapshotId, Workspace};
 
 /// Runs git in the shadow repository `repo` (its own index), as the engine does.
 fn shadow_git(repo: &Path, args: &[&str]) -> String {
@@ -63,6 +63,16 @@ fn assert_git_agrees(repo: &Path, id: &SnapshotId, prefix: Option<&str>, work_tr
     assert_eq!(shadow_git(repo, &["cat-file", "-t", id.as_str()]), "tree");
 }
 
+/// A snapshot's changes (the engine knows them from what it staged, when the index held the
+/// parent's tree) are what `git diff-tree` lists between the parent and it.
+fn assert_changes_are_git_s(ws: &Workspace, parent: &SnapshotId, snapshot: &Snapshot) {
+    let by_git = ws.diff(parent, &snapshot.id).unwrap();
+    assert_eq!(
+        snapshot.changes, by_git,
+        "the snapshot's changes are not git's diff"
+    );
+}
+
 #[test]
 fn snapshot_trees_are_the_ones_git_would_write() {
     let Some(f) = fixture(Options::default()) else {
@@ -99,6 +109,7 @@ fn snapshot_trees_are_the_ones_git_would_write() {
     let second = f.ws.snapshot(&name("s/1"), Some(&first.id)).unwrap();
     assert_ne!(second.id, first.id);
     assert_git_agrees(&repo, &second.id, None, f.ws.path());
+    assert_changes_are_git_s(&f.ws, &first.id, &second);
 
     // Many files in many directories: the trees go in one pack.
     for i in 0..200 {
@@ -243,6 +254,7 @@ fn the_walk_misses_no_change_git_would_see() {
     set_mtime();
     assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
     let second = f.ws.snapshot(&name("s/1"), Some(&first.id)).unwrap();
+    assert_changes_are_git_s(&f.ws, &first.id, &second);
     let changed: Vec<String> = second
         .changes
         .iter()
@@ -260,6 +272,7 @@ fn the_walk_misses_no_change_git_would_see() {
     }
     std::fs::remove_file(f.at("d/gone")).unwrap();
     let third = f.ws.snapshot(&name("s/2"), Some(&second.id)).unwrap();
+    assert_changes_are_git_s(&f.ws, &second.id, &third);
     let changed: Vec<String> = third
         .changes
         .iter()
@@ -308,6 +321,8 @@ fn both_ways_of_staging_give_git_s_tree() {
     write(f.at("big/0"), big(99));
     let second = f.ws.snapshot(&name("s/1"), Some(&first.id)).unwrap();
     assert_git_agrees(&repo, &second.id, None, f.ws.path());
+    assert_changes_are_git_s(&f.ws, &first.id, &second);
+    assert!(!second.changes.is_empty());
 
     // Back: x a file with its first content, y a directory.
     std::fs::remove_dir_all(f.at("x")).unwrap();
@@ -318,6 +333,10 @@ fn both_ways_of_staging_give_git_s_tree() {
     let third = f.ws.snapshot(&name("s/2"), Some(&second.id)).unwrap();
     assert_eq!(third.id, first.id, "the first snapshot's tree again");
     assert_git_agrees(&repo, &third.id, None, f.ws.path());
+    assert_changes_are_git_s(&f.ws, &second.id, &third);
+    // A parent other than the tree the index held: git's diff, the same answer.
+    let again = f.ws.snapshot(&name("s/2b"), Some(&second.id)).unwrap();
+    assert_changes_are_git_s(&f.ws, &second.id, &again);
 
     // Touched only: a new modification time, the same bytes.
     let touched = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
