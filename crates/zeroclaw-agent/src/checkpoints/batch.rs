@@ -4,7 +4,11 @@
 //! project at once make two or three captures, not fifty.
 //!
 //! Each ask is still captured after it was made: an ask that arrives while a capture runs
-//! waits for the next one, never joins a walk already under way.
+//! waits for the next one, never joins a walk already under way. The first capture after
+//! an idle spell waits [`GATHER`] before it starts, so a burst of turns (fifty prompts
+//! sent at once) is captured in one round and starts streaming together; without it the
+//! first turn started a capture alone and streamed while the rest waited a capture more
+//! (docs/benchmarks.md, "Concurrent turns, again").
 //!
 //! The queue of a cwd holds at most one ask per turn running in it (each turn waits for
 //! its answer before it asks again), so it is bounded by the turns the daemon runs.
@@ -14,6 +18,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use zeroclaw_checkpoint::{RefName, Snapshot, SnapshotId};
+
+/// How long the first capture after an idle spell waits for more asks: turns started
+/// together (a burst of prompts) then take their start snapshots in one capture and start
+/// streaming together, instead of one first and the rest a capture later.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The asks waiting for each cwd's next capture. A cwd is in the map while a task
 /// captures it; that task takes its asks, round after round, until none are left.
@@ -75,6 +84,7 @@ impl Checkpointer {
     /// Captures `cwd` for the asks waiting, round after round, until none wait; then
     /// leaves the map, so the next ask starts a task of its own.
     async fn capture_rounds(self: Arc<Self>, cwd: String) {
+        tokio::time::sleep(GATHER).await;
         loop {
             let asks = {
                 let mut waiting = self
