@@ -50,13 +50,24 @@ pub(crate) fn set(git: &Git, ctx: &Context, name: &RefName, id: &SnapshotId) -> 
     Ok(())
 }
 
-/// Points every one of `names` at `id`, in one `update-ref` (one process, one transaction).
+/// Points every one of `names` at `id`: each written here as a loose ref, as git writes
+/// one (the id and a newline in `<name>.lock`, created exclusively, renamed over the ref),
+/// which saves a git process on every snapshot; should any not be written so (a lock held
+/// by a git at work, a name whose directory is a ref), one `update-ref` sets them all, in
+/// one transaction. A loose ref takes precedence over a packed one of the same name, so
+/// what `git pack-refs` left behind is overridden, as git itself does.
 pub(crate) fn set_all(
     git: &Git,
     ctx: &Context,
     names: &[&RefName],
     id: &SnapshotId,
 ) -> Result<(), Error> {
+    if names
+        .iter()
+        .all(|name| write_loose(&ctx.git_dir, name, id).is_ok())
+    {
+        return Ok(());
+    }
     if let [name] = names {
         return set(git, ctx, name, id);
     }
@@ -74,6 +85,34 @@ pub(crate) fn set_all(
         Some(script.as_bytes()),
     )?;
     Ok(())
+}
+
+/// Writes `name`'s loose ref file to name `id`. Not synced, as git does not sync refs by
+/// default: a crash leaves the old ref or the new one (or a stale `.lock`, which a later
+/// write here refuses and git then reports).
+fn write_loose(git_dir: &std::path::Path, name: &RefName, id: &SnapshotId) -> std::io::Result<()> {
+    use std::io::Write;
+    let path = git_dir.join(crate::paths::relative(name.full().as_bytes()));
+    let mut lock = path.clone().into_os_string();
+    lock.push(".lock");
+    let lock = std::path::PathBuf::from(lock);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)?;
+    let written = file
+        .write_all(format!("{}\n", id.as_str()).as_bytes())
+        .and_then(|()| {
+            drop(file);
+            std::fs::rename(&lock, &path)
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&lock);
+    }
+    written
 }
 
 /// Deletes the refs `keep` refuses; returns how many went and how many stay. The objects
