@@ -6,9 +6,11 @@
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader, DuplexStream};
+use tokio::task::JoinHandle;
 use zeroclaw_rpc::{
-    BoxFuture, HandlerResult, Notification, NotifyError, Peer, PeerConfig, Service, StreamTransport,
+    BoxFuture, HandlerResult, Notification, NotifyError, Peer, PeerConfig, PeerHandle, Service,
+    StreamTransport,
 };
 
 /// Only a guard against hangs; nothing here asserts on timing.
@@ -23,6 +25,19 @@ impl Service for Nothing {
     }
 }
 
+/// A running peer whose outbound queue holds 4 frames, and the other end of its stream.
+fn small_queue_peer() -> (PeerHandle, JoinHandle<()>, DuplexStream) {
+    let (ours, theirs) = tokio::io::duplex(256);
+    let transport = StreamTransport::new(ours, "test", 1 << 20);
+    let config = PeerConfig {
+        outbound_queue: 4,
+        ..PeerConfig::default()
+    };
+    let (peer, handle) = Peer::new(transport, config);
+    let run = tokio::spawn(peer.run(Arc::new(Nothing)));
+    (handle, run, theirs)
+}
+
 fn notes(n: usize) -> Vec<Notification> {
     (0..n)
         .map(|i| Notification::new("session/update", &json!({ "seq": i })).unwrap())
@@ -31,14 +46,7 @@ fn notes(n: usize) -> Vec<Notification> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_longer_than_the_queue_arrives_whole_and_in_order() {
-    let (ours, theirs) = tokio::io::duplex(256);
-    let transport = StreamTransport::new(ours, "test", 1 << 20);
-    let config = PeerConfig {
-        outbound_queue: 4,
-        ..PeerConfig::default()
-    };
-    let (peer, handle) = Peer::new(transport, config);
-    tokio::spawn(peer.run(Arc::new(Nothing)));
+    let (handle, _run, theirs) = small_queue_peer();
     let burst = notes(300);
     let sender = tokio::spawn(async move { handle.send_all(burst).await });
     let mut lines = BufReader::new(theirs).lines();
@@ -56,14 +64,7 @@ async fn a_burst_longer_than_the_queue_arrives_whole_and_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_to_a_closed_connection_fails_instead_of_waiting() {
-    let (ours, theirs) = tokio::io::duplex(256);
-    let transport = StreamTransport::new(ours, "test", 1 << 20);
-    let config = PeerConfig {
-        outbound_queue: 4,
-        ..PeerConfig::default()
-    };
-    let (peer, handle) = Peer::new(transport, config);
-    let run = tokio::spawn(peer.run(Arc::new(Nothing)));
+    let (handle, run, theirs) = small_queue_peer();
     drop(theirs);
     run.await.unwrap();
     let sent = tokio::time::timeout(HANG_GUARD, handle.send_all(notes(300)))
