@@ -67,10 +67,10 @@ pub(crate) fn stage(
     {
         let known: HashMap<&[u8], &Entry> =
             entries.iter().map(|e| (e.path.as_slice(), e)).collect();
-        for path in drop {
-            staged.insert(path.clone(), None);
-        }
-        for path in update {
+        // What leaves the snapshot (a tracked file the ignore rules now cover) leaves it even
+        // if it also changed, as `update-index --force-remove` after `--add` would have it.
+        let dropped: std::collections::HashSet<&[u8]> = drop.iter().map(Vec::as_slice).collect();
+        for path in update.iter().filter(|p| !dropped.contains(p.as_slice())) {
             let entry = match read(root, path, max_file_bytes) {
                 Current::Content { mode, stat, bytes } => {
                     let oid = pack::oid(Kind::Blob, &bytes);
@@ -103,6 +103,9 @@ pub(crate) fn stage(
                 }
             };
             staged.insert(path.clone(), entry);
+        }
+        for path in drop {
+            staged.insert(path.clone(), None);
         }
         for (path, entry) in &staged {
             let old = known.get(path.as_slice()).map(|e| (e.mode, e.oid));

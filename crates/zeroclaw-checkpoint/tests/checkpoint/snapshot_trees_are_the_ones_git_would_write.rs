@@ -360,3 +360,27 @@ fn both_ways_of_staging_give_git_s_tree() {
 fn big(seed: u64) -> Vec<u8> {
     vec![b'a' + (seed % 26) as u8; 9 << 20]
 }
+
+/// A tracked file that changes in the turn that also starts ignoring it leaves the
+/// snapshot, as a fresh `git add -A` would leave it out.
+#[test]
+fn a_changed_file_newly_ignored_leaves_the_snapshot() {
+    let Some(f) = fixture(Options::default()) else {
+        return;
+    };
+    let repo = f.ws.store_dir();
+    write(f.at("kept.txt"), "kept\n");
+    write(f.at("build.log"), "first\n");
+    let first = f.ws.snapshot(&name("s/0"), None).unwrap();
+    write(f.at("build.log"), "second, and now ignored\n");
+    write(f.at(".gitignore"), "*.log\n");
+    let second = f.ws.snapshot(&name("s/1"), Some(&first.id)).unwrap();
+    assert_git_agrees(&repo, &second.id, None, f.ws.path());
+    assert_changes_are_git_s(&f.ws, &first.id, &second);
+    let listed: Vec<String> = second
+        .changes
+        .iter()
+        .map(|c| format!("{} {}", c.change.as_str(), c.path.display()))
+        .collect();
+    assert_eq!(listed, ["added .gitignore", "deleted build.log"]);
+}
