@@ -116,8 +116,8 @@ pub struct ProviderConfig {
     pub images: Option<bool>,
 }
 
-/// `[provider.pricing]`: prices per million tokens, in any one currency (costs are
-/// reported in it, as plain numbers).
+/// `[provider.pricing]`: prices per million tokens, in `currency` (costs are reported in
+/// it, as plain numbers beside its code).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pricing {
@@ -128,6 +128,59 @@ pub struct Pricing {
     /// Per million input tokens read from the prompt cache; `input` if unset.
     #[serde(default)]
     pub cached_input: Option<f64>,
+    /// The prices' currency; `USD` if unset.
+    #[serde(default)]
+    pub currency: Currency,
+}
+
+/// An ISO 4217 currency code: three upper-case ASCII letters (`USD`, `EUR`). Held as bytes
+/// so that [`Pricing`] stays `Copy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct Currency([u8; 3]);
+
+impl Default for Currency {
+    fn default() -> Self {
+        Self::USD
+    }
+}
+
+impl TryFrom<String> for Currency {
+    type Error = String;
+
+    fn try_from(code: String) -> Result<Self, String> {
+        match <[u8; 3]>::try_from(code.as_bytes()) {
+            Ok(bytes) if bytes.iter().all(u8::is_ascii_uppercase) => Ok(Self(bytes)),
+            _ => Err(format!(
+                "a currency is an ISO 4217 code, three upper-case letters such as \"USD\" or \"EUR\"; got {code:?}"
+            )),
+        }
+    }
+}
+
+impl Currency {
+    pub const USD: Currency = Currency(*b"USD");
+
+    pub fn as_str(&self) -> &str {
+        // Three ASCII letters, checked when it was made.
+        std::str::from_utf8(&self.0).unwrap_or("USD")
+    }
+
+    /// An amount in this currency for people to read, at four decimals so that a single
+    /// call's fraction of a cent shows: `$0.4200` in US dollars (as budgets always said
+    /// it), `0.4200 EUR` in any other currency.
+    pub fn amount(&self, value: f64) -> String {
+        match self.as_str() {
+            "USD" => format!("${value:.4}"),
+            code => format!("{value:.4} {code}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Currency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Pricing {
@@ -486,6 +539,34 @@ pub fn check_vars(value: &str) -> Result<(), String> {
 }
 
 impl Config {
+    /// Prices are all or nothing, in one currency: each model call is priced by the
+    /// provider that answered it (`[provider]` or a `[[fallback]]`), and a turn's cost sums
+    /// its calls, so a cost is known — and a cost budget enforced — only if every provider
+    /// of the route has a price in the same currency.
+    fn pricing_problem(&self) -> Option<String> {
+        let primary = self.provider.pricing;
+        self.fallback
+            .iter()
+            .enumerate()
+            .find_map(|(i, fallback)| match (primary, fallback.pricing) {
+                (Some(_), None) => Some(format!(
+                    "fallback[{i}] has no `pricing`: with [provider.pricing] set, every [[fallback]] needs its own \
+                     ([fallback.pricing] under it, or pricing = {{ input = 0, output = 0 }} for a free model), \
+                     so that the cost of each call is known whichever provider answers it"
+                )),
+                (None, Some(_)) => Some(format!(
+                    "fallback[{i}].pricing is set but [provider.pricing] is not: price the primary provider too \
+                     (a turn's cost sums its calls, whichever provider answered them)"
+                )),
+                (Some(primary), Some(own)) if own.currency != primary.currency => Some(format!(
+                    "fallback[{i}].pricing.currency is {} but provider.pricing.currency is {}: a turn's cost \
+                     sums its calls, so every price must be in one currency",
+                    own.currency, primary.currency
+                )),
+                _ => None,
+            })
+    }
+
     /// What is wrong with the values, named as in the file; `Ok` if nothing is.
     /// `tools`: the built-in tools' names, the only ones `[approvals]` may name.
     pub fn validate(&self, tools: &[&str]) -> Result<(), String> {
@@ -519,6 +600,9 @@ impl Config {
             ));
         }
         self.sandbox.validate()?;
+        if let Some(problem) = self.pricing_problem() {
+            return Err(problem);
+        }
         self.limits.validate(self.provider.pricing.is_some())?;
         let mut names = std::collections::HashSet::new();
         for (i, server) in self.mcp_servers.iter().enumerate() {
@@ -623,9 +707,50 @@ mod tests {
                 "provider.pricing.cached_input",
             ),
             ("input = 1", "output"),
-            ("input = 1\noutput = 1\ncurrency = \"EUR\"", "currency"),
+            ("input = 1\noutput = 1\ncurrency = \"eur\"", "ISO 4217"),
+            ("input = 1\noutput = 1\ncurrency = \"EURO\"", "\"EURO\""),
+            ("input = 1\noutput = 1\ncolour = 1", "colour"),
         ] {
             let err = load(&format!("[provider.pricing]\n{text}\n")).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_currency_defaults_to_us_dollars_and_names_its_amounts() {
+        let usd = load("[provider.pricing]\ninput = 1\noutput = 2\n").unwrap();
+        let usd = usd.provider.pricing.unwrap().currency;
+        assert_eq!(usd.as_str(), "USD");
+        assert_eq!(usd.amount(0.42), "$0.4200");
+        let eur = load("[provider.pricing]\ninput = 1\noutput = 2\ncurrency = \"EUR\"\n").unwrap();
+        let eur = eur.provider.pricing.unwrap().currency;
+        assert_eq!(eur.to_string(), "EUR");
+        assert_eq!(eur.amount(0.42), "0.4200 EUR");
+    }
+
+    #[test]
+    fn every_provider_of_the_route_is_priced_in_one_currency_or_none_is() {
+        let priced = "[provider.pricing]\ninput = 1\noutput = 2\n";
+        let fallback = "[[fallback]]\nmodel = \"b\"\n";
+        let own = "[fallback.pricing]\ninput = 0\noutput = 0\n";
+        let config = load(&format!("{priced}{fallback}{own}")).unwrap();
+        assert_eq!(config.fallback[0].pricing.unwrap().input, 0.0);
+        assert!(load(fallback).is_ok(), "no prices at all");
+        for (text, want) in [
+            (
+                format!("{priced}{fallback}"),
+                "fallback[0] has no `pricing`",
+            ),
+            (
+                format!("{fallback}{own}"),
+                "fallback[0].pricing is set but [provider.pricing] is not",
+            ),
+            (
+                format!("{priced}{fallback}{own}currency = \"EUR\"\n"),
+                "fallback[0].pricing.currency is EUR but provider.pricing.currency is USD",
+            ),
+        ] {
+            let err = load(&text).unwrap_err();
             assert!(err.contains(want), "{text}: {err}");
         }
     }

@@ -528,6 +528,7 @@ mod tests {
                 output_tokens: 2,
                 cached_input_tokens: 4,
                 cost: Some(0.25),
+                currency: Some("USD".into()),
                 estimated: false,
                 turn: crate::methods::UsageTotals {
                     input_tokens: 10,

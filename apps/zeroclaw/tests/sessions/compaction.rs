@@ -197,6 +197,9 @@ fn session_compact_folds_all_but_the_last_turn_on_demand() {
         "two turns of two messages: {result}"
     );
     assert_eq!(result["summary"], "SUMMARY on demand.");
+    // What its summarising call used (the fake reports one token per chunk written); no
+    // turn holds it.
+    assert_eq!(result["usage"]["outputTokens"], 1, "{result}");
     let events = client.take_events();
     let event = events
         .iter()
@@ -221,4 +224,65 @@ fn session_compact_folds_all_but_the_last_turn_on_demand() {
     let mut stranger = env.daemon.client();
     let refused = stranger.request("session/compact", json!({"sessionId": session}));
     assert_eq!(refused["error"]["code"], -32003, "{refused}");
+}
+
+#[test]
+fn compactions_summary_calls_count_as_the_turns_usage_and_budget() {
+    // The provider refuses a request as too long once the session has grown: that turn
+    // compacts (a summarising call of 3040 tokens), and before it asks again its budget
+    // (2500, which no plain turn of 1005 reaches) sees the summary's tokens.
+    let env = Env::new(
+        "context_window = 1000000",
+        "[limits]\nmax_tokens_per_turn = 2500",
+    );
+    env.fake.limit_context(16_000);
+    env.fake.answer_when(
+        SUMMARISING,
+        openai::Builder::new()
+            .text("SUMMARY of the early prompts.")
+            .usage(3000, 40)
+            .build(),
+    );
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let mut spent = 0;
+    for n in 0..8 {
+        env.fake.push(
+            openai::Builder::new()
+                .text(&format!("answer {n}"))
+                .usage(1000, 5)
+                .build(),
+        );
+        let turn = client.prompt(&session, &long_prompt(n), no_questions);
+        let result = turn.result().clone();
+        if result["stopReason"] == "end_turn" {
+            spent += 1005;
+            continue;
+        }
+        assert_eq!(result["stopReason"], "budget", "{result}");
+        assert_eq!(turn.of_type("context_compacted").len(), 1);
+        assert_eq!(
+            result["budget"],
+            json!({"limit": "limits.max_tokens_per_turn", "used": "3040 tokens of 2500"})
+        );
+        assert_eq!(
+            result["usage"],
+            json!({"inputTokens": 3000, "outputTokens": 40})
+        );
+        // Its `usage_update`: the summarising call's tokens; the gauge stays at the last
+        // step's measure (the previous turn's call), the summary request being no measure
+        // of the conversation.
+        let [event] = &turn.usage[..] else {
+            panic!("{:#?}", turn.usage)
+        };
+        assert_eq!(event["inputTokens"], 3000, "{event}");
+        assert_eq!(event["outputTokens"], 40, "{event}");
+        assert_eq!(event["contextUsed"], 1000, "{event}");
+        assert_eq!(event["session"]["inputTokens"], spent / 1005 * 1000 + 3000);
+        let usage = client.call("session/usage", json!({"sessionId": session}));
+        assert_eq!(usage["inputTokens"], spent / 1005 * 1000 + 3000, "{usage}");
+        assert_eq!(usage["contextUsed"], 1000, "{usage}");
+        return;
+    }
+    panic!("no turn compacted");
 }

@@ -58,6 +58,8 @@ fn usage_events_add_up_to_the_providers_reported_usage() {
         assert_eq!(event["contextUsed"], call_input);
         assert_eq!(event["contextSize"], 100000);
         assert_cost(&event["cost"], cost(call_input, call_cached, call_output));
+        // No `currency` key: US dollars.
+        assert_eq!(event["currency"], "USD", "{event}");
         input += call_input;
         output += call_output;
         cached += call_cached;
@@ -105,6 +107,7 @@ fn usage_events_add_up_to_the_providers_reported_usage() {
         assert_eq!(usage["contextSize"], 100000);
         assert!(usage.get("estimated").is_none(), "{usage}");
         assert_cost(&usage["cost"], spent);
+        assert_eq!(usage["currency"], "USD", "{usage}");
     };
     want(&client.call("session/usage", json!({"sessionId": session})));
     drop(client);
@@ -142,8 +145,9 @@ fn anthropic_cache_reads_count_as_cached_input_tokens() {
     assert_eq!(event["cachedInputTokens"], 300);
     assert_eq!(event["outputTokens"], 4);
     assert_eq!(event["contextUsed"], 320);
-    // No price configured: no cost anywhere.
+    // No price configured: no cost anywhere, nor a currency.
     assert!(event.get("cost").is_none(), "{event}");
+    assert!(event.get("currency").is_none(), "{event}");
     assert!(event["session"].get("cost").is_none(), "{event}");
     let usage = client.call("session/usage", json!({"sessionId": session}));
     assert_eq!(usage["inputTokens"], 320);
@@ -170,4 +174,41 @@ fn a_provider_that_reports_no_usage_gets_an_estimate_marked_estimated() {
     assert_eq!(usage["estimated"], true, "{usage}");
     assert_eq!(usage["inputTokens"], event["inputTokens"]);
     assert_eq!(usage["outputTokens"], 3);
+}
+
+#[test]
+fn a_call_a_fallback_answers_is_priced_and_gauged_as_the_fallback() {
+    let backup = zeroclaw_testkit::FakeProvider::start_blocking().unwrap();
+    // The primary (the env's fake) has no reply scripted: it answers 500, and the fallback,
+    // with its own prices (4 and 20 per million) and window, answers instead.
+    let env = Env::new(
+        "context_window = 100000\n[provider.pricing]\ninput = 2.0\noutput = 10.0\ncurrency = \"EUR\"",
+        &format!(
+            "[[fallback]]\nbase_url = {:?}\nmodel = \"backup\"\nmax_retries = 0\ncontext_window = 50000\n\
+             [fallback.pricing]\ninput = 4.0\noutput = 20.0\ncurrency = \"EUR\"",
+            backup.base_url()
+        ),
+    );
+    backup.push(
+        openai::Builder::new()
+            .text("from the backup")
+            .usage(1000, 100)
+            .build(),
+    );
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    let turn = client.prompt(&session, "hi", no_questions);
+    assert_eq!(turn.result()["text"], "from the backup");
+    let [event] = &turn.usage[..] else {
+        panic!("{:#?}", turn.usage)
+    };
+    let backup_cost = (1000.0 * 4.0 + 100.0 * 20.0) / 1_000_000.0;
+    assert_cost(&event["cost"], backup_cost);
+    assert_cost(&event["turn"]["cost"], backup_cost);
+    assert_eq!(event["currency"], "EUR", "{event}");
+    assert_eq!(event["contextSize"], 50000, "{event}");
+    assert_eq!(event["contextUsed"], 1000, "{event}");
+    let usage = client.call("session/usage", json!({"sessionId": session}));
+    assert_cost(&usage["cost"], backup_cost);
+    assert_eq!(usage["currency"], "EUR", "{usage}");
 }

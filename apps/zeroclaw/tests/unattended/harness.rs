@@ -85,6 +85,15 @@ pub struct Hooks {
 impl Hooks {
     /// `tables(work)` gives the `[[webhooks]]`/`[[schedules]]` (and other) tables.
     pub fn start(tables: impl Fn(&str) -> String, vars: &[(&str, &str)]) -> Self {
+        Self::with_provider("", tables, vars)
+    }
+
+    /// [`Hooks::start`], with these keys in `[provider]` (see `provider_config`).
+    pub fn with_provider(
+        provider: &str,
+        tables: impl Fn(&str) -> String,
+        vars: &[(&str, &str)],
+    ) -> Self {
         let fake = zeroclaw_testkit::FakeProvider::start_blocking().unwrap();
         let dir = TestDir::new();
         let work = dir.path().join("work");
@@ -93,7 +102,7 @@ impl Hooks {
             "[gateway]\nlisten = \"127.0.0.1:0\"\n\n{}",
             tables(&work.display().to_string().replace('\\', "\\\\"))
         );
-        dir.write_config(&provider_config(&fake.base_url(), "", &rest));
+        dir.write_config(&provider_config(&fake.base_url(), provider, &rest));
         let mut all = vec![("HOOK_SECRET".to_owned(), SECRET.to_owned())];
         all.extend(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
         let (daemon, url) = launch(&dir, &all);
@@ -182,6 +191,15 @@ impl Hooks {
         self.daemon.client().call("runs/get", json!({ "id": id }))
     }
 
+    /// Runs schedule `name` now (`schedule/run`) and waits for the run's end: its record.
+    pub fn run_schedule(&self, name: &str) -> Value {
+        let run = self
+            .daemon
+            .client()
+            .call("schedule/run", json!({ "name": name }));
+        self.wait_finished(run["runId"].as_str().unwrap())
+    }
+
     /// Waits for the daemon to log the end of run `id`; returns its record.
     pub fn wait_finished(&self, id: &str) -> Value {
         self.wait_log_with("run finished", id);
@@ -211,6 +229,14 @@ fn launch(dir: &TestDir, vars: &[(String, String)]) -> (Daemon, String) {
         .unwrap_or_default()
         .to_owned();
     (daemon, url)
+}
+
+/// A schedule table: name `manual`, a cron that never ticks in a test (run it with
+/// [`Hooks::run_schedule`]), prompt `go`, `extra` keys appended.
+pub fn manual_schedule(work: &str, extra: &str) -> String {
+    format!(
+        "[[schedules]]\nname = \"manual\"\ncron = \"0 0 1 1 *\"\ncwd = \"{work}\"\nprompt = \"go\"\n{extra}\n"
+    )
 }
 
 /// A webhook table: name `ci`, key in `HOOK_SECRET`, `extra` keys appended.

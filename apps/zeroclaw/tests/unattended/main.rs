@@ -9,6 +9,8 @@ mod common;
 
 mod harness;
 
+// Issue 34: budgets per run.
+mod budgets;
 mod cli;
 mod events;
 mod headers;

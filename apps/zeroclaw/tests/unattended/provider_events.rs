@@ -3,7 +3,7 @@
 
 use crate::harness::*;
 use serde_json::json;
-use zeroclaw_testkit::{FakeProvider, openai};
+use zeroclaw_testkit::{FakeProvider, Reply, openai};
 
 #[test]
 fn a_runs_record_lists_the_fallback_its_turn_made() {
@@ -13,18 +13,14 @@ fn a_runs_record_lists_the_fallback_its_turn_made() {
     let hooks = Hooks::start(
         |w| {
             format!(
-                "[[fallback]]\nbase_url = {backup_url:?}\nmodel = \"backup\"\nmax_retries = 0\n\n\
-                 [[schedules]]\nname = \"manual\"\ncron = \"0 0 1 1 *\"\ncwd = \"{w}\"\nprompt = \"go\"\n"
+                "[[fallback]]\nbase_url = {backup_url:?}\nmodel = \"backup\"\nmax_retries = 0\n\n{}",
+                manual_schedule(w, "")
             )
         },
         &[],
     );
     backup.push(openai::text(&["done by the backup"]));
-    let run = hooks
-        .daemon
-        .client()
-        .call("schedule/run", json!({"name": "manual"}));
-    let run = hooks.wait_finished(run["runId"].as_str().unwrap());
+    let run = hooks.run_schedule("manual");
     assert_eq!(run["status"], "done", "{run}");
     assert_eq!(
         run["providerEvents"],
@@ -38,13 +34,29 @@ fn a_runs_record_lists_the_fallback_its_turn_made() {
     );
     // A run without any has none.
     hooks.fake.push(openai::text(&["primary"]));
-    let run = hooks
-        .daemon
-        .client()
-        .call("schedule/run", json!({"name": "manual"}));
-    let run = hooks.wait_finished(run["runId"].as_str().unwrap());
+    let run = hooks.run_schedule("manual");
     assert_eq!(run["status"], "done", "{run}");
     assert!(run.get("providerEvents").is_none(), "{run}");
+}
+
+#[test]
+fn a_runs_record_lists_the_retries_its_turn_made() {
+    let hooks = Hooks::with_provider("max_retries = 1", |w| manual_schedule(w, ""), &[]);
+    hooks.fake.push(Reply::rate_limited(Some(1)));
+    hooks.fake.push(openai::text(&["done after a retry"]));
+    let run = hooks.run_schedule("manual");
+    assert_eq!(run["status"], "done", "{run}");
+    assert_eq!(
+        run["providerEvents"],
+        json!([{
+            "type": "provider_retry",
+            "attempt": 1,
+            "delayMs": 1000,
+            "reason": "HTTP 429 Too Many Requests",
+            "provider": format!("fake at {}", hooks.fake.base_url()),
+        }]),
+        "{run}"
+    );
 }
 
 /// A schedule's `max_steps` stops a looping run cleanly: the run is `done` and its record
@@ -53,9 +65,9 @@ fn a_runs_record_lists_the_fallback_its_turn_made() {
 fn a_runs_record_names_the_budget_its_turn_stopped_at() {
     let hooks = Hooks::start(
         |w| {
-            format!(
-                "[[schedules]]\nname = \"manual\"\ncron = \"0 0 1 1 *\"\ncwd = \"{w}\"\nprompt = \"go\"\n\
-                 max_steps = 2\n[schedules.approve]\nlist_dir = \"allow\"\n"
+            manual_schedule(
+                w,
+                "max_steps = 2\n[schedules.approve]\nlist_dir = \"allow\"",
             )
         },
         &[],
@@ -67,11 +79,7 @@ fn a_runs_record_names_the_budget_its_turn_stopped_at() {
                 .build(),
         );
     }
-    let run = hooks
-        .daemon
-        .client()
-        .call("schedule/run", json!({"name": "manual"}));
-    let run = hooks.wait_finished(run["runId"].as_str().unwrap());
+    let run = hooks.run_schedule("manual");
     assert_eq!(run["status"], "done", "{run}");
     assert_eq!(
         run["budget"],
@@ -79,4 +87,50 @@ fn a_runs_record_names_the_budget_its_turn_stopped_at() {
         "{run}"
     );
     assert_eq!(hooks.fake.request_count(), 2);
+}
+
+/// A compaction's summarising call walks the provider's route as a step's call does: its
+/// retries are the run's too.
+#[test]
+fn a_runs_record_lists_the_retries_of_its_compactions_summary_call() {
+    let hooks = Hooks::with_provider(
+        "max_retries = 1\ncontext_window = 1000000",
+        |w| manual_schedule(w, "session = \"shared\""),
+        &[],
+    );
+    // Two runs in the shared session, the first with a long answer.
+    hooks
+        .fake
+        .push(openai::text(&[&"long answer ".repeat(200)]));
+    assert_eq!(hooks.run_schedule("manual")["status"], "done");
+    hooks.fake.push(openai::text(&["short answer"]));
+    assert_eq!(hooks.run_schedule("manual")["status"], "done");
+    // The third run's request, longer than the second's, is refused as too long: the turn
+    // compacts (folding the first two runs' turns, the long answer with them), its
+    // summarising call answered 429 once, then asks again with the summary.
+    let second = hooks.fake.requests().last().unwrap().raw_body.len();
+    hooks.fake.limit_context(second + 10);
+    hooks.fake.push(Reply::rate_limited(Some(1)));
+    hooks.fake.push(openai::text(&["SUMMARY of two runs."]));
+    hooks.fake.push(openai::text(&["third answer"]));
+    let record = hooks.run_schedule("manual");
+    assert_eq!(record["status"], "done", "{record}");
+    let summarising = hooks
+        .fake
+        .requests()
+        .iter()
+        .filter(|r| r.body.to_string().contains("You compact the conversation"))
+        .count();
+    assert_eq!(summarising, 2, "the summarising call and its retry");
+    assert_eq!(
+        record["providerEvents"],
+        json!([{
+            "type": "provider_retry",
+            "attempt": 1,
+            "delayMs": 1000,
+            "reason": "HTTP 429 Too Many Requests",
+            "provider": format!("fake at {}", hooks.fake.base_url()),
+        }]),
+        "{record}"
+    );
 }

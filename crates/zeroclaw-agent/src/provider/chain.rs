@@ -18,6 +18,18 @@ impl Hop<'_> {
     pub fn label(&self) -> String {
         format!("{} at {}", self.model, self.provider.shown_url())
     }
+
+    /// The context window of its model: its own table's `context_window`, else known by
+    /// the model's name (`window.rs`).
+    pub fn context_window(&self) -> u64 {
+        super::window::context_window(self.provider.config.context_window, self.model)
+    }
+
+    /// What its calls cost: its own table's `pricing` (validation sees that every provider
+    /// of a route has one, or none has).
+    pub fn pricing(&self) -> Option<crate::config::Pricing> {
+        self.provider.config.pricing
+    }
 }
 
 impl Provider {

@@ -38,12 +38,12 @@ pub(super) fn totals(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Optio
 }
 
 impl Db {
-    fn record_usage(&self, turn_id: &str, usage: &UsageTotals, context: u64) -> Result<()> {
+    fn record_usage(&self, turn_id: &str, usage: &UsageTotals, context: Option<u64>) -> Result<()> {
         let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         self.conn()
             .execute(
                 "UPDATE turns SET input_tokens = ?2, output_tokens = ?3, cached_input_tokens = ?4, \
-                 cost = ?5, usage_estimated = ?6, context_tokens = ?7 WHERE id = ?1",
+                 cost = ?5, usage_estimated = ?6, context_tokens = COALESCE(?7, context_tokens) WHERE id = ?1",
                 params![
                     turn_id,
                     count(usage.input_tokens),
@@ -51,7 +51,7 @@ impl Db {
                     count(usage.cached_input_tokens),
                     usage.cost,
                     usage.estimated,
-                    count(context),
+                    context.map(count),
                 ],
             )
             .map_err(StoreError::ctx("record a turn's usage"))?;
@@ -87,13 +87,14 @@ impl Db {
 }
 
 impl Store {
-    /// Records a turn's usage so far (its model calls' sums) and its last call's input
-    /// tokens; called after each model call.
+    /// Records a turn's usage so far (its model calls' sums) and, when the call measured
+    /// the conversation (`context`: its input tokens), how much of the window it took;
+    /// called after each model call.
     pub async fn record_usage(
         &self,
         turn_id: &str,
         usage: UsageTotals,
-        context: u64,
+        context: Option<u64>,
     ) -> Result<()> {
         let turn_id = turn_id.to_owned();
         self.writer
@@ -133,7 +134,10 @@ mod tests {
                 cost,
                 estimated: turn == "t2",
             };
-            store.record_usage(turn, usage, context).await.unwrap();
+            store
+                .record_usage(turn, usage, Some(context))
+                .await
+                .unwrap();
         }
         let usage = store.session_usage(&session.id).await.unwrap();
         assert_eq!(
@@ -150,5 +154,14 @@ mod tests {
                 context_used: 40,
             }
         );
+        // A call that measures no conversation (a summary's) leaves the gauge as it was.
+        let more = UsageTotals {
+            input_tokens: 90,
+            ..usage.totals
+        };
+        store.record_usage("t2", more, None).await.unwrap();
+        let usage = store.session_usage(&session.id).await.unwrap();
+        assert_eq!(usage.context_used, 40);
+        assert_eq!(usage.totals.input_tokens, 190);
     }
 }

@@ -12,19 +12,25 @@
 //! [`KEEP_PERCENT`] of the window verbatim; a forced one keeps only the last turn. The
 //! summary is written a piece at a time when the folded part is longer than the model can
 //! read at once: each piece updates the summary so far.
+//!
+//! Each summarising call is a model call like a step's: its usage, priced by the provider
+//! that answered, is handed back for the turn to count (`usage.rs`: its totals, budgets and
+//! `usage_update` events); its retries and fallbacks are told as a step's are, and kept in
+//! an unattended run's record.
 
-use super::Env;
 use super::hooks::Fire;
+use super::meter::call_usage;
+use super::{Env, ProviderLog};
 use crate::history::{self, head_and_tail};
 use crate::project::hooks::HookEvent;
 use crate::provider::chain::{self, Hop};
 use crate::provider::window::{Calibration, tokens_of};
-use crate::provider::{ChatMessage, ChatRequest, Delta, ProviderError, Retry};
+use crate::provider::{ChatMessage, ChatRequest, Delta, ProviderError, Retry, StepResult};
 use crate::session::Session;
 use crate::store::{MessageKind, MessageRow, NewMessage, StoreError};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use zeroclaw_protocol::Update;
+use zeroclaw_protocol::{Update, UsageTotals};
 
 /// The share of the window an automatic compaction keeps verbatim, in percent.
 pub const KEEP_PERCENT: u64 = 25;
@@ -79,12 +85,20 @@ pub struct Compaction<'a> {
     pub cancel: &'a CancellationToken,
     /// The model's context window, in tokens.
     pub window: u64,
+    /// An unattended run's record of provider events, where the summary's retries and
+    /// fallbacks are kept as a step's are; `None` outside one.
+    pub provider_log: Option<&'a ProviderLog>,
 }
 
 impl Compaction<'_> {
     /// Folds what `mode` allows into a new summary, stores it and sends its event. `None`
-    /// when there is nothing to fold (a session of one turn).
-    pub async fn run(&self, mode: Mode) -> Result<Option<Compacted>, CompactError> {
+    /// when there is nothing to fold (a session of one turn). Each summarising call's usage
+    /// goes into `spent` as it ends, however the compaction ends.
+    pub async fn run(
+        &self,
+        mode: Mode,
+        spent: &mut Vec<UsageTotals>,
+    ) -> Result<Option<Compacted>, CompactError> {
         let rows = self
             .env
             .store
@@ -114,7 +128,7 @@ impl Compaction<'_> {
         };
         self.pre_compact_hooks().await?;
         let summary = self
-            .summarise(previous.as_deref(), fold, calibration)
+            .summarise(previous.as_deref(), fold, calibration, spent)
             .await?;
         let folded = folded_before + fold.len() as u64;
         let message = NewMessage {
@@ -178,6 +192,7 @@ impl Compaction<'_> {
         previous: Option<&str>,
         fold: &[&MessageRow],
         calibration: Calibration,
+        spent: &mut Vec<UsageTotals>,
     ) -> Result<String, CompactError> {
         let piece_tokens = self.window * PIECE_PERCENT / 100;
         let mut summary = previous.unwrap_or_default().to_owned();
@@ -190,7 +205,7 @@ impl Compaction<'_> {
                     &summary
                 }
             );
-            let written = self.ask_model(ask).await?;
+            let written = self.ask_model(ask, calibration, spent).await?;
             // A model that answers nothing still leaves a summary the next model call can
             // use: the piece itself, cut to fit.
             summary = if written.trim().is_empty() {
@@ -202,7 +217,12 @@ impl Compaction<'_> {
         Ok(summary)
     }
 
-    async fn ask_model(&self, ask: String) -> Result<String, CompactError> {
+    async fn ask_model(
+        &self,
+        ask: String,
+        calibration: Calibration,
+        spent: &mut Vec<UsageTotals>,
+    ) -> Result<String, CompactError> {
         let messages = [ChatMessage::user(ask)];
         let request = ChatRequest {
             model: self.model,
@@ -212,7 +232,7 @@ impl Compaction<'_> {
         };
         // The summary is never streamed to clients, so each provider of the route may be
         // asked in turn whatever it did (`provider/chain.rs`); its retries and switches are
-        // told to the turn's clients as in a step.
+        // told to the turn's clients and kept for an unattended run's record as in a step.
         let read = async {
             let route = self.env.provider.route(self.model);
             let mut failures = Vec::new();
@@ -222,15 +242,18 @@ impl Compaction<'_> {
                     ..request
                 };
                 match self.ask_one(hop, &request).await {
-                    Ok(text) => return Ok(text),
+                    Ok((text, result)) => {
+                        let estimate = calibration.apply(hop.provider.estimate(&request));
+                        spent.push(call_usage(hop, estimate, &text, &result));
+                        return Ok(text);
+                    }
                     Err(error) => {
-                        if let (Some(next), Some(turn_id)) = (route.get(index + 1), self.turn_id) {
-                            let update = Update::ProviderFallback {
+                        if let Some(next) = route.get(index + 1) {
+                            self.provider_event(Update::ProviderFallback {
                                 from: hop.label(),
                                 to: next.label(),
                                 reason: error.reason(),
-                            };
-                            self.session.broadcast(turn_id, update);
+                            });
                         }
                         failures.push((hop.label(), error));
                     }
@@ -247,23 +270,31 @@ impl Compaction<'_> {
 }
 
 impl Compaction<'_> {
-    /// The summary from one provider of the route.
+    /// A `provider_retry` or `provider_fallback` of a summarising call: sent to the turn's
+    /// clients and kept for an unattended run's record (`session/compact` has no turn to
+    /// tell it in).
+    fn provider_event(&self, update: Update<'_>) {
+        let Some(turn_id) = self.turn_id else { return };
+        if let Some(log) = self.provider_log {
+            log.push(&update);
+        }
+        self.session.broadcast(turn_id, update);
+    }
+
+    /// The summary from one provider of the route, and how its call ended.
     async fn ask_one(
         &self,
         hop: &Hop<'_>,
         request: &ChatRequest<'_>,
-    ) -> Result<String, ProviderError> {
+    ) -> Result<(String, StepResult), ProviderError> {
         let label = hop.label();
         let on_retry = |retry: Retry| {
-            if let Some(turn_id) = self.turn_id {
-                let update = Update::ProviderRetry {
-                    attempt: retry.attempt,
-                    delay_ms: u64::try_from(retry.delay.as_millis()).unwrap_or(u64::MAX),
-                    reason: retry.reason,
-                    provider: Some(label.clone()),
-                };
-                self.session.broadcast(turn_id, update);
-            }
+            self.provider_event(Update::ProviderRetry {
+                attempt: retry.attempt,
+                delay_ms: u64::try_from(retry.delay.as_millis()).unwrap_or(u64::MAX),
+                reason: retry.reason,
+                provider: Some(label.clone()),
+            });
         };
         let open = hop.provider.open(request, &on_retry).await?;
         let mut text = String::new();
@@ -272,8 +303,8 @@ impl Compaction<'_> {
                 text.push_str(&t);
             }
         };
-        open.read(&mut on_delta, self.session).await?;
-        Ok(text)
+        let result = open.read(&mut on_delta, self.session).await?;
+        Ok((text, result))
     }
 }
 

@@ -10,6 +10,7 @@ use super::budget::{self, Limit};
 use super::compact::{CompactError, Compaction, Mode};
 use super::halt::{Halt, or_cancelled};
 use super::hooks::{CallRef, Fire, pre_tool_outcome};
+use super::meter::{Gauge, Meter, call_usage};
 use super::{Env, Failure, Origin, TurnError};
 use crate::history;
 use crate::mcp::Mcp;
@@ -51,10 +52,17 @@ fn with_summary(system: &str, summary: Option<&str>) -> String {
 
 /// How a model call ended, short of failing or being cancelled.
 enum Call {
-    /// Its text and result.
-    Done(String, StepResult),
+    /// Its text and result, and what it used as the provider that answered counts it.
+    Done(String, StepResult, Answered),
     /// The provider refused the request as longer than the model's context window.
     TooLong(ProviderError),
+}
+
+/// A model call's usage, priced by the provider of the route that answered it, and that
+/// provider's model's context window (the gauge's size).
+struct Answered {
+    usage: zeroclaw_protocol::UsageTotals,
+    window: u64,
 }
 
 /// How one provider of a model call's route answered.
@@ -91,7 +99,7 @@ pub(super) struct Turn<'a> {
     started: bool,
     text: String,
     /// The turn's token usage so far (`usage.rs`).
-    pub(super) meter: super::meter::Meter,
+    pub(super) meter: Meter,
     /// What the turn's tool calls run against (`tool_context.rs`).
     pub(super) tools_context: ToolContext,
     /// The checkpoint taken as the turn starts (`checkpoint.rs`), stored with it. Behind
@@ -125,10 +133,11 @@ pub(super) async fn run(
     origin: &Origin,
     prompt: &Prompt,
 ) -> Result<PromptResult, TurnError> {
-    run_as(env, session, active, origin, prompt, None).await
+    run_as(env, session, active, origin, prompt, None, Meter::default()).await
 }
 
-/// [`run`], as a subagent running `profile` when `subagent` is set (`subagent.rs`).
+/// [`run`], as a subagent running `profile` when `subagent` is set (`subagent.rs`), whose
+/// `meter` counts against its parent turn's account.
 pub(super) async fn run_as(
     env: Env<'_>,
     session: &Session,
@@ -136,6 +145,7 @@ pub(super) async fn run_as(
     origin: &Origin,
     prompt: &Prompt,
     subagent: Option<Option<&AgentProfile>>,
+    meter: Meter,
 ) -> Result<PromptResult, TurnError> {
     let mut turn = Turn {
         env,
@@ -146,7 +156,7 @@ pub(super) async fn run_as(
         prompt,
         started: false,
         text: String::new(),
-        meter: Default::default(),
+        meter,
         tools_context: super::tool_context::build(env, session, active, origin),
         checkpoint: Default::default(),
         hooks: HookSet::default(),
@@ -205,11 +215,22 @@ impl Turn<'_> {
             .into_iter()
             .chain(self.origin.unattended.iter().flat_map(|u| u.budget.clone()))
             .collect();
+        let currency = self
+            .env
+            .config
+            .provider
+            .pricing
+            .map(|p| p.currency)
+            .unwrap_or_default();
         let mut step = 1;
         while step <= i64::from(self.env.config.agent.max_steps) {
             // Between steps, the last one's tool calls answered: a budget reached stops here.
-            let calls = u32::try_from(step - 1).unwrap_or(u32::MAX);
-            if let Some(stop) = budget::reached(&limits, self.meter.turn.as_ref(), calls) {
+            // The account counts the subagents' calls too (a subagent's is its parent's), so
+            // a subagent whose parent's budget is spent stops before its first call.
+            let spent = self.meter.account.spent();
+            if let Some(stop) =
+                budget::reached(&limits, spent.usage.as_ref(), spent.calls, currency)
+            {
                 self.budget = Some(stop);
                 return Ok(StopReason::Budget);
             }
@@ -234,8 +255,10 @@ impl Turn<'_> {
                     continue;
                 }
             }
-            let (text, result) = match self.model_call(step, &request).await? {
-                Call::Done(text, result) => (text, result),
+            let calibrated = self.session.calibration().apply(estimate);
+            let (text, result, answered) = match self.model_call(step, &request, calibrated).await?
+            {
+                Call::Done(text, result, answered) => (text, result, answered),
                 Call::TooLong(error) => {
                     if !retried {
                         retried = true;
@@ -247,8 +270,11 @@ impl Turn<'_> {
                     return Err(self.provider_failure(error).await.into());
                 }
             };
-            let calibrated = self.session.calibration().apply(estimate);
-            self.count_usage(calibrated, &text, &result, window).await?;
+            let gauge = Gauge {
+                used: Some(answered.usage.input_tokens),
+                size: answered.window,
+            };
+            self.count_usage(answered.usage, gauge).await?;
             if let Some(usage) = result.usage {
                 let mut calibration = self.session.calibration();
                 calibration.learn(estimate, usage.input_tokens);
@@ -568,8 +594,19 @@ impl Turn<'_> {
             turn_id: Some(self.id()),
             cancel: &self.active.cancel,
             window,
+            provider_log: self.origin.unattended.as_ref().map(|u| &*u.provider_log),
         };
-        match compaction.run(mode).await {
+        let mut spent = Vec::new();
+        let outcome = compaction.run(mode, &mut spent).await;
+        // Its calls count as the turn's, whatever became of the compaction.
+        for call in spent {
+            let gauge = Gauge {
+                used: None,
+                size: window,
+            };
+            self.count_usage(call, gauge).await?;
+        }
+        match outcome {
             Ok(None) => Ok(None),
             Ok(Some(_)) => {
                 let rows = self.env.store.context(&self.session.id).await;
@@ -590,7 +627,12 @@ impl Turn<'_> {
     /// when a provider fails before any output, the next `[[fallback]]` is asked, each
     /// switch told as a `provider_fallback` event; each retry of a provider is a
     /// `provider_retry` event.
-    async fn model_call(&mut self, step: i64, request: &ChatRequest<'_>) -> Result<Call, Halt> {
+    async fn model_call(
+        &mut self,
+        step: i64,
+        request: &ChatRequest<'_>,
+        estimate: u64,
+    ) -> Result<Call, Halt> {
         let cancel = self.active.cancel.clone();
         let env = self.env;
         let model = self.model.clone();
@@ -604,7 +646,9 @@ impl Turn<'_> {
                 messages: request.messages,
                 tools: request.tools,
             };
-            let outcome = self.call_once(step, hop, &request, &cancel).await?;
+            let outcome = self
+                .call_once(step, hop, &request, estimate, &cancel)
+                .await?;
             let error = match outcome {
                 Once::Done(call) => return Ok(call),
                 Once::AfterOutput(error) => {
@@ -638,6 +682,7 @@ impl Turn<'_> {
         step: i64,
         hop: &Hop<'_>,
         request: &ChatRequest<'_>,
+        estimate: u64,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Once, Halt> {
         let started = std::time::Instant::now();
@@ -707,7 +752,11 @@ impl Turn<'_> {
             Err(e) => return Ok(Once::AfterOutput(e)),
             Ok(result) => result,
         };
-        Ok(Once::Done(Call::Done(text, result)))
+        let answered = Answered {
+            usage: call_usage(hop, estimate, &text, &result),
+            window: hop.context_window(),
+        };
+        Ok(Once::Done(Call::Done(text, result, answered)))
     }
 
     /// Sends a `provider_retry` or `provider_fallback` event, kept for an unattended run's
@@ -844,11 +893,14 @@ impl Turn<'_> {
     }
 
     async fn finish(&mut self, stop: StopReason) -> Result<PromptResult, TurnError> {
-        if stop == StopReason::Cancelled {
+        if matches!(stop, StopReason::Cancelled | StopReason::Budget) {
             // A turn cancelled before its first model call answered is still recorded:
-            // the user did send the prompt.
+            // the user did send the prompt. So is a subagent's stopped at once by its
+            // parent's spent budget.
             self.ensure_started().await?;
         }
+        let recorded = self.record_children_spend().await;
+        self.stored(recorded).await?;
         self.end_checkpoint().await;
         let finished = self
             .env
@@ -912,6 +964,9 @@ impl Turn<'_> {
             self.end_checkpoint().await;
         }
         if self.started {
+            if let Err(e) = self.record_children_spend().await {
+                tracing::error!(error = %e, turn = %self.id(), "could not record what the turn's subagents spent");
+            }
             let message = failure.to_string();
             let marked = self
                 .env

@@ -19,6 +19,12 @@
 //! waits for a slot, first come first served, and stops waiting when its turn is
 //! cancelled. Children do not take a slot of `agent.max_running_turns`: their parent
 //! holds one.
+//!
+//! What a child spends is spent by its parent's turn (`meter.rs`): its calls count against
+//! the parent turn's account, so the parent's budgets (`[limits]`, an unattended entry's)
+//! see them, the parent turn's usage (and its run's) includes them, and a child starting or
+//! going on once the parent's budget is spent stops with `budget`. The child session's own
+//! usage stays its own.
 
 use super::Origin;
 use super::halt::or_cancelled;
@@ -190,6 +196,7 @@ impl Turn<'_> {
             &origin,
             &prompt,
             Some(profile),
+            self.meter.child_of(self.id()),
         ))
         .await;
         let child_id = run.child.id.clone();
@@ -209,6 +216,12 @@ impl Turn<'_> {
                         text.push_str(
                             "\n\n[the subagent stopped at agent.max_steps before it finished]",
                         );
+                    }
+                    if let Some(budget) = result.budget {
+                        text.push_str(&format!(
+                            "\n\n[the subagent stopped before it finished: the turn's budget {} is spent ({})]",
+                            budget.limit, budget.used
+                        ));
                     }
                     ToolOutput::ok(cut(text, limit, &child_id))
                 }

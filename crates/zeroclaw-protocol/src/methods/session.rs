@@ -280,6 +280,10 @@ pub struct CompactResult {
     pub messages_folded: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// What the summary's model calls used (absent when none was made). No turn holds
+    /// them, so `session/usage`, which sums the session's turns, does not count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::UsageTotals>,
 }
 
 /// `session/set_model` params.

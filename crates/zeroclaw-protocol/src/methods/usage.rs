@@ -3,8 +3,8 @@
 //!
 //! Input tokens count every token the model read, those served from the provider's prompt
 //! cache included (`cachedInputTokens` says how many of them were). A cost is a plain number
-//! in whatever currency `[provider.pricing]` gives its prices in, never formatted; it is
-//! absent when no price is configured.
+//! in the currency of `[provider.pricing]` (`currency`, an ISO 4217 code, beside it), never
+//! formatted; it is absent when no price is configured.
 
 use super::SessionIdParams;
 use serde::{Deserialize, Serialize};
@@ -66,6 +66,9 @@ pub struct UsageReport {
     /// The call's cost, when a price is configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// The ISO 4217 code of every cost here (`USD`, `EUR`), when a price is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
     /// The provider reported no usage for this call: the counts are estimated.
     #[serde(default, skip_serializing_if = "is_false")]
     pub estimated: bool,
@@ -88,6 +91,9 @@ pub struct SessionUsageResult {
     /// Summed over the session's turns, a running one's calls so far included.
     #[serde(flatten)]
     pub totals: UsageTotals,
+    /// The ISO 4217 code of `cost` (`USD`, `EUR`), when a price is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
     /// Turns that made at least one model call.
     pub turns: u64,
     /// The input tokens of the session's last model call (0 before any).

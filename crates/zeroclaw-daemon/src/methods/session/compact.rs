@@ -7,6 +7,7 @@ use std::sync::Arc;
 use zeroclaw_agent::provider::window::context_window;
 use zeroclaw_agent::session::{ActiveTurn, Session};
 use zeroclaw_agent::turn::{CompactError, CompactMode, Compaction, Env, StartError};
+use zeroclaw_protocol::UsageTotals;
 use zeroclaw_protocol::codes;
 use zeroclaw_protocol::methods::{self as m, CompactResult, SessionIdParams};
 use zeroclaw_rpc::RpcError;
@@ -56,17 +57,27 @@ async fn compact(ctx: Ctx, session: Arc<Session>) -> Result<CompactResult, RpcEr
         turn_id: None,
         cancel: &slot.turn.cancel,
         window: context_window(daemon.config.agent.provider.context_window, &model),
+        provider_log: None,
     };
-    let outcome = compaction.run(CompactMode::Forced).await;
+    let mut spent = Vec::new();
+    let outcome = compaction.run(CompactMode::Forced, &mut spent).await;
     drop(slot);
+    // No turn holds these calls: the answer says what they used.
+    let usage = spent.iter().fold(None, |sum: Option<UsageTotals>, call| {
+        let mut sum = sum.unwrap_or_default();
+        sum.add(call);
+        Some(sum)
+    });
     match outcome {
         Ok(None) => Ok(CompactResult {
             messages_folded: 0,
             summary: None,
+            usage,
         }),
         Ok(Some(done)) => Ok(CompactResult {
             messages_folded: done.folded,
             summary: Some(done.summary),
+            usage,
         }),
         Err(CompactError::Cancelled) => Err(RpcError::new(
             codes::SESSION_BUSY,

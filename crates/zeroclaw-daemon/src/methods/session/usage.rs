@@ -17,10 +17,12 @@ impl Handle for m::SessionUsage {
                 return Err(not_found(&p.session_id));
             };
             let usage = store.session_usage(&row.id).await.map_err(storage)?;
-            let configured = daemon.agent.config.provider.context_window;
+            let provider = &daemon.agent.config.provider;
+            let configured = provider.context_window;
             Ok(SessionUsageResult {
                 session_id: row.id,
                 totals: usage.totals,
+                currency: provider.pricing.map(|p| p.currency.to_string()),
                 turns: usage.turns,
                 context_used: usage.context_used,
                 context_size: window::context_window(configured, &row.model),
