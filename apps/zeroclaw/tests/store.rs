@@ -164,6 +164,52 @@ fn a_damaged_page_stops_the_daemon_until_recover_rebuilds_from_the_readable_rows
 }
 
 #[test]
+fn recover_keeps_a_prompts_image_and_the_next_turn_sends_it() {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    let png = STANDARD.encode(zeroclaw_testkit::PNG);
+    let mut env = Env::new("", "");
+    let mut client = env.daemon.client();
+    let session = client.new_session(&env.work);
+    env.fake.push(openai::text(&["a pixel"]));
+    let id = client.send(
+        "session/prompt",
+        json!({"sessionId": session, "prompt": "what?", "content": [
+            {"type": "image", "mimeType": "image/png", "data": png},
+        ]}),
+    );
+    client.drive(&id, no_questions);
+    drop(client);
+    stop(&mut env.daemon);
+
+    let recover = store(&env.dir, &["recover"]);
+    assert!(recover.status.success(), "{}", text(&recover));
+    assert!(
+        text(&recover).contains("attachments 1 recovered"),
+        "{}",
+        text(&recover)
+    );
+
+    env.daemon = env.dir.start(&[]);
+    let mut client = env.daemon.client();
+    client.call("session/load", json!({"sessionId": session}));
+    let attachment = client.messages(&session)[0]["images"][0]["attachmentId"].clone();
+    let bytes = client.call(
+        "session/attachment",
+        json!({"sessionId": session, "attachmentId": attachment}),
+    );
+    assert_eq!(bytes["data"], json!(png));
+    env.fake.push(openai::text(&["still a pixel"]));
+    client.prompt(&session, "and now?", no_questions);
+    let body = &env.fake.requests()[1].body;
+    assert_eq!(
+        body["messages"][1]["content"][1]["image_url"]["url"],
+        json!(format!("data:image/png;base64,{png}")),
+        "{body}"
+    );
+}
+
+#[test]
 fn an_empty_database_file_is_refused_and_recover_moves_it_aside() {
     let dir = TestDir::new();
     make_data_dir(&dir);

@@ -102,11 +102,7 @@ pub fn too_many(images: &[Image]) -> Option<String> {
 
 /// The line under the prompt saying an image goes with it: `[image: shot.png, 70 bytes]`.
 pub fn echo(image: &Image) -> String {
-    let size = if image.size < 1024 {
-        format!("{} bytes", image.size)
-    } else {
-        crate::units::size(image.size)
-    };
+    let size = crate::units::image_size(image.size);
     format!("[image: {}, {size}]", sanitize(&image.label))
 }
 

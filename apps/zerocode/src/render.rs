@@ -394,10 +394,11 @@ impl Screen {
                     self.line(&term::bold(&format!("> {line}")));
                 }
                 for image in images {
-                    let kib = image.size.div_ceil(1024);
+                    // Sized as the line under the prompt said it when it was sent.
                     self.line(&term::dim(&format!(
-                        "> [image: {}, {kib} KiB]",
-                        image.mime_type
+                        "> [image: {}, {}]",
+                        image.mime_type,
+                        crate::units::image_size(image.size)
                     )));
                 }
             }

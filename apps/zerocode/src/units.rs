@@ -8,3 +8,13 @@ pub fn size(bytes: u64) -> String {
         _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
     }
 }
+
+/// A prompt image's size, the same in the line under a prompt being sent and in a replay:
+/// exact below 1 KiB (`70 bytes`), else as [`size`].
+pub fn image_size(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} bytes")
+    } else {
+        size(bytes)
+    }
+}

@@ -7,6 +7,7 @@
 //! and tail.
 
 use crate::project::hooks;
+use crate::prompt::sent_images::{Unsent, note, with_notes};
 use crate::provider::{ChatMessage, ToolCall};
 use crate::store::{MessageKind, MessageRow};
 use serde_json::Value;
@@ -73,7 +74,7 @@ pub fn conversation(rows: &[MessageRow]) -> Context {
             MessageKind::User => {
                 current = None;
                 messages.push(ChatMessage::User {
-                    text: row.text.clone().unwrap_or_default(),
+                    text: prompt_text(row),
                     images: row.images.clone(),
                 });
             }
@@ -155,6 +156,26 @@ pub fn conversation(rows: &[MessageRow]) -> Context {
         summary: summary.map(|(text, _)| text.to_owned()),
         messages: answer_orphan_calls(messages),
     }
+}
+
+/// A prompt's text, with a note for each of its images the store left unread: older than
+/// the newest a request carries (`store/attachments.rs`, `prompt/sent_images.rs`). Those
+/// are its first ones; `row.images` holds the rest.
+fn prompt_text(row: &MessageRow) -> String {
+    let text = row.text.as_deref().unwrap_or_default();
+    let listed = crate::store::image_refs(row);
+    let unread = listed.len().saturating_sub(row.images.len());
+    if unread == 0 {
+        return text.to_owned();
+    }
+    let notes = listed[..unread].iter().map(|i| {
+        note(
+            &i.mime_type,
+            usize::try_from(i.size).unwrap_or(usize::MAX),
+            Unsent::OverBound,
+        )
+    });
+    with_notes(text, notes)
 }
 
 /// `text` if it is at most `keep` bytes; else its first and last `keep / 2` bytes (at

@@ -16,7 +16,7 @@
 // still replaying, the prompts queued for after its running turn, and its turns' end lines by turnId (the prompting window adds the
 // turn's tokens to its own). Announces "opened", "loaded" and "closed" on the store.
 
-import { LOST, NO_TURN_RUNNING, SESSION_BUSY, rpc } from "./connection.js";
+import { INVALID_PARAMS, LOST, NO_TURN_RUNNING, SESSION_BUSY, rpc } from "./connection.js";
 import { $, dialog, el, showError } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import * as approvals from "./approvals.js";
@@ -326,6 +326,15 @@ async function sendPrompt(prompting, { text, images: attached }) {
     result = await rpc.call("session/prompt", params);
   } catch (e) {
     if (e.code === LOST) return; // the reconnect reloads the session
+    // Refused before it ran (nothing was stored): its echo goes, and the prompt box gets
+    // its images and text back, to fix or to queue.
+    if (e.code === INVALID_PARAMS || e.code === SESSION_BUSY) {
+      images.giveBack(attached);
+      if (view === prompting) {
+        transcript.removeLocal();
+        if (!$("prompt").value) $("prompt").value = text;
+      }
+    }
     if (view === prompting) transcript.note(e.message, "error");
     // Busy: a turn runs after all (another window's), so it still shows as running.
     if (e.code !== SESSION_BUSY) sessions.setRunning(prompting.sessionId, false);

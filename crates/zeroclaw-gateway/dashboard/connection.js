@@ -16,6 +16,7 @@ import { emit } from "./store.js";
 export const LOST = -1; // our own code for calls cut by a lost connection
 export const METHOD_NOT_FOUND = -32601;
 export const NOT_PENDING = -32602;
+export const INVALID_PARAMS = -32602; // a prompt refused before it ran (a bad image, a model that takes none)
 export const SESSION_BUSY = -32002;
 export const NO_TURN_RUNNING = -32005; // session/steer with no turn running
 

@@ -75,6 +75,14 @@ export function attach(turnId, node) {
   if (stick) scrollDown(true);
 }
 
+/** Removes the newest prompt shown from this window before its turn was known (`local`). */
+export function removeLocal() {
+  const local = [...transcript().querySelectorAll('.msg.user[data-turn="local"]')].pop();
+  if (!local) return;
+  if (last && last.node === local) last = null;
+  local.remove();
+}
+
 /** Adds a chunk of `kind` ("user", "assistant", "thought") text of turn `turnId`. */
 export function addText(kind, turnId, text) {
   const block = textBlock(kind, turnId);

@@ -78,10 +78,15 @@ impl ApiError {
     }
 
     pub fn too_large(limit: usize) -> Self {
+        Self::too_large_as(limit, "gateway.max_body_bytes")
+    }
+
+    /// 413 for a body over `limit`, which `what` names.
+    pub fn too_large_as(limit: usize, what: &str) -> Self {
         Self::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             codes::INVALID_REQUEST,
-            format!("the request body is larger than gateway.max_body_bytes ({limit} bytes)"),
+            format!("the request body is larger than {what} ({limit} bytes)"),
         )
         .with_data(json!({ "limit": limit }))
     }

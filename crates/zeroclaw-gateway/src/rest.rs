@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 // The results are named only by the OpenAPI annotations: each route's answer is the RPC
 // result, passed through.
+use zeroclaw_protocol::MAX_CONTENT_BYTES;
 use zeroclaw_protocol::{
     CancelResult, CheckpointsResult, CommandsListResult, ContentBlock, Decision, DeleteResult,
     Empty, MessagePage, NewSessionParams, NoParams, ProjectContext, PromptResult, RewindParams,
@@ -37,7 +38,8 @@ fn session(id: String) -> m::SessionIdParams {
 pub struct PromptBody {
     pub prompt: String,
     /// Images and resources sent with the prompt, as `session/prompt`'s `content`
-    /// (docs/protocol.md). The whole body is bounded by `gateway.max_body_bytes`.
+    /// (docs/protocol.md). The whole body is bounded by `gateway.max_body_bytes` plus
+    /// room for the most `content` a prompt takes ([`prompt_body_bytes`]).
     #[serde(default)]
     pub content: Vec<ContentBlock>,
 }
@@ -101,9 +103,26 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     })
 }
 
+/// The largest body a prompt route reads: `gateway.max_body_bytes` for the text and the
+/// rest, plus the most `content` a prompt takes (10 MiB of blocks) in base64, so REST and
+/// SSE take the images `session/prompt` takes whatever the limit of the other routes.
+pub fn prompt_body_bytes(max_body_bytes: usize) -> usize {
+    max_body_bytes.saturating_add(MAX_CONTENT_BYTES.div_ceil(3) * 4)
+}
+
 /// Reads the body within `gateway.max_body_bytes` and `gateway.body_timeout_secs`.
 async fn body<T: DeserializeOwned>(app: &App, body: Body) -> Result<T, ApiError> {
-    let limited = http_body_util::Limited::new(body, app.max_body_bytes);
+    body_within(app, body, app.max_body_bytes, "gateway.max_body_bytes").await
+}
+
+/// [`body`] with `limit` (which `named` names in a 413) instead of `gateway.max_body_bytes`.
+async fn body_within<T: DeserializeOwned>(
+    app: &App,
+    body: Body,
+    limit: usize,
+    named: &str,
+) -> Result<T, ApiError> {
+    let limited = http_body_util::Limited::new(body, limit);
     let bytes = match tokio::time::timeout(app.body_timeout, limited.collect()).await {
         Err(_) => {
             return Err(ApiError::new(
@@ -113,7 +132,7 @@ async fn body<T: DeserializeOwned>(app: &App, body: Body) -> Result<T, ApiError>
             ));
         }
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            return Err(ApiError::too_large(app.max_body_bytes));
+            return Err(ApiError::too_large_as(limit, named));
         }
         Ok(Err(e)) => {
             return Err(ApiError::new(
@@ -429,7 +448,9 @@ pub async fn prompt(
     headers: HeaderMap,
     request: Body,
 ) -> Result<Response, ApiError> {
-    let PromptBody { prompt, content } = body(&app, request).await?;
+    let limit = prompt_body_bytes(app.max_body_bytes);
+    let named = "what a prompt takes: gateway.max_body_bytes plus 10 MiB of content in base64";
+    let PromptBody { prompt, content } = body_within(&app, request, limit, named).await?;
     if wants_stream(&headers) {
         return crate::sse::prompt(&app, authed, id, prompt, content).await;
     }

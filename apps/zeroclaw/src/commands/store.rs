@@ -76,7 +76,7 @@ fn describe(r: &Recovery, db: &Path) -> String {
     }
     if r.orphans > 0 {
         out.push_str(&format!(
-            "{} turn(s) and message(s) dropped: their session or turn was lost\n",
+            "{} turn(s), message(s) and image(s) dropped: their session, turn or message was lost\n",
             r.orphans
         ));
     }

@@ -2,7 +2,8 @@
 //! shown as a thumbnail, sent with the prompt as an `image` content block (the provider gets
 //! it as an `image_url` part) and shown in the transcript from a blob: URL; after a reload
 //! the replayed prompt's image is read back with `session/attachment`. A file that is not
-//! an image, or is over 5 MiB, is refused in the page, by name.
+//! an image, or is over 5 MiB, is refused in the page, by name; a prompt the daemon refuses
+//! (a model that takes no images) leaves no echo and gives its images and text back.
 
 use crate::browser::{Browser, Test, count, element, until, until_text};
 use crate::page::{Dash, loaded, open, prompt};
@@ -19,6 +20,10 @@ pub const TESTS: &[Test] = &[
     (
         "images::a_pasted_and_a_dropped_image_join_the_prompt",
         a_pasted_and_a_dropped_image_join_the_prompt,
+    ),
+    (
+        "images::a_refused_prompt_gives_its_images_and_text_back_to_the_prompt_box",
+        a_refused_prompt_gives_its_images_and_text_back_to_the_prompt_box,
     ),
 ];
 
@@ -158,4 +163,32 @@ fn a_pasted_and_a_dropped_image_join_the_prompt(b: &Browser) {
         .map(|p| p["type"].as_str().unwrap())
         .collect();
     assert_eq!(parts, ["text", "image_url", "image_url"], "{user}");
+}
+
+fn a_refused_prompt_gives_its_images_and_text_back_to_the_prompt_box(b: &Browser) {
+    let dash = Dash::configured("images = false", "[gateway]\nlisten = \"127.0.0.1:0\"");
+    let id = dash.session("text only");
+    let files = tempfile::tempdir().unwrap();
+    let pixel = files.path().join("pixel.png");
+    std::fs::write(&pixel, PNG).unwrap();
+    let c = &b.client;
+    b.block(async {
+        dash.sign_in(c).await;
+        open(c, &id).await;
+        pick(c, &pixel).await;
+        until(c, SHOWN, json!(".attachment img")).await;
+        prompt(c, "what is this?").await;
+        // The daemon's refusal is said, the prompt's echo is gone, and the box holds the
+        // image and the text again.
+        until_text(c, ".note.error", "does not take images").await;
+        assert_eq!(count(c, ".msg.user").await, 0);
+        until(c, SHOWN, json!(".attachment img")).await;
+        until(
+            c,
+            "document.getElementById('prompt').value === 'what is this?'",
+            json!(null),
+        )
+        .await;
+    });
+    assert_eq!(dash.env.fake.request_count(), 0);
 }

@@ -171,6 +171,23 @@ pub fn status_of(answer: &str) -> u16 {
         .unwrap_or(0)
 }
 
+/// A session made over REST (`POST /sessions`) with `token`, in the test's work dir.
+pub fn new_session(gw: &Gw, token: &str) -> String {
+    block(async {
+        let (_, created) = json_of(
+            http()
+                .post(gw.api("/sessions"))
+                .bearer_auth(token)
+                .json(&json!({"cwd": gw.work()}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        created["sessionId"].as_str().unwrap().to_owned()
+    })
+}
+
 pub fn http() -> reqwest::Client {
     reqwest::Client::builder().build().unwrap()
 }

@@ -2,6 +2,8 @@
 //! replay, and a client that goes away mid-turn without stopping the turn.
 
 use crate::harness::*;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use zeroclaw_testkit::{Gate, openai};
@@ -54,22 +56,6 @@ fn open_events(gw: &Gw, token: &str, id: &str) -> reqwest::Response {
     response
 }
 
-fn new_session(gw: &Gw, token: &str) -> String {
-    block(async {
-        let (_, created) = json_of(
-            http()
-                .post(gw.api("/sessions"))
-                .bearer_auth(token)
-                .json(&json!({"cwd": gw.work()}))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        created["sessionId"].as_str().unwrap().to_owned()
-    })
-}
-
 #[test]
 fn a_prompt_streams_its_updates_then_one_result_event_then_ends() {
     let gw = Gw::new();
@@ -107,6 +93,41 @@ fn a_prompt_streams_its_updates_then_one_result_event_then_ends() {
         assert_eq!(got[3].1["type"], "turn_complete");
         assert_eq!(got[4].1["text"], "Hello");
     });
+}
+
+#[test]
+fn a_streamed_prompt_carries_its_content_to_the_provider() {
+    let gw = Gw::new();
+    let token = gw.token("ops", "operate");
+    gw.env.fake.push(openai::text(&["a pixel"]));
+    let id = new_session(&gw, &token);
+    let png = STANDARD.encode(zeroclaw_testkit::PNG);
+    block(async {
+        let response = http()
+            .post(gw.api(&format!("/sessions/{id}/prompt")))
+            .bearer_auth(&token)
+            .header("accept", "text/event-stream")
+            .json(&json!({"prompt": "what?", "content": [
+                {"type": "image", "mimeType": "image/png", "data": png},
+            ]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let got = events(response, |_, _| false).await;
+        let (name, result) = got.last().unwrap();
+        assert_eq!(
+            (name.as_str(), &result["text"]),
+            ("result", &json!("a pixel"))
+        );
+    });
+    let body = &gw.env.fake.requests()[0].body;
+    let user = body["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        user["content"][1]["image_url"]["url"],
+        json!(format!("data:image/png;base64,{png}")),
+        "{body}"
+    );
 }
 
 #[test]

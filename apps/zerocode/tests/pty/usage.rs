@@ -206,7 +206,7 @@ fn an_image_mention_or_a_pasted_image_path_sends_the_image_and_a_bad_one_sends_n
     let mut term = env.ready(&["--session", &short]);
     let screen = term.screen();
     assert!(
-        screen.contains("> @shot.png what is this\n> [image: image/png, 1 KiB]"),
+        screen.contains("> @shot.png what is this\n> [image: image/png, 70 bytes]"),
         "{screen}"
     );
     term.quit();

@@ -60,7 +60,11 @@ impl Wire for Anthropic {
                             }}),
                         );
                     }
-                    push("user", json!({"type": "text", "text": text}));
+                    // An empty text block is refused ("text content blocks must be
+                    // non-empty"): a prompt of images alone has none.
+                    if !text.is_empty() || images.is_empty() {
+                        push("user", json!({"type": "text", "text": text}));
+                    }
                 }
                 ChatMessage::Assistant { text, tool_calls } => {
                     if !text.is_empty() {

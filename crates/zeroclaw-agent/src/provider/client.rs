@@ -8,6 +8,7 @@ use super::wire::{Decoder, Flow, Wire};
 use super::{ChatMessage, ChatRequest, Delta, Pace, StepResult};
 use crate::config::{Config, ProviderConfig};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -150,6 +151,11 @@ impl Provider {
     /// The uncalibrated estimate of `request`'s input tokens: its body as this provider
     /// would send it, at four bytes a token (see `window.rs`).
     pub fn estimate(&self, request: &ChatRequest<'_>) -> u64 {
+        let messages = self.fit(request);
+        let request = &ChatRequest {
+            messages: &messages,
+            ..*request
+        };
         let body = self.wire.body(request, &self.config).to_string();
         // An image is read by its pixels, not its base64: counted at a typical figure.
         let (count, encoded) = request
@@ -164,6 +170,13 @@ impl Provider {
             });
         super::window::tokens_of(body.len().saturating_sub(encoded))
             + count * super::images::IMAGE_TOKENS
+    }
+
+    /// `request`'s messages with the images this provider is sent for its model
+    /// (`images::fit`): decided here, per provider of the route, as its request is built.
+    fn fit<'a>(&self, request: &ChatRequest<'a>) -> Cow<'a, [ChatMessage]> {
+        let takes = super::images::takes_images(&self.config, request.model);
+        super::images::fit(request.messages, takes)
     }
 
     /// Starts one model call: sends the request (with retries, each told to `on_retry`
@@ -188,6 +201,11 @@ impl Provider {
             return Err(error::missing_key(var));
         }
         let url = format!("{}{}", self.base(), self.wire.path());
+        let messages = self.fit(request);
+        let request = &ChatRequest {
+            messages: &messages,
+            ..*request
+        };
         let body = self.wire.body(request, &self.config);
         let response = self.send(&url, &body, request.model, on_retry).await?;
         Ok(OpenStep {

@@ -42,9 +42,14 @@ impl Wire for OpenAi {
                 ChatMessage::User { text, images } if images.is_empty() => {
                     json!({"role": "user", "content": text})
                 }
-                // With images, the content is parts: the text, then each image as a data URL.
+                // With images, the content is parts: the text, then each image as a data URL;
+                // a prompt of images alone has no text part (as Anthropic's, which refuses
+                // an empty one).
                 ChatMessage::User { text, images } => {
-                    let mut parts = vec![json!({"type": "text", "text": text})];
+                    let mut parts = Vec::with_capacity(images.len() + 1);
+                    if !text.is_empty() {
+                        parts.push(json!({"type": "text", "text": text}));
+                    }
                     parts.extend(images.iter().map(|image| {
                         let url = format!("data:{};base64,{}", image.mime_type, image.base64());
                         json!({"type": "image_url", "image_url": {"url": url}})

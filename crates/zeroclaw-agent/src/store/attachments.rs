@@ -9,9 +9,10 @@
 
 use super::{MessageRow, Result, Store, StoreError};
 use crate::prompt::Image;
+use crate::prompt::sent_images::newest_within_bound;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use zeroclaw_protocol::ImageRef;
 
 /// The `data` of a prompt's message that carried `images`.
@@ -93,40 +94,61 @@ fn parse_id(id: &str) -> Option<(i64, i64)> {
     Some((message.parse().ok()?, position.parse().ok()?))
 }
 
-/// Fills in the images of the prompts among `rows` (one read for all of them).
+/// Fills in the images of the prompts among `rows` (one read for all of them): the newest,
+/// up to what one request carries (`prompt/sent_images.rs`), so a session of many large
+/// images is not read whole into memory on every turn. A prompt whose older images are
+/// left unread has only its newest ones in `images`; the conversation notes the others.
 pub(super) fn attach_images(
     conn: &Connection,
     session_id: &str,
     rows: &mut [MessageRow],
 ) -> Result<()> {
-    let Some(first) = rows
+    // (message id, position, size) of each image the rows list, newest first.
+    let listed: Vec<(i64, i64, usize)> = rows
         .iter()
-        .find(|r| r.data.as_ref().is_some_and(|d| d.get("images").is_some()))
-        .map(|r| r.id)
-    else {
+        .rev()
+        .flat_map(|row| {
+            let id = row.id;
+            refs(row)
+                .into_iter()
+                .enumerate()
+                .rev()
+                .map(move |(position, image)| {
+                    let size = usize::try_from(image.size).unwrap_or(usize::MAX);
+                    (id, position as i64, size)
+                })
+        })
+        .collect();
+    let carried = newest_within_bound(listed.iter().map(|(_, _, size)| *size));
+    let Some(&(first, from, _)) = carried.checked_sub(1).and_then(|at| listed.get(at)) else {
         return Ok(());
     };
+    // Only the rows' prompts: a message a rewind hid may lie among them, its bytes unread.
+    let wanted: HashSet<i64> = listed[..carried].iter().map(|(id, _, _)| *id).collect();
     let mut images: HashMap<i64, Vec<Image>> = HashMap::new();
     let mut stmt = conn
         .prepare_cached(
             "SELECT message_id, mime_type, data FROM attachments \
-             WHERE session_id = ?1 AND message_id >= ?2 ORDER BY message_id, position",
+             WHERE session_id = ?1 AND (message_id > ?2 OR (message_id = ?2 AND position >= ?3)) \
+             ORDER BY message_id, position",
         )
         .map_err(StoreError::ctx("read a prompt's images"))?;
     let found = stmt
-        .query_map(params![session_id, first], |r| {
+        .query_map(params![session_id, first, from], |r| {
+            let message_id: i64 = r.get(0)?;
+            if !wanted.contains(&message_id) {
+                return Ok(None);
+            }
             let data: Vec<u8> = r.get(2)?;
-            Ok((
-                r.get::<_, i64>(0)?,
-                Image {
-                    mime_type: r.get(1)?,
-                    data: data.into(),
-                },
-            ))
+            let image = Image {
+                mime_type: r.get(1)?,
+                data: data.into(),
+            };
+            Ok(Some((message_id, image)))
         })
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(StoreError::ctx("read a prompt's images"))?;
-    for (message_id, image) in found {
+    for (message_id, image) in found.into_iter().flatten() {
         images.entry(message_id).or_default().push(image);
     }
     for row in rows {
@@ -173,6 +195,36 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::prompt::Prompt;
+
+    #[tokio::test]
+    async fn a_context_reads_only_the_newest_images_a_request_carries() {
+        let store = Store::open_in_memory().unwrap().store;
+        store.create_session("s", None, "/", "m").await.unwrap();
+        let mut bytes = b"\x89PNG".to_vec();
+        bytes.resize(8 * 1024 * 1024, 0);
+        let image = Image {
+            mime_type: "image/png".into(),
+            data: bytes.into(),
+        };
+        for turn in ["t1", "t2"] {
+            let prompt = Prompt {
+                text: turn.into(),
+                images: vec![image.clone(), image.clone()],
+            };
+            store.begin_turn("s", turn, &prompt, None).await.unwrap();
+            store
+                .finish_turn(turn, "end_turn", None, None)
+                .await
+                .unwrap();
+        }
+        // 32 MiB stored: the newest two are read (16 MiB); a third would pass 20 MiB.
+        let rows = store.context("s").await.unwrap();
+        let read: Vec<(usize, usize)> = rows
+            .iter()
+            .map(|r| (refs(r).len(), r.images.len()))
+            .collect();
+        assert_eq!(read, [(2, 0), (2, 2)]);
+    }
 
     #[test]
     fn an_id_is_the_message_and_the_position() {

@@ -17,7 +17,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The tables, parents before children (a child row is kept only with its parent).
 /// A checkpoint's snapshot lives in the checkpoint store, not here: its row is what names it.
-const TABLES: [&str; 5] = ["sessions", "turns", "messages", "checkpoints", "rewinds"];
+/// A prompt's images (`attachments`) go with its message: without them a recovered history
+/// would list images it cannot send or serve.
+const TABLES: [&str; 6] = [
+    "sessions",
+    "turns",
+    "messages",
+    "attachments",
+    "checkpoints",
+    "rewinds",
+];
 
 /// What one table gave up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,8 +50,8 @@ pub struct Recovery {
     /// The file was empty: there was nothing to read.
     pub was_empty: bool,
     pub tables: Vec<Table>,
-    /// Turns and messages read whole but dropped because their session (or a message's
-    /// turn) was lost: the history has no place for them.
+    /// Turns, messages and images read whole but dropped because their session (or a
+    /// message's turn, or an image's message) was lost: the history has no place for them.
     pub orphans: u64,
 }
 
@@ -263,8 +272,8 @@ fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
     stmt.query_map([], |row| row.get(1))?.collect()
 }
 
-/// Deletes the turns, messages, checkpoints and rewinds whose parent row was lost; returns
-/// how many.
+/// Deletes the turns, messages, images, checkpoints and rewinds whose parent row was lost;
+/// returns how many.
 fn drop_orphans(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
     let turns = tx.execute(
         "DELETE FROM turns WHERE session_id NOT IN (SELECT id FROM sessions)",
@@ -275,6 +284,12 @@ fn drop_orphans(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
          OR (turn_id IS NOT NULL AND turn_id NOT IN (SELECT id FROM turns))",
         [],
     )?;
+    // After the messages: an image whose message was dropped just now goes too.
+    let attachments = tx.execute(
+        "DELETE FROM attachments WHERE session_id NOT IN (SELECT id FROM sessions) \
+         OR message_id NOT IN (SELECT id FROM messages)",
+        [],
+    )?;
     let checkpoints = tx.execute(
         "DELETE FROM checkpoints WHERE session_id NOT IN (SELECT id FROM sessions)",
         [],
@@ -283,7 +298,7 @@ fn drop_orphans(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<u64> {
         "DELETE FROM rewinds WHERE session_id NOT IN (SELECT id FROM sessions)",
         [],
     )?;
-    Ok((turns + messages + checkpoints + rewinds) as u64)
+    Ok((turns + messages + attachments + checkpoints + rewinds) as u64)
 }
 
 /// Renames the damaged file and its `-wal` and `-shm` (the WAL may hold its last commits,
@@ -361,6 +376,7 @@ mod tests {
                 ("sessions", 30, 0, true),
                 ("turns", 30, 0, true),
                 ("messages", 60, 0, true),
+                ("attachments", 0, 0, true),
                 ("checkpoints", 0, 0, true),
                 ("rewinds", 0, 0, true)
             ]

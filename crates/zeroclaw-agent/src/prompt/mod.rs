@@ -3,6 +3,8 @@
 //! `content.rs` (zeroclaw-protocol) — a type the providers take, bytes that are that type,
 //! sizes within bounds — so a bad block is refused before anything runs.
 
+pub mod sent_images;
+
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use std::sync::Arc;
