@@ -230,13 +230,16 @@ impl Screen {
     pub fn usage(&mut self, report: &zeroclaw_client::protocol::methods::UsageReport) {
         self.gauge = Gauge::from_report(report);
         if let Some(status) = &mut self.status {
-            status.set_usage(self.gauge, report.turn.cost);
+            status.set_usage(
+                self.gauge,
+                usage::Money::of(report.turn.cost, report.currency.as_deref()),
+            );
             self.write("");
         }
     }
 
     /// The running turn's cost so far; `None` without a price.
-    pub fn status_turn_cost(&self) -> Option<f64> {
+    pub fn status_turn_cost(&self) -> Option<usage::Money> {
         self.status.as_ref().and_then(Status::turn_cost)
     }
 
@@ -585,7 +588,7 @@ pub fn fallback_line(from: &str, to: &str, reason: &str) -> String {
 pub fn status_line(
     stop: StopReason,
     usage: Option<Usage>,
-    cost: Option<f64>,
+    cost: Option<usage::Money>,
     elapsed: Option<Duration>,
     budget: Option<&BudgetStop>,
 ) -> String {
@@ -598,7 +601,7 @@ pub fn status_line(
         ));
     }
     if let Some(cost) = cost {
-        facts.push(usage::money(cost));
+        facts.push(cost.to_string());
     }
     if let Some(elapsed) = elapsed {
         facts.push(elapsed_text(elapsed));
@@ -724,7 +727,7 @@ mod tests {
             status_line(
                 StopReason::EndTurn,
                 Some(usage),
-                Some(0.0012),
+                usage::Money::of(Some(0.0012), Some("USD")),
                 Some(Duration::from_secs(2)),
                 None
             ),

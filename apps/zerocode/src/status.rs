@@ -7,7 +7,7 @@
 //! way, and drawn again after, so it never lands in the scrollback. [`crate::render::Screen`]
 //! owns it and does all the writing.
 
-use crate::usage::Gauge;
+use crate::usage::{Gauge, Money};
 use std::time::{Duration, Instant};
 
 /// What the turn is doing, as the status line says it.
@@ -60,7 +60,7 @@ pub struct Status {
     /// The session's context gauge and cost (`usage.rs`).
     gauge: Gauge,
     /// The turn's cost so far, from its last `usage_update`; `None` without a price.
-    turn_cost: Option<f64>,
+    turn_cost: Option<Money>,
 }
 
 /// A session's sandbox in a few words: `sandbox workspace-write`, `… +network`, or
@@ -99,13 +99,13 @@ impl Status {
     }
 
     /// After a model call of the turn: the session's gauge, and the turn's cost so far.
-    pub fn set_usage(&mut self, gauge: Gauge, turn_cost: Option<f64>) {
+    pub fn set_usage(&mut self, gauge: Gauge, turn_cost: Option<Money>) {
         self.gauge = gauge;
         self.turn_cost = turn_cost;
     }
 
     /// The turn's cost so far, for the line that ends it.
-    pub fn turn_cost(&self) -> Option<f64> {
+    pub fn turn_cost(&self) -> Option<Money> {
         self.turn_cost
     }
 
@@ -298,7 +298,7 @@ mod tests {
         let gauge = Gauge {
             context_used: 3_100,
             context_size: 32_000,
-            cost: Some(0.0123),
+            cost: Money::of(Some(0.0123), None),
         };
         let status = Status::new(start)
             .with_sandbox(Some("sandbox workspace-write".into()))
@@ -328,9 +328,12 @@ mod tests {
                 cost: None,
                 ..gauge
             },
-            Some(0.002),
+            Money::of(Some(0.002), Some("EUR")),
         );
-        assert_eq!(status.turn_cost(), Some(0.002));
+        assert_eq!(
+            status.turn_cost().map(|cost| cost.to_string()).as_deref(),
+            Some("0.0020 EUR")
+        );
         assert!(!status.text(start, 200).contains('$'));
     }
 

@@ -13,7 +13,53 @@ pub struct Gauge {
     /// The model's context window; 0 when the daemon did not say.
     pub context_size: u64,
     /// The session's cost so far, in the currency of the configured prices.
-    pub cost: Option<f64>,
+    pub cost: Option<Money>,
+}
+
+/// A cost and its currency, as the daemon reports them (`cost` and `currency` beside it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Money {
+    pub amount: f64,
+    /// The ISO 4217 code (`USD`, `EUR`); the daemon validates it at start-up.
+    currency: [u8; 3],
+}
+
+impl Money {
+    /// `amount` in `currency`; a code that is not three ASCII letters (an older daemon
+    /// sends none: its prices were in dollars by its docs) counts as `USD`.
+    pub fn new(amount: f64, currency: Option<&str>) -> Self {
+        let currency = match currency.map(str::as_bytes) {
+            Some(&[a, b, c]) if [a, b, c].iter().all(u8::is_ascii_alphabetic) => {
+                [a, b, c].map(|l| l.to_ascii_uppercase())
+            }
+            _ => *b"USD",
+        };
+        Self { amount, currency }
+    }
+
+    /// `amount` of a report whose costs are in `currency`; `None` without a price.
+    pub fn of(amount: Option<f64>, currency: Option<&str>) -> Option<Self> {
+        amount.map(|amount| Self::new(amount, currency))
+    }
+}
+
+/// `$0.0123` in dollars, `0.0123 EUR` in any other currency: four decimals, so that a
+/// single call's fraction of a cent shows; a cost too small for them is `<$0.0001`
+/// (`<0.0001 EUR`), not a misleading zero. Budgets (`$0.0123 of $0.0100`) say it the same
+/// way.
+impl std::fmt::Display for Money {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let below = self.amount > 0.0 && self.amount < 0.000_05;
+        let (less, amount) = if below {
+            ("<", 0.0001)
+        } else {
+            ("", self.amount)
+        };
+        match &self.currency {
+            b"USD" => write!(f, "{less}${amount:.4}"),
+            code => write!(f, "{less}{amount:.4} {}", String::from_utf8_lossy(code)),
+        }
+    }
 }
 
 impl Gauge {
@@ -22,7 +68,7 @@ impl Gauge {
         Self {
             context_used: report.context_used,
             context_size: report.context_size,
-            cost: report.session.cost,
+            cost: Money::of(report.session.cost, report.currency.as_deref()),
         }
     }
 
@@ -31,7 +77,7 @@ impl Gauge {
         Self {
             context_used: usage.context_used,
             context_size: usage.context_size,
-            cost: usage.totals.cost,
+            cost: Money::of(usage.totals.cost, usage.currency.as_deref()),
         }
     }
 
@@ -53,9 +99,9 @@ impl Gauge {
         ))
     }
 
-    /// `$0.0123`; `None` without a price.
+    /// `$0.0123` (see [`Money`]); `None` without a price.
     pub fn cost(&self) -> Option<String> {
-        self.cost.map(money)
+        self.cost.map(|cost| cost.to_string())
     }
 }
 
@@ -95,17 +141,6 @@ pub fn tokens(n: u64) -> String {
     }
 }
 
-/// A cost as `$0.0123`: four decimals, so that a single call's fraction of a cent shows;
-/// a cost too small for them is `<$0.0001`, not a misleading `$0.0000`. The prices'
-/// currency is the user's choice; `$` is how budgets (`$0.0123 of $0.01`) say it too.
-pub fn money(cost: f64) -> String {
-    if cost > 0.0 && cost < 0.000_05 {
-        "<$0.0001".into()
-    } else {
-        format!("${cost:.4}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,7 +162,7 @@ mod tests {
         let gauge = Gauge {
             context_used: 3_100,
             context_size: 32_000,
-            cost: Some(0.012_34),
+            cost: Money::of(Some(0.012_34), Some("USD")),
         };
         assert_eq!(gauge.context().as_deref(), Some("ctx 10% (3.1k/32k)"));
         assert_eq!(gauge.cost().as_deref(), Some("$0.0123"));
@@ -140,8 +175,13 @@ mod tests {
         assert_eq!(unknown_window.cost(), None);
         // Before any model call: nothing to say about the context.
         assert_eq!(Gauge::default().context(), None);
-        assert_eq!(money(0.000_01), "<$0.0001");
-        assert_eq!(money(0.0), "$0.0000");
-        assert_eq!(money(1.5), "$1.5000");
+        let money = |amount, currency| Money::new(amount, currency).to_string();
+        assert_eq!(money(0.000_01, Some("USD")), "<$0.0001");
+        assert_eq!(money(0.0, None), "$0.0000");
+        assert_eq!(money(1.5, Some("USD")), "$1.5000");
+        // Any other currency by its code, as the daemon's budget texts say it.
+        assert_eq!(money(0.42, Some("EUR")), "0.4200 EUR");
+        assert_eq!(money(0.000_01, Some("eur")), "<0.0001 EUR");
+        assert_eq!(money(2.0, Some("dollars")), "$2.0000");
     }
 }

@@ -1,7 +1,7 @@
 // The open session's usage, in its head: the context gauge (how much of the model's window
 // the conversation took at its last model call: used / size, the percent, a small bar) and
-// the session's cost when the daemon prices its calls (`[provider.pricing]`; a plain number
-// in the prices' currency). Filled from `session/usage` when a session opens, then from each
+// the session's cost when the daemon prices its calls (`[provider.pricing]`; a number and
+// the prices' ISO 4217 `currency`, `cost 0.0120 USD`). Filled from `session/usage` when a session opens, then from each
 // `usage_update` of its turns (docs/protocol.md §9, §10). A subagent's `usage_update`
 // (tagged `parentToolCallId`) counts in the child's session, so it is not shown here.
 //
@@ -34,7 +34,7 @@ function percent(used, size) {
   return ` (${Math.round(p)}%)`;
 }
 
-/** Shows `u`: `{contextUsed, contextSize, inputTokens, outputTokens, cost?, estimated?}`. */
+/** Shows `u`: `{contextUsed, contextSize, inputTokens, outputTokens, cost?, currency?, estimated?}`. */
 function show(u) {
   const used = Number(u.contextUsed) || 0;
   const size = Number(u.contextSize) || 0;
@@ -53,7 +53,8 @@ function show(u) {
   $("usage").title = `this session: ${count(u.inputTokens || 0)} in · ${count(u.outputTokens || 0)} out tokens${estimated}`;
   const cost = $("session-cost");
   cost.hidden = typeof u.cost !== "number";
-  cost.textContent = cost.hidden ? "" : `· cost ${money(u.cost)}${estimated}`;
+  const currency = typeof u.currency === "string" ? ` ${u.currency}` : "";
+  cost.textContent = cost.hidden ? "" : `· cost ${money(u.cost)}${currency}${estimated}`;
   $("usage").hidden = false;
 }
 
@@ -86,5 +87,5 @@ on("update", (p) => {
   if (p.type !== "usage_update" || !shown || shown.sessionId !== p.sessionId) return;
   if (typeof p.parentToolCallId === "string") return;
   shown.live = true;
-  show({ contextUsed: p.contextUsed, contextSize: p.contextSize, ...(p.session || {}) });
+  show({ contextUsed: p.contextUsed, contextSize: p.contextSize, currency: p.currency, ...(p.session || {}) });
 });

@@ -66,12 +66,12 @@ fn a_priced_turn_shows_the_context_gauge_and_the_cost_live_and_after_a_reload(b:
         prompt(c, "count").await;
         // Live, mid-turn: the first call's usage_update.
         gauge(c, "context 1,000 / 8,000 tokens (13%)", 1000).await;
-        until_text(c, "#session-cost:not([hidden])", "cost 0.00300").await;
+        until_text(c, "#session-cost:not([hidden])", "cost 0.00300 USD").await;
         element(c, "#stop:not([hidden])").await;
 
         gate.open();
         gauge(c, "context 2,000 / 8,000 tokens (25%)", 2000).await;
-        until_text(c, "#session-cost", "cost 0.0120").await;
+        until_text(c, "#session-cost", "cost 0.0120 USD").await;
         until_text(c, ".turn-end", "done").await;
 
         // A reload fills the head from `session/usage`: the last call's context, the
@@ -79,7 +79,7 @@ fn a_priced_turn_shows_the_context_gauge_and_the_cost_live_and_after_a_reload(b:
         c.refresh().await.unwrap();
         loaded(c, &id).await;
         gauge(c, "context 2,000 / 8,000 tokens (25%)", 2000).await;
-        until_text(c, "#session-cost:not([hidden])", "cost 0.0120").await;
+        until_text(c, "#session-cost:not([hidden])", "cost 0.0120 USD").await;
     });
 }
 

@@ -5,7 +5,7 @@
 //! loops stops.
 
 use crate::harness::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use zeroclaw_testkit::openai;
 
 /// A model call that lists the directory, reporting these tokens.
