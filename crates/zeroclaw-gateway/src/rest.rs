@@ -67,6 +67,8 @@ pub struct ListQuery {
     pub cursor: Option<String>,
     /// Only sessions whose title or cwd contains this (ASCII letters in any case).
     pub search: Option<String>,
+    /// Only sessions whose working directory is exactly this.
+    pub cwd: Option<String>,
     /// Also subagents' child sessions (`?include_children=true`).
     #[serde(default)]
     pub include_children: bool,
@@ -166,6 +168,7 @@ pub async fn list(rest: Rest, Query(q): Query<ListQuery>) -> Result<Response, Ap
         limit: q.limit,
         cursor: q.cursor,
         search: q.search,
+        cwd: q.cwd,
         include_children: q.include_children,
     };
     rest.respond::<m::SessionList>(&params).await

@@ -1,77 +1,32 @@
-//! ACP's session lifecycle beyond new/load: `session/resume` (reattach without the
-//! history), `session/close` (detach; the daemon lets the session leave memory, its own MCP
-//! servers stopped, once nobody holds it and no turn runs) and `session/delete`.
+//! ACP's session lifecycle beyond opening one (`open.rs`): `session/close` (this editor's
+//! prompt cancelled, then detached: the daemon lets the session leave memory, its own MCP
+//! servers stopped, once nobody holds it and no turn runs), `session/delete` and
+//! `session/list`.
 
-use super::{Bridge, config, mapping, mcp_servers, modes};
-use agent_client_protocol::Client as Editor;
+use super::{Bridge, mapping};
 use agent_client_protocol::Error as AcpError;
+use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse,
-    ResumeSessionRequest, ResumeSessionResponse,
+    ListSessionsRequest, ListSessionsResponse, SessionInfo,
 };
-use agent_client_protocol::v1::{ConnectionTo, Responder};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 use zeroclaw_client::protocol::methods as m;
 
-impl Bridge {
-    /// `session/resume`: our `session/load` without replay: the editor keeps what it shows
-    /// and gets the events from now on (a turn running now included).
-    pub(super) async fn resume_session(
-        self: &Arc<Self>,
-        request: ResumeSessionRequest,
-        responder: Responder<ResumeSessionResponse>,
-        cx: ConnectionTo<Editor>,
-    ) -> Result<(), AcpError> {
-        let client = match self.daemon() {
-            Ok(client) => client,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let mcp_servers = match mcp_servers(&request.mcp_servers) {
-            Ok(servers) => servers,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let session_id = request.session_id.0.to_string();
-        let events = client.subscribe(&session_id);
-        let params = m::LoadParams {
-            session_id: session_id.clone(),
-            replay: false,
-            mcp_servers,
-        };
-        let summary = match client.request::<m::SessionLoad>(&params).await {
-            Ok(summary) => summary,
-            Err(e) => return responder.respond_with_error(mapping::call_error(&e)),
-        };
-        if Path::new(&summary.cwd) != request.cwd {
-            tracing::info!(session = %session_id, stored = %summary.cwd, asked = %request.cwd.display(), "session/resume: the session keeps its stored working directory");
-        }
-        let current = config::current(&client, &summary.model, summary.mode).await;
-        let options = config::options(&current);
-        match self.link(&session_id) {
-            Some(link) => *config::lock(&link.config) = current,
-            None => {
-                self.attach(
-                    &session_id,
-                    PathBuf::from(&summary.cwd),
-                    events,
-                    &cx,
-                    current,
-                );
-            }
-        }
-        let answered = responder.respond(
-            ResumeSessionResponse::new()
-                .modes(modes::state(summary.mode))
-                .config_options(options),
-        );
-        super::commands::announce(&client, &session_id, &cx).await;
-        answered
-    }
+/// How long `session/close` waits for the prompt it cancelled to be answered before it
+/// detaches anyway (the turn then ends in the daemon, as when the editor leaves).
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
 
-    /// `session/close`: the editor no longer follows the session. Our `session/close`
-    /// detaches the connection (a turn running goes on in the daemon); the pump stops.
-    pub(super) async fn close_session(
-        &self,
+impl Bridge {
+    /// `session/close`: the editor no longer follows the session. ACP says close cancels
+    /// the work going on, as `session/cancel` does: a prompt of this editor's still running
+    /// there is cancelled and answered (`cancelled`) first. Then our `session/close` detaches
+    /// the connection and the pump stops. A turn another client started goes on. Answered
+    /// from a task: the prompt's permission requests are settled meanwhile.
+    pub(super) fn close_session(
+        self: &Arc<Self>,
         request: CloseSessionRequest,
         responder: Responder<CloseSessionResponse>,
     ) -> Result<(), AcpError> {
@@ -85,15 +40,36 @@ impl Bridge {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&session_id);
-        if link.is_none() {
+        let Some(link) = link else {
             return responder.respond_with_error(
                 AcpError::invalid_params().data(format!("session {session_id} is not open here")),
             );
-        }
-        match client.session_close(&session_id).await {
-            Ok(_) => responder.respond(CloseSessionResponse::new()),
-            Err(e) => responder.respond_with_error(mapping::call_error(&e)),
-        }
+        };
+        self.openings.spawn(async move {
+            if link.prompting() {
+                let ticket = link.cancels.begin();
+                if let Err(e) = client.session_cancel(&session_id).await {
+                    tracing::warn!(session = %session_id, "session/cancel for session/close failed: {e}");
+                }
+                drop(ticket);
+                if tokio::time::timeout(CLOSE_WAIT, link.prompts_answered())
+                    .await
+                    .is_err()
+                {
+                    tracing::warn!(session = %session_id, "session/close: the cancelled prompt was not answered in time; detaching");
+                }
+            }
+            drop(link);
+            let closed = client
+                .session_close(&session_id)
+                .await
+                .map(|_| CloseSessionResponse::new())
+                .map_err(|e| mapping::call_error(&e));
+            if let Err(e) = responder.respond_with_result(closed) {
+                tracing::debug!("session/close's answer could not be sent: {e}");
+            }
+        });
+        Ok(())
     }
 
     /// `session/delete`: ours (a running turn is cancelled first); the editor's link to it,
@@ -116,5 +92,37 @@ impl Bridge {
             Ok(_) => responder.respond(DeleteSessionResponse::new()),
             Err(e) => responder.respond_with_error(mapping::call_error(&e)),
         }
+    }
+
+    /// `session/list`: ours, a page at a time, `cwd` passed on (the daemon filters before it
+    /// pages, so every page but the last is full).
+    pub(super) async fn list_sessions(
+        &self,
+        request: ListSessionsRequest,
+        responder: Responder<ListSessionsResponse>,
+    ) -> Result<(), AcpError> {
+        let client = match self.daemon() {
+            Ok(client) => client,
+            Err(e) => return responder.respond_with_error(e),
+        };
+        let params = m::ListParams {
+            cursor: request.cursor,
+            cwd: request.cwd.map(|cwd| cwd.display().to_string()),
+            ..Default::default()
+        };
+        let page = match client.session_list_page(params).await {
+            Ok(page) => page,
+            Err(e) => return responder.respond_with_error(mapping::call_error(&e)),
+        };
+        let sessions = page
+            .sessions
+            .into_iter()
+            .map(|s| {
+                SessionInfo::new(s.session_id, PathBuf::from(s.cwd))
+                    .title(s.title)
+                    .updated_at(s.updated_at)
+            })
+            .collect();
+        responder.respond(ListSessionsResponse::new(sessions).next_cursor(page.next_cursor))
     }
 }

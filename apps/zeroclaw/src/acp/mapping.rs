@@ -3,11 +3,13 @@
 
 use agent_client_protocol::Error as AcpError;
 use agent_client_protocol::v1::schema::{
+    CompactionStatus, CompactionUpdate, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, Usage,
+};
+use agent_client_protocol::v1::schema::{
     Content, ContentBlock, ContentChunk, EmbeddedResourceResource, PermissionOption,
     PermissionOptionKind, SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent,
     ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use agent_client_protocol::v1::schema::{Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use zeroclaw_client::protocol::ContentBlock as Ours;
@@ -135,7 +137,8 @@ fn text_chunk(text: &str) -> ContentChunk {
 
 /// One of our events as the ACP `session/update` an editor shows; `None` for those ACP
 /// has no update for (`approval_request` becomes a request of its own, `turn_complete`
-/// the prompt's answer, `context_compacted`, `session_rewound`, `session_forked` and
+/// the prompt's answer, `context_compacted` a `compaction_update` only for an editor that
+/// declared them (the pump's, [`compaction`]), `session_rewound`, `session_forked` and
 /// `hook_result` are ours alone: docs/checkpoints.md says how an editor reaches checkpoints).
 pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
     Some(match update {
@@ -183,7 +186,6 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         Update::ProviderRetry { .. } | Update::ProviderFallback { .. } => return None,
         // Cancels the pending `session/request_permission` instead (`acp/mod.rs`).
         Update::ApprovalResolved { .. } => return None,
-        // ACP's `usage_update` is mapped by the bridge's owner (issue 34); not yet here.
         // ACP's gauge: the context used and its size. ACP's `cost` needs a currency, which
         // `[provider.pricing]` does not name: the session's cost so far goes in `_meta`.
         Update::UsageUpdate(report) => {
@@ -201,6 +203,42 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
             SessionUpdate::UsageUpdate(usage)
         }
     })
+}
+
+/// Our `context_compacted` as ACP's `compaction_update`: done (ours is sent once the
+/// summary is written), the summary as its text, and how many messages it folded in
+/// `_meta.zeroclaw.messagesFolded`.
+pub fn compaction(id: String, summary: &str, messages_folded: u64) -> SessionUpdate {
+    let mut ours = serde_json::Map::new();
+    ours.insert("messagesFolded".into(), serde_json::json!(messages_folded));
+    let mut meta = serde_json::Map::new();
+    meta.insert("zeroclaw".into(), Value::Object(ours));
+    SessionUpdate::CompactionUpdate(
+        CompactionUpdate::new(id, CompactionStatus::Completed)
+            .summary(vec![ContentBlock::Text(TextContent::new(
+                summary.to_owned(),
+            ))])
+            .meta(meta),
+    )
+}
+
+/// A compaction's id, unique in the session: the turn that compacted (none for
+/// `session/compact`) and its rank among those the editor was sent since it opened the
+/// session here.
+pub fn compaction_id(turn_id: Option<&str>, n: u64) -> String {
+    match turn_id {
+        Some(turn) => format!("{turn}/compaction-{n}"),
+        None => format!("compaction-{n}"),
+    }
+}
+
+/// A turn's usage (our prompt result's) as ACP's (unstable) `usage` of a prompt's answer.
+pub fn turn_usage(usage: zeroclaw_client::protocol::methods::Usage) -> Usage {
+    Usage::new(
+        usage.input_tokens.saturating_add(usage.output_tokens),
+        usage.input_tokens,
+        usage.output_tokens,
+    )
 }
 
 /// A subagent's event (one tagged `parentToolCallId`: the parent's `task` call runs it) as

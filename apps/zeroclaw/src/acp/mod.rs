@@ -12,7 +12,10 @@
 //! - `daemon_side.rs`: the daemon's questions to the editor (elicitation, files).
 //! - `commands.rs`: custom commands, announced to the editor and expanded in prompts.
 //! - `config.rs`: the session's config options (model, permission mode).
-//! - `lifecycle.rs`: `session/resume`, `session/close`, `session/delete`.
+//! - `open.rs`: `session/new`, `session/load`, `session/resume`, `session/fork`, each
+//!   cancellable by the editor.
+//! - `lifecycle.rs`: `session/close`, `session/delete`, `session/list`.
+//! - `title.rs`: a session's title for the editor (`session_info_update`, `session/set_title`).
 //!
 //! Only ACP messages go to stdout; diagnostics go to stderr (the CLI's logger).
 
@@ -22,7 +25,9 @@ mod daemon_side;
 mod lifecycle;
 mod mapping;
 mod modes;
+mod open;
 mod session;
+mod title;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -30,9 +35,9 @@ use agent_client_protocol::v1::schema::{
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
     LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionDeleteCapabilities, SessionForkCapabilities, SessionInfo,
-    SessionListCapabilities, SessionResumeCapabilities, SetSessionModeRequest,
-    SetSessionModeResponse,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionForkCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities, SessionTitleCapabilities,
+    SetSessionModeRequest, SetSessionModeResponse, SetSessionTitleRequest, SetSessionTitleResponse,
 };
 use agent_client_protocol::v1::schema::{
     CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse,
@@ -42,12 +47,12 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client as Editor, Error as AcpError, Stdio};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use zeroclaw_client::{Client, ClientOptions, NewSession, protocol::methods as m};
+use zeroclaw_client::{Client, ClientOptions, protocol::methods as m};
 use zeroclaw_ipc::Paths;
 
 use session::SessionLink;
@@ -68,6 +73,8 @@ pub struct EditorCaps {
     pub elicitation: bool,
     /// `session.notices`: it shows `notice` updates (ACP sends them only then).
     pub notices: bool,
+    /// `session.compaction`: it shows `compaction_update`s (ACP sends them only then).
+    pub compaction: bool,
 }
 
 /// The bridge's state, shared by the handlers of the editor's messages.
@@ -84,6 +91,9 @@ pub struct Bridge {
     told: CancellationToken,
     /// The prompts in flight (tasks that answer a `session/prompt`).
     prompts: TaskTracker,
+    /// The sessions being opened or closed (`open.rs`, `lifecycle.rs`), and the undoing of
+    /// cancelled openings: waited for (a while) when the editor leaves, so none is cut off.
+    openings: TaskTracker,
     /// What the editor declared in its last `initialize`.
     caps: Mutex<EditorCaps>,
 }
@@ -105,6 +115,7 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
         gone: CancellationToken::new(),
         told: CancellationToken::new(),
         prompts: TaskTracker::new(),
+        openings: TaskTracker::new(),
         caps: Mutex::new(EditorCaps::default()),
     });
     let transport = Stdio::new();
@@ -129,7 +140,7 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
                 async move |request: NewSessionRequest,
                             responder: Responder<NewSessionResponse>,
                             cx: ConnectionTo<Editor>| {
-                    bridge.new_session(request, responder, cx).await
+                    bridge.new_session(request, responder, cx)
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -140,7 +151,7 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
                 async move |request: LoadSessionRequest,
                             responder: Responder<LoadSessionResponse>,
                             cx: ConnectionTo<Editor>| {
-                    bridge.load_session(request, responder, cx).await
+                    bridge.load_session(request, responder, cx)
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -151,7 +162,7 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
                 async move |request: ForkSessionRequest,
                             responder: Responder<ForkSessionResponse>,
                             cx: ConnectionTo<Editor>| {
-                    bridge.fork_session(request, responder, cx).await
+                    bridge.fork_session(request, responder, cx)
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -217,7 +228,7 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
                 async move |request: ResumeSessionRequest,
                             responder: Responder<ResumeSessionResponse>,
                             cx: ConnectionTo<Editor>| {
-                    bridge.resume_session(request, responder, cx).await
+                    bridge.resume_session(request, responder, cx)
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -228,7 +239,7 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
                 async move |request: CloseSessionRequest,
                             responder: Responder<CloseSessionResponse>,
                             _cx: ConnectionTo<Editor>| {
-                    bridge.close_session(request, responder).await
+                    bridge.close_session(request, responder)
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -240,6 +251,17 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
                             responder: Responder<DeleteSessionResponse>,
                             _cx: ConnectionTo<Editor>| {
                     bridge.delete_session(request, responder).await
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let bridge = bridge.clone();
+                async move |request: SetSessionTitleRequest,
+                            responder: Responder<SetSessionTitleResponse>,
+                            cx: ConnectionTo<Editor>| {
+                    bridge.set_title(request, responder, cx).await
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -271,6 +293,13 @@ pub async fn run(paths: Paths) -> Result<u8, String> {
     match end {
         Ok(End::EditorLeft) => {
             tracing::debug!("the editor closed stdin; turns go on in the daemon");
+            bridge.openings.close();
+            if tokio::time::timeout(DRAIN_GUARD, bridge.openings.wait())
+                .await
+                .is_err()
+            {
+                tracing::warn!("sessions being opened or closed did not finish as the editor left");
+            }
             Ok(0)
         }
         Ok(End::DaemonGone) => Err(mapping::DAEMON_GONE.to_owned()),
@@ -315,6 +344,11 @@ impl Bridge {
                 .session
                 .as_ref()
                 .is_some_and(|s| s.notices.is_some()),
+            compaction: request
+                .client_capabilities
+                .session
+                .as_ref()
+                .is_some_and(|s| s.compaction.is_some()),
         };
         *self.caps.lock().unwrap_or_else(|e| e.into_inner()) = caps;
         if self.daemon.get().is_none() {
@@ -361,7 +395,8 @@ impl Bridge {
                     .resume(SessionResumeCapabilities::new())
                     .close(SessionCloseCapabilities::new())
                     .delete(SessionDeleteCapabilities::new())
-                    .fork(SessionForkCapabilities::new()),
+                    .fork(SessionForkCapabilities::new())
+                    .title(SessionTitleCapabilities::new()),
             );
         responder.respond(
             InitializeResponse::new(ProtocolVersion::V1)
@@ -369,187 +404,6 @@ impl Bridge {
                 .auth_methods(Vec::new())
                 .agent_info(Implementation::new("zeroclaw", env!("CARGO_PKG_VERSION"))),
         )
-    }
-
-    async fn new_session(
-        self: &Arc<Self>,
-        request: NewSessionRequest,
-        responder: Responder<NewSessionResponse>,
-        cx: ConnectionTo<Editor>,
-    ) -> Result<(), AcpError> {
-        let client = match self.daemon() {
-            Ok(client) => client,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let mcp_servers = match mcp_servers(&request.mcp_servers) {
-            Ok(servers) => servers,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let params = NewSession {
-            cwd: Some(request.cwd.display().to_string()),
-            mcp_servers,
-            ..NewSession::default()
-        };
-        match client.session_new(params).await {
-            Ok(info) => {
-                let events = client.subscribe(&info.session_id);
-                let current = config::current(&client, &info.model, info.mode).await;
-                let options = config::options(&current);
-                self.attach(
-                    &info.session_id,
-                    PathBuf::from(&info.cwd),
-                    events,
-                    &cx,
-                    current,
-                );
-                let answered = responder.respond(
-                    NewSessionResponse::new(info.session_id.clone())
-                        .modes(modes::state(info.mode))
-                        .config_options(options),
-                );
-                commands::announce(&client, &info.session_id, &cx).await;
-                answered
-            }
-            Err(e) => responder.respond_with_error(mapping::call_error(&e)),
-        }
-    }
-
-    /// ACP's (unstable) `session/fork`: our `session/fork` of the whole conversation. The
-    /// fork keeps the source's working directory (a different `cwd` is logged, as for a
-    /// load); the editor is attached to the fork, as after `session/new`.
-    async fn fork_session(
-        self: &Arc<Self>,
-        request: ForkSessionRequest,
-        responder: Responder<ForkSessionResponse>,
-        cx: ConnectionTo<Editor>,
-    ) -> Result<(), AcpError> {
-        let client = match self.daemon() {
-            Ok(client) => client,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let source = request.session_id.0.to_string();
-        match client.session_fork(&source, None).await {
-            Ok(info) => {
-                if Path::new(&info.cwd) != request.cwd {
-                    tracing::info!(session = %source, fork = %info.session_id, stored = %info.cwd, asked = %request.cwd.display(), "session/fork: the fork keeps the source's working directory");
-                }
-                let events = client.subscribe(&info.session_id);
-                let current = config::current(&client, &info.model, info.mode).await;
-                let options = config::options(&current);
-                self.attach(
-                    &info.session_id,
-                    PathBuf::from(&info.cwd),
-                    events,
-                    &cx,
-                    current,
-                );
-                responder.respond(
-                    ForkSessionResponse::new(info.session_id)
-                        .modes(modes::state(info.mode))
-                        .config_options(options),
-                )
-            }
-            Err(e) => responder.respond_with_error(mapping::call_error(&e)),
-        }
-    }
-
-    /// `session/load`: our `session/load` with replay; the history goes to the editor as
-    /// `session/update`s before the answer.
-    async fn load_session(
-        self: &Arc<Self>,
-        request: LoadSessionRequest,
-        responder: Responder<LoadSessionResponse>,
-        cx: ConnectionTo<Editor>,
-    ) -> Result<(), AcpError> {
-        let client = match self.daemon() {
-            Ok(client) => client,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let mcp_servers = match mcp_servers(&request.mcp_servers) {
-            Ok(servers) => servers,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let session_id = request.session_id.0.to_string();
-        // Subscribed before the call: the replay arrives before its answer.
-        let events = client.subscribe(&session_id);
-        let params = m::LoadParams {
-            session_id: session_id.clone(),
-            replay: true,
-            mcp_servers,
-        };
-        match client.request::<m::SessionLoad>(&params).await {
-            Ok(summary) => {
-                if Path::new(&summary.cwd) != request.cwd {
-                    tracing::info!(
-                        session = %session_id,
-                        stored = %summary.cwd,
-                        asked = %request.cwd.display(),
-                        "session/load: the session keeps its stored working directory"
-                    );
-                }
-                let current = config::current(&client, &summary.model, summary.mode).await;
-                let options = config::options(&current);
-                let link = match self.link(&session_id) {
-                    // Loaded again: its pump already forwards the replay.
-                    Some(link) => {
-                        *config::lock(&link.config) = current;
-                        link
-                    }
-                    None => self.attach(
-                        &session_id,
-                        PathBuf::from(&summary.cwd),
-                        events,
-                        &cx,
-                        current,
-                    ),
-                };
-                link.flush().await;
-                let answered = responder.respond(
-                    LoadSessionResponse::new()
-                        .modes(modes::state(summary.mode))
-                        .config_options(options),
-                );
-                commands::announce(&client, &session_id, &cx).await;
-                answered
-            }
-            Err(e) => responder.respond_with_error(mapping::call_error(&e)),
-        }
-    }
-
-    /// `session/list`: ours, filtered by `cwd` when given, a page at a time.
-    async fn list_sessions(
-        &self,
-        request: ListSessionsRequest,
-        responder: Responder<ListSessionsResponse>,
-    ) -> Result<(), AcpError> {
-        let client = match self.daemon() {
-            Ok(client) => client,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let params = zeroclaw_client::protocol::methods::ListParams {
-            cursor: request.cursor.clone(),
-            ..Default::default()
-        };
-        let page = match client.session_list_page(params).await {
-            Ok(page) => page,
-            Err(e) => return responder.respond_with_error(mapping::call_error(&e)),
-        };
-        let sessions = page
-            .sessions
-            .into_iter()
-            .filter(|s| {
-                request
-                    .cwd
-                    .as_deref()
-                    .is_none_or(|cwd| Path::new(&s.cwd) == cwd)
-            })
-            .map(|s| {
-                SessionInfo::new(s.session_id, PathBuf::from(s.cwd))
-                    .title(s.title)
-                    .updated_at(s.updated_at)
-            })
-            .collect();
-        responder.respond(ListSessionsResponse::new(sessions).next_cursor(page.next_cursor))
     }
 
     /// `session/prompt`: answered by a task of its own, so the editor's `session/cancel`
@@ -576,6 +430,7 @@ impl Bridge {
             Err(e) => return responder.respond_with_error(e),
         };
         let told = self.told.clone();
+        let in_flight = link.prompt_begun();
         // The editor's `$/cancel_request` for this prompt: a `session/cancel` of its turn,
         // which then answers `cancelled` as after the editor's own `session/cancel`.
         let withdrawn = responder.cancellation();
@@ -602,14 +457,16 @@ impl Bridge {
             // Every event of the turn precedes its answer: forward them all first.
             link.flush().await;
             let sent = match outcome {
-                Ok(result) => responder.respond(PromptResponse::new(mapping::stop_reason(
-                    result.stop_reason,
-                ))),
+                Ok(result) => responder.respond(
+                    PromptResponse::new(mapping::stop_reason(result.stop_reason))
+                        .usage(result.usage.map(mapping::turn_usage)),
+                ),
                 Err(e) => responder.respond_with_error(mapping::call_error(&e)),
             };
             if let Err(e) = sent {
                 tracing::debug!("the prompt's answer could not be sent: {e}");
             }
+            drop(in_flight);
         });
         Ok(())
     }
@@ -638,9 +495,17 @@ impl Bridge {
         cx: &ConnectionTo<Editor>,
         current: config::Current,
     ) -> Arc<SessionLink> {
+        let compaction = self
+            .caps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .compaction;
         let link = SessionLink::start(
-            session_id.to_owned(),
-            cwd,
+            session::Opened {
+                id: session_id.to_owned(),
+                cwd,
+                compaction,
+            },
             events,
             cx.clone(),
             self.daemon.get().cloned(),

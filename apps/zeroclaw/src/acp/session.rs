@@ -27,6 +27,17 @@ pub struct SessionLink {
     flush: mpsc::Sender<oneshot::Sender<()>>,
     /// The editor's `session/cancel`s still on their way to the daemon.
     pub cancels: CancelGate,
+    /// How many of the editor's prompts in this session are not yet answered.
+    prompts: Arc<watch::Sender<usize>>,
+}
+
+/// A prompt of the editor's in flight: counted until dropped (its answer sent).
+pub struct PromptInFlight(Arc<watch::Sender<usize>>);
+
+impl Drop for PromptInFlight {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 /// Orders the editor's `session/cancel` before the permission answers that follow it.
@@ -77,8 +88,7 @@ impl SessionLink {
     /// Starts the pump of the session's `events` (subscribed before anything of interest
     /// could be sent).
     pub fn start(
-        id: String,
-        cwd: PathBuf,
+        opened: Opened,
         events: broadcast::Receiver<SessionUpdate>,
         editor: ConnectionTo<Editor>,
         daemon: Option<Arc<Client>>,
@@ -86,9 +96,15 @@ impl SessionLink {
     ) -> Arc<Self> {
         let (flush, flushes) = mpsc::channel(FLUSH_QUEUE);
         let cancels = CancelGate::new();
+        let Opened {
+            id,
+            cwd,
+            compaction,
+        } = opened;
         let pump = Pump {
             id: id.clone(),
             cwd: cwd.clone(),
+            compactions: compaction.then(|| std::sync::atomic::AtomicU64::new(0)),
             config: config.clone(),
             editor,
             daemon,
@@ -103,7 +119,25 @@ impl SessionLink {
             config,
             flush,
             cancels,
+            prompts: Arc::new(watch::channel(0).0),
         })
+    }
+
+    /// Counts a prompt as in flight until the returned guard is dropped.
+    pub fn prompt_begun(&self) -> PromptInFlight {
+        self.prompts.send_modify(|n| *n += 1);
+        PromptInFlight(self.prompts.clone())
+    }
+
+    /// Whether a prompt of the editor's is in flight here.
+    pub fn prompting(&self) -> bool {
+        *self.prompts.borrow() > 0
+    }
+
+    /// Returns once no prompt of the editor's is in flight here.
+    pub async fn prompts_answered(&self) {
+        let mut prompts = self.prompts.subscribe();
+        let _ = prompts.wait_for(|n| *n == 0).await;
     }
 
     /// Returns once every event received so far has been sent to the editor: call it with
@@ -128,10 +162,22 @@ impl SessionLink {
     }
 }
 
+/// A session as the editor opened it.
+pub struct Opened {
+    pub id: String,
+    /// Its stored working directory.
+    pub cwd: PathBuf,
+    /// The editor shows `compaction_update`s (`session.compaction`).
+    pub compaction: bool,
+}
+
 /// Forwards one session's events to the editor.
 struct Pump {
     id: String,
     cwd: PathBuf,
+    /// With `session.compaction`: how many compactions were forwarded (each gets an id of
+    /// its own); `None`: the editor is sent none.
+    compactions: Option<std::sync::atomic::AtomicU64>,
     config: config::Shared,
     editor: ConnectionTo<Editor>,
     daemon: Option<Arc<Client>>,
@@ -214,6 +260,16 @@ impl Pump {
             }
             Update::ApprovalResolved { request_id, .. } => {
                 self.resolved.send_replace(Some(request_id));
+            }
+            Update::ContextCompacted {
+                summary,
+                messages_folded,
+            } => {
+                if let Some(count) = &self.compactions {
+                    let n = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    let id = mapping::compaction_id(turn_id.as_deref(), n);
+                    self.notify(Some(mapping::compaction(id, &summary, messages_folded)));
+                }
             }
             update => {
                 self.notify(mapping::update(&update, &self.cwd));

@@ -24,7 +24,12 @@ fn initialize_answers_version_1_with_the_capabilities_of_the_design() {
     );
     assert_eq!(caps["mcpCapabilities"]["http"], true);
     assert_eq!(caps["mcpCapabilities"]["sse"], false);
-    assert!(caps["sessionCapabilities"]["list"].is_object(), "{wire}");
+    for method in ["list", "resume", "close", "delete", "fork", "title"] {
+        assert!(
+            caps["sessionCapabilities"][method].is_object(),
+            "{method}: {wire}"
+        );
+    }
     assert_eq!(wire["authMethods"], json!([]));
     assert_eq!(wire["agentInfo"]["name"], "zeroclaw");
     assert_eq!(wire["agentInfo"]["version"], env!("CARGO_PKG_VERSION"));

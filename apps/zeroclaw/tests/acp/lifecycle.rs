@@ -1,7 +1,7 @@
 //! ACP's session lifecycle with the official SDK: `session/resume` reattaches without the
-//! history, `session/close` detaches (the daemon lets the session go), `session/delete`,
-//! `session/set_config_option` sets the model and the mode, and `$/cancel_request` of a
-//! prompt cancels its turn.
+//! history, `session/close` cancels the editor's prompt and detaches (the daemon lets the
+//! session go), `session/delete`, `session/set_config_option` sets the model and the mode,
+//! and `$/cancel_request` of a prompt cancels its turn.
 
 use crate::common::*;
 use crate::editor::*;
@@ -209,25 +209,47 @@ fn cancel_request_of_a_prompt_cancels_its_turn() {
             })
             .await;
         let _ = withdraw.cancel();
-        let answer = guard("the withdrawn prompt's answer", prompt.block_task()).await;
-        Ok((session, answer.map(|a| a.stop_reason)))
+        let answer = guard("the withdrawn prompt's answer", prompt.block_task()).await?;
+        Ok((session, answer.stop_reason))
     }));
-    let (session, answer) = exit.outcome.unwrap();
-    // The SDK may answer a withdrawn request itself; either way the turn was cancelled.
-    if let Ok(stop) = answer {
-        assert_eq!(stop, StopReason::Cancelled);
-    }
-    // The cancel reaches the daemon through the bridge: wait for the turn's end if it
-    // is still running when the probe attaches (then its `turn_complete` is still to come).
-    let loaded = probe.call("session/load", json!({"sessionId": session}));
-    if loaded["running"] == true {
-        let done = probe.wait_event("turn_complete");
-        assert_eq!(done["stopReason"], "cancelled");
-    }
+    let (session, stop) = exit.outcome.unwrap();
+    // The bridge answers once the daemon's turn ended: ACP's outcome of a cancelled prompt.
+    assert_eq!(stop, StopReason::Cancelled);
     let turns = probe.call(
         "session/messages",
         json!({"sessionId": session, "limit": 10}),
     );
     let text = turns.to_string();
     assert!(text.contains("cancelled"), "{turns}");
+}
+
+#[test]
+fn close_cancels_the_editors_prompt_running_in_the_session() {
+    let env = Env::new("", "");
+    env.fake
+        .push(openai::Builder::new().text("partial").stall().build());
+    let editor = Editor::new(Permission::Hold);
+    let mut probe = env.daemon.client();
+    let exit = runtime().block_on(run(&env.dir, editor.clone(), async |cx| {
+        let session = open(&cx, &env.work).await?;
+        let prompt = cx.send_request(text_prompt(&session, "talk"));
+        editor
+            .wait("the first chunk", |seen| {
+                seen.kinds().contains(&"agent_message_chunk".to_owned())
+            })
+            .await;
+        let closed = cx.send_request(CloseSessionRequest::new(session.clone()));
+        // The stalled turn would go on forever: only the close's cancel ends it.
+        let stop = guard("the prompt's answer", prompt.block_task()).await?;
+        guard("the close's answer", closed.block_task()).await?;
+        Ok((session, stop.stop_reason))
+    }));
+    let (session, stop) = exit.outcome.unwrap();
+    assert_eq!(stop, StopReason::Cancelled);
+    // The daemon stored the turn as cancelled.
+    let turns = probe.call(
+        "session/messages",
+        json!({"sessionId": session, "limit": 10}),
+    );
+    assert!(turns.to_string().contains("cancelled"), "{turns}");
 }

@@ -39,8 +39,13 @@ fn a_session_made_by_the_cli_loads_with_its_history_replayed_first() {
         cx.send_request(LoadSessionRequest::new(session.clone(), &env.work))
             .block_task()
             .await?;
-        // The replay came before the load's answer.
-        let replayed = editor.seen().updates.len();
+        // The replay came before the load's answer; the session's title (the CLI's) after.
+        let replayed = editor
+            .seen()
+            .kinds()
+            .iter()
+            .take_while(|kind| *kind != "session_info_update")
+            .count();
         assert!(replayed > 0);
         let answer = cx
             .send_request(text_prompt(&session.0, "and again"))
@@ -74,6 +79,8 @@ fn a_session_made_by_the_cli_loads_with_its_history_replayed_first() {
         updates[2]
     );
     assert_eq!(updates[3]["content"]["text"], "Done on the command line.");
+    assert_eq!(updates[4]["sessionUpdate"], "session_info_update");
+    assert_eq!(updates[4]["title"], "run echo");
     assert_eq!(
         seen.text_of("agent_message_chunk"),
         "Done on the command line.And now from the editor."
@@ -165,4 +172,52 @@ fn a_load_asking_another_cwd_keeps_the_stored_one_and_says_so() {
         "{}",
         exit.stderr
     );
+}
+
+#[test]
+fn list_by_cwd_gives_full_pages_and_follows_next_cursor() {
+    let env = Env::new("", "");
+    let other = env.work.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let mut client = env.daemon.client();
+    // More than the daemon's page of 200 here, with sessions of another directory among
+    // them: filtered after paging, the first page would come short.
+    let mut here = Vec::new();
+    for n in 0..205 {
+        if n % 10 == 0 {
+            client.new_session(&other);
+        }
+        here.push(client.new_session(&env.work));
+    }
+    let exit = runtime().block_on(run(&env.dir, Editor::new(Permission::Hold), async |cx| {
+        initialize(&cx, ClientCapabilities::new()).await?;
+        let first = cx
+            .send_request(ListSessionsRequest::new().cwd(env.work.clone()))
+            .block_task()
+            .await?;
+        let cursor = first.next_cursor.clone().expect("a second page");
+        let second = cx
+            .send_request(
+                ListSessionsRequest::new()
+                    .cwd(env.work.clone())
+                    .cursor(cursor),
+            )
+            .block_task()
+            .await?;
+        Ok((first, second))
+    }));
+    let (first, second) = exit.outcome.unwrap();
+    assert_eq!(first.sessions.len(), 200, "a full page");
+    assert_eq!(second.sessions.len(), 5);
+    assert!(second.next_cursor.is_none());
+    let mut ids: Vec<String> = first
+        .sessions
+        .iter()
+        .chain(&second.sessions)
+        .inspect(|s| assert_eq!(s.cwd, env.work))
+        .map(|s| s.session_id.0.to_string())
+        .collect();
+    ids.sort();
+    here.sort();
+    assert_eq!(ids, here);
 }

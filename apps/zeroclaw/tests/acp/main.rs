@@ -14,7 +14,12 @@ mod editor;
 
 mod ask_user;
 mod cancel;
+// Issue 34: $/cancel_request of session/new, load and fork (the hooks are shell loops).
+#[cfg(unix)]
+mod cancel_requests;
 mod commands;
+// Issue 34: context_compacted as compaction_update.
+mod compaction;
 mod daemon_gone;
 mod editor_fs;
 mod editor_leaves;
@@ -33,3 +38,5 @@ mod plan;
 mod prompt;
 // Issue 33: a subagent's events.
 mod subagents;
+// Issue 34: session_info_update and session/set_title.
+mod titles;

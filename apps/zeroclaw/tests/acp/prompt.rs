@@ -16,6 +16,7 @@ fn a_prompt_streams_its_answer_then_ends_the_turn() {
             .reasoning("Thinking.")
             .text("Hello ")
             .text("from zeroclaw.")
+            .usage(12, 5)
             .build(),
     );
     let editor = Editor::new(Permission::Hold);
@@ -42,9 +43,16 @@ fn a_prompt_streams_its_answer_then_ends_the_turn() {
                 .iter()
                 .all(|n| n.session_id.0.as_ref() == session)
         );
-        Ok(answer.stop_reason)
+        Ok(answer)
     }));
-    assert_eq!(exit.outcome.unwrap(), StopReason::EndTurn);
+    let answer = exit.outcome.unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    // The turn's usage (unstable in ACP): the provider's report of its one call.
+    let usage = serde_json::to_value(answer.usage.unwrap()).unwrap();
+    assert_eq!(
+        usage,
+        json!({"totalTokens": 17, "inputTokens": 12, "outputTokens": 5})
+    );
     assert!(exit.status.success(), "{}", exit.stderr);
     let body = &env.fake.wait_for_requests(1)[0].body;
     let user = body["messages"].as_array().unwrap().last().unwrap();

@@ -296,6 +296,56 @@ fn session_rename_sets_and_clears_a_title_without_an_attachment() {
 }
 
 #[test]
+fn session_list_cwd_gives_exactly_one_directorys_sessions_in_full_pages() {
+    let env = Env::new("", "");
+    let mut client = env.daemon.client();
+    let below = env.work.join("below");
+    std::fs::create_dir_all(&below).unwrap();
+    let mut here = Vec::new();
+    for n in 0..7 {
+        // Sessions of another directory in between, and one below this one: a filter
+        // applied to each page after the fact would give short or empty pages.
+        client.new_session(&below);
+        let title = format!("in {}", env.work.display());
+        let made = client.call("session/new", json!({"cwd": env.work, "title": title}));
+        if n != 3 {
+            here.push(made["sessionId"].as_str().unwrap().to_owned());
+        } else {
+            client.call("session/delete", json!({"sessionId": made["sessionId"]}));
+        }
+    }
+    let cwd = env.work.display().to_string();
+    let mut found = Vec::new();
+    let mut params = json!({"cwd": cwd, "limit": 2});
+    loop {
+        let page = client.call("session/list", params.clone());
+        let sessions = page["sessions"].as_array().unwrap();
+        for s in sessions {
+            assert_eq!(s["cwd"], cwd.as_str(), "{s}");
+            found.push(s["sessionId"].as_str().unwrap().to_owned());
+        }
+        match page.get("nextCursor") {
+            Some(cursor) => {
+                assert_eq!(sessions.len(), 2, "a page before the last is full: {page}");
+                params["cursor"] = cursor.clone();
+            }
+            None => break,
+        }
+    }
+    found.sort();
+    here.sort();
+    assert_eq!(found, here);
+    // With a search too, both hold; a directory nobody used: an empty page, no cursor.
+    let both = client.call(
+        "session/list",
+        json!({"cwd": below.display().to_string(), "search": "in "}),
+    );
+    assert_eq!(both, json!({"sessions": []}));
+    let error = client.fail("session/list", json!({"cwd": "x".repeat(4097)}));
+    assert_eq!(error["code"], -32602, "{error}");
+}
+
+#[test]
 fn session_list_finds_sessions_by_title_or_cwd_in_any_case_across_pages() {
     let env = Env::new("", "");
     let mut client = env.daemon.client();

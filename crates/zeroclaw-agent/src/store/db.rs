@@ -39,6 +39,7 @@ pub struct Startup {
 }
 
 mod list;
+pub use list::ListQuery;
 
 const SESSION_COLUMNS: &str = "s.id, s.title, s.cwd, s.model, s.always_allow, s.created_at, s.updated_at, \
      (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), s.sandbox, s.mode, \

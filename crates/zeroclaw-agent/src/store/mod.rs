@@ -38,6 +38,7 @@ mod worker;
 
 pub use attachments::refs as image_refs;
 pub use checkpoints::{CheckpointRow, NewCheckpoint, RewindRow, checkpoint_ids_in, first_line};
+pub use db::ListQuery;
 pub use runs::{Dedup, RunOutcome, RunRow, RunStatus};
 pub use tokens::TokenRow;
 pub use usage::SessionUsage;
@@ -436,18 +437,9 @@ impl Store {
     }
 
     /// A page of sessions in `session/list`'s order: see [`db::Db::sessions_page`].
-    pub async fn sessions_page(
-        &self,
-        after: Option<(i64, String)>,
-        search: Option<String>,
-        children: bool,
-        limit: usize,
-    ) -> Result<Vec<SessionRow>> {
+    pub async fn sessions_page(&self, query: ListQuery, limit: usize) -> Result<Vec<SessionRow>> {
         self.reader
-            .run(move |db| {
-                let after = after.as_ref().map(|(at, id)| (*at, id.as_str()));
-                db.sessions_page(after, search.as_deref(), children, limit)
-            })
+            .run(move |db| db.sessions_page(&query, limit))
             .await
     }
 
@@ -626,7 +618,7 @@ mod tests {
             last = id;
         }
         assert_eq!(
-            store.sessions_page(None, None, false, 10).await.unwrap()[0].message_count,
+            store.sessions_page(ListQuery::default(), 10).await.unwrap()[0].message_count,
             6
         );
         let reopened = Store::open(&dir.path().join("z.db")).unwrap();

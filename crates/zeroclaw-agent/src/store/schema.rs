@@ -229,6 +229,12 @@ INSERT INTO sessions_search (sessions_search) VALUES ('rebuild');
     r#"
 CREATE INDEX turns_running ON turns(status) WHERE status = 'running';
 "#,
+    // 17: `session/list {cwd}` (an ACP editor lists the sessions of its project): the
+    // sessions of one working directory in list order, so a page of them reads its rows
+    // and no others, however many sessions other directories have.
+    r#"
+CREATE INDEX sessions_by_cwd ON sessions(cwd, updated_at DESC, id);
+"#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

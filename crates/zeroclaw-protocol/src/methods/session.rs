@@ -150,6 +150,10 @@ pub struct ListParams {
     /// 1,024 bytes). Pass the same `search` with each page's `cursor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<String>,
+    /// Only sessions whose working directory is exactly this (as `session/new` stored it:
+    /// no normalising, no prefix match). Pass the same `cwd` with each page's `cursor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// Also the child sessions of subagents (`task` calls), which are left out otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub include_children: bool,

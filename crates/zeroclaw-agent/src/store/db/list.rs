@@ -3,20 +3,33 @@
 
 use super::*;
 
+/// Which sessions a `session/list` page holds (`Db::sessions_page`).
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    /// The last row of the page before: its `updated_at` and `id`.
+    pub after: Option<(i64, String)>,
+    /// Only those whose title or cwd contains this.
+    pub search: Option<String>,
+    /// Only those whose working directory is exactly this.
+    pub cwd: Option<String>,
+    /// Also subagents' sessions.
+    pub children: bool,
+}
+
 impl Db {
     /// Up to `limit` sessions, most recently updated first, then by id; with `after` (a
     /// row's `updated_at` and `id`), the ones that come after that row in this order; with
     /// `search`, only those whose title or cwd contains it (ASCII letters in any case).
     /// Without a search, read in the order of the `sessions_by_update` index, so a page
     /// costs the rows it passes, never a sort of them all; a search reads what its plan
-    /// says (`search.rs`). Subagents' sessions only with `children`.
-    pub fn sessions_page(
-        &self,
-        after: Option<(i64, &str)>,
-        search: Option<&str>,
-        children: bool,
-        limit: usize,
-    ) -> Result<Vec<SessionRow>> {
+    /// says (`search.rs`). With `cwd`, only the sessions whose working directory is exactly
+    /// it, read in the order of the `sessions_by_cwd` index. Subagents' sessions only with
+    /// `children`.
+    pub fn sessions_page(&self, query: &ListQuery, limit: usize) -> Result<Vec<SessionRow>> {
+        let after = query.after.as_ref().map(|(at, id)| (*at, id.as_str()));
+        let search = query.search.as_deref();
+        let cwd = query.cwd.as_deref();
+        let children = query.children;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let plan = match search {
             Some(text) => Some(
@@ -35,6 +48,10 @@ impl Db {
             None => "?4 IS NULL",
             Some(_) => r"(s.title LIKE ?4 ESCAPE '\' OR s.cwd LIKE ?4 ESCAPE '\')",
         };
+        let cwd_sql = match cwd {
+            None => "?6 IS NULL",
+            Some(_) => "s.cwd = ?6",
+        };
         let children_sql = if children {
             ""
         } else {
@@ -50,7 +67,7 @@ impl Db {
             _ => "sessions s WHERE",
         };
         let sql = format!(
-            "SELECT {SESSION_COLUMNS} FROM {from_sql} {after_sql} AND {search_sql}{children_sql} \
+            "SELECT {SESSION_COLUMNS} FROM {from_sql} {after_sql} AND {search_sql} AND {cwd_sql}{children_sql} \
              ORDER BY s.updated_at DESC, s.id LIMIT ?1"
         );
         let (at, id) = after.unzip();
@@ -59,9 +76,12 @@ impl Db {
             let mut stmt = self.conn.prepare_cached(&sql)?;
             match &plan {
                 Some(Plan::Candidates(query)) => {
-                    stmt.query_map(params![limit, at, id, pattern, query], session_row)
+                    stmt.query_map(params![limit, at, id, pattern, query, cwd], session_row)
                 }
-                _ => stmt.query_map(params![limit, at, id, pattern], session_row),
+                _ => stmt.query_map(
+                    params![limit, at, id, pattern, Option::<&str>::None, cwd],
+                    session_row,
+                ),
             }?
             .collect::<rusqlite::Result<Vec<_>>>()
         };
@@ -127,7 +147,13 @@ mod tests {
         }
         let found = |search: &str| {
             let mut ids: Vec<String> = db
-                .sessions_page(None, Some(search), false, 10)
+                .sessions_page(
+                    &ListQuery {
+                        search: Some(search.to_owned()),
+                        ..ListQuery::default()
+                    },
+                    10,
+                )
                 .unwrap()
                 .into_iter()
                 .map(|row| row.id)
@@ -162,9 +188,10 @@ mod tests {
         loop {
             let page = db
                 .sessions_page(
-                    after.as_ref().map(|(at, id)| (*at, id.as_str())),
-                    None,
-                    false,
+                    &ListQuery {
+                        after: after.clone(),
+                        ..ListQuery::default()
+                    },
                     3,
                 )
                 .unwrap();
@@ -195,6 +222,58 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_cwd_filter_pages_one_directorys_sessions_from_its_index() {
+        let (db, _) = Db::open_in_memory().unwrap();
+        for n in 0..9 {
+            let cwd = if n % 3 == 0 {
+                "/w/here"
+            } else {
+                "/w/here/deeper"
+            };
+            db.create_session(&format!("s{n}"), Some("/w/here"), cwd, "m", None)
+                .unwrap();
+        }
+        db.execute_batch("UPDATE sessions SET updated_at = 5 WHERE id IN ('s0', 's3')")
+            .unwrap();
+        let page = |after: Option<(i64, String)>, search: Option<&str>| {
+            let query = ListQuery {
+                after,
+                search: search.map(str::to_owned),
+                cwd: Some("/w/here".to_owned()),
+                ..ListQuery::default()
+            };
+            db.sessions_page(&query, 2).unwrap()
+        };
+        // Exactly that directory (not one below it, not a title that names it), page by page.
+        let first = page(None, None);
+        let last = first.last().map(|row| (row.updated_at, row.id.clone()));
+        let second = page(last, None);
+        let ids: Vec<&str> = first.iter().chain(&second).map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["s6", "s0", "s3"]);
+        // With a search too: both hold.
+        let searched: Vec<String> = page(None, Some("HERE")).into_iter().map(|r| r.id).collect();
+        assert_eq!(searched, ["s6", "s0"]);
+
+        let plan: Vec<String> = db
+            .conn
+            .prepare(
+                "EXPLAIN QUERY PLAN SELECT id FROM sessions s \
+                 WHERE s.cwd = '/w/here' AND (s.updated_at < 1 OR (s.updated_at = 1 AND s.id > 'x')) \
+                 ORDER BY s.updated_at DESC, s.id LIMIT 3",
+            )
+            .unwrap()
+            .query_map([], |r| r.get(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let plan = plan.join("; ");
+        assert!(
+            plan.contains("sessions_by_cwd") && !plan.contains("TEMP B-TREE"),
+            "{plan}"
+        );
+    }
+
     /// The search's answer, read page by page (`per_page` at a time, the cursor from each
     /// page's last row), must be the whole list filtered by the rule it promises: the
     /// title or the cwd contains the text, ASCII letters in any case, the rest as is.
@@ -204,9 +283,11 @@ mod tests {
         loop {
             let page = db
                 .sessions_page(
-                    after.as_ref().map(|(at, id)| (*at, id.as_str())),
-                    Some(search),
-                    false,
+                    &ListQuery {
+                        after: after.clone(),
+                        search: Some(search.to_owned()),
+                        ..ListQuery::default()
+                    },
                     per_page,
                 )
                 .unwrap();
@@ -217,7 +298,7 @@ mod tests {
         let needle = search.to_ascii_lowercase();
         let holds = |text: &str| text.to_ascii_lowercase().contains(&needle);
         let expected: Vec<String> = db
-            .sessions_page(None, None, false, usize::MAX)
+            .sessions_page(&ListQuery::default(), usize::MAX)
             .unwrap()
             .into_iter()
             .filter(|row| row.title.as_deref().is_some_and(holds) || holds(&row.cwd))

@@ -6,7 +6,7 @@ use crate::methods::errors::storage;
 use crate::methods::{Ctx, Handle, Reply};
 use crate::state::DaemonState;
 use zeroclaw_agent::history;
-use zeroclaw_agent::store::SessionRow;
+use zeroclaw_agent::store::{ListQuery, SessionRow};
 use zeroclaw_protocol::methods::{self as m, *};
 use zeroclaw_rpc::RpcError;
 
@@ -16,6 +16,8 @@ const DEFAULT_LIST_PAGE: usize = 200;
 /// The longest `session/list` `search`: matching reads every row it passes, so the
 /// needle stays short.
 const MAX_SEARCH_BYTES: usize = 1024;
+/// The longest `session/list` `cwd`: a path, compared whole through an index.
+const MAX_CWD_BYTES: usize = 4096;
 
 /// What one page of `session/list` or `session/messages` may take, serialised: half the
 /// frame cap, so the page and its envelope always fit in one frame.
@@ -53,6 +55,17 @@ impl Handle for m::SessionList {
                     "`search` is longer than {MAX_SEARCH_BYTES} bytes"
                 )));
             }
+            if p.cwd.as_ref().is_some_and(|cwd| cwd.len() > MAX_CWD_BYTES) {
+                return Err(RpcError::invalid_params(format!(
+                    "`cwd` is longer than {MAX_CWD_BYTES} bytes"
+                )));
+            }
+            let query = ListQuery {
+                after: after.map(|c| (c.updated_at, c.id)),
+                search,
+                cwd: p.cwd,
+                children: p.include_children,
+            };
             // One row more than the page, to know whether another page follows. The cursor
             // is the last row sent, so the next page starts right after it wherever the
             // rows have moved meanwhile.
@@ -60,12 +73,7 @@ impl Handle for m::SessionList {
                 .agent
                 .sessions
                 .store
-                .sessions_page(
-                    after.map(|c| (c.updated_at, c.id)),
-                    search,
-                    p.include_children,
-                    limit + 1,
-                )
+                .sessions_page(query, limit + 1)
                 .await
                 .map_err(storage)?;
             let budget = page_budget(daemon);
