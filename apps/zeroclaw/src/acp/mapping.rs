@@ -186,20 +186,19 @@ pub fn update(update: &Update, cwd: &Path) -> Option<SessionUpdate> {
         Update::ProviderRetry { .. } | Update::ProviderFallback { .. } => return None,
         // Cancels the pending `session/request_permission` instead (`acp/mod.rs`).
         Update::ApprovalResolved { .. } => return None,
-        // ACP's gauge: the context used and its size. ACP's `cost` needs a currency, which
-        // `[provider.pricing]` does not name: the session's cost so far goes in `_meta`.
+        // ACP's gauge: the context used and its size, and the session's cost so far in the
+        // prices' currency (both present once `[provider.pricing]` is set).
         Update::UsageUpdate(report) => {
-            let mut usage = agent_client_protocol::v1::schema::UsageUpdate::new(
+            let usage = agent_client_protocol::v1::schema::UsageUpdate::new(
                 report.context_used,
                 report.context_size,
             );
-            if let Some(cost) = report.session.cost {
-                let mut ours = serde_json::Map::new();
-                ours.insert("sessionCost".into(), serde_json::json!(cost));
-                let mut meta = serde_json::Map::new();
-                meta.insert("zeroclaw".into(), Value::Object(ours));
-                usage = usage.meta(meta);
-            }
+            let usage = match (report.session.cost, &report.currency) {
+                (Some(amount), Some(currency)) => usage.cost(
+                    agent_client_protocol::v1::schema::Cost::new(amount, currency.clone()),
+                ),
+                _ => usage,
+            };
             SessionUpdate::UsageUpdate(usage)
         }
     })

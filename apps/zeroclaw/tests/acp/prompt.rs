@@ -149,7 +149,7 @@ fn a_provider_failure_is_an_error_answer_with_our_code() {
 fn each_model_call_sends_a_usage_update_with_the_context_gauge_and_the_cost() {
     let env = Env::new(
         "",
-        "[provider.pricing]\ninput = 1000000\noutput = 2000000\n",
+        "[provider.pricing]\ninput = 1000000\noutput = 2000000\ncurrency = \"EUR\"\n",
     );
     env.fake.push(openai::text(&["counted"]));
     let editor = Editor::new(Permission::Hold);
@@ -169,8 +169,7 @@ fn each_model_call_sends_a_usage_update_with_the_context_gauge_and_the_cost() {
         usage["size"].as_u64().unwrap() >= usage["used"].as_u64().unwrap(),
         "{usage}"
     );
-    assert!(
-        usage["_meta"]["zeroclaw"]["sessionCost"].as_f64().unwrap() > 0.0,
-        "{usage}"
-    );
+    // ACP's cost: the session's so far, in the prices' currency.
+    assert!(usage["cost"]["amount"].as_f64().unwrap() > 0.0, "{usage}");
+    assert_eq!(usage["cost"]["currency"], "EUR", "{usage}");
 }
