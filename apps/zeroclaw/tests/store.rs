@@ -552,13 +552,13 @@ fn a_database_from_before_the_search_index_migrates_and_its_sessions_are_found()
     let dir = TestDir::new();
     stop(&mut dir.start(&[]));
     {
-        // Back to version 14: what migrations 15 and 16 added, gone; sessions written as
+        // Back to version 14: what migrations 15 to 17 added, gone; sessions written as
         // that version would have (no index to keep in step).
         let conn = rusqlite::Connection::open(db(&dir)).unwrap();
         conn.execute_batch(
             "DROP TRIGGER sessions_search_insert; DROP TRIGGER sessions_search_delete; \
              DROP TRIGGER sessions_search_update; DROP TABLE sessions_search; \
-             DROP INDEX turns_running; PRAGMA user_version = 14;",
+             DROP INDEX turns_running; DROP INDEX sessions_by_cwd; PRAGMA user_version = 14;",
         )
         .unwrap();
         for (n, (title, cwd)) in [
