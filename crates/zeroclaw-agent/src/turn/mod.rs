@@ -26,6 +26,7 @@ mod exit_plan;
 mod halt;
 mod hooks;
 mod meter;
+mod model_call;
 mod modes;
 mod permission;
 mod plan;

@@ -10,7 +10,7 @@ use super::budget::{self, Limit};
 use super::compact::{CompactError, Compaction, Mode};
 use super::halt::{Halt, or_cancelled};
 use super::hooks::{CallRef, Fire, pre_tool_outcome};
-use super::meter::{Gauge, Meter, call_usage};
+use super::meter::{Gauge, Meter};
 use super::{Env, Failure, Origin, TurnError};
 use crate::history;
 use crate::mcp::Mcp;
@@ -18,10 +18,7 @@ use crate::project;
 use crate::project::AgentProfile;
 use crate::project::hooks::{Hook, HookEvent, HookSet, Verdict};
 use crate::prompt::Prompt;
-use crate::provider::chain::{self, Hop};
-use crate::provider::{
-    ChatMessage, ChatRequest, Delta, ErrorKind, ProviderError, Retry, StepResult, ToolCall, window,
-};
+use crate::provider::{ChatMessage, ChatRequest, ProviderError, StepResult, ToolCall, window};
 use crate::session::{ActiveTurn, Session};
 use crate::store::{MessageKind, NewMessage, StoreError};
 use crate::tools::{ToolContext, ToolOutput, ToolSet};
@@ -50,8 +47,8 @@ fn with_summary(system: &str, summary: Option<&str>) -> String {
     }
 }
 
-/// How a model call ended, short of failing or being cancelled.
-enum Call {
+/// How a model call ended, short of failing or being cancelled (`model_call.rs`).
+pub(super) enum Call {
     /// Its text and result, and what it used as the provider that answered counts it.
     Done(String, StepResult, Answered),
     /// The provider refused the request as longer than the model's context window.
@@ -60,18 +57,9 @@ enum Call {
 
 /// A model call's usage, priced by the provider of the route that answered it, and that
 /// provider's model's context window (the gauge's size).
-struct Answered {
-    usage: zeroclaw_protocol::UsageTotals,
-    window: u64,
-}
-
-/// How one provider of a model call's route answered.
-enum Once {
-    Done(Call),
-    /// It failed before showing anything: the next provider may be asked.
-    Failed(ProviderError),
-    /// It failed after part of its answer was shown: the call fails.
-    AfterOutput(ProviderError),
+pub(super) struct Answered {
+    pub(super) usage: zeroclaw_protocol::UsageTotals,
+    pub(super) window: u64,
 }
 
 /// What the turn starts from (`Turn::before_turn`).
@@ -97,7 +85,9 @@ pub(super) struct Turn<'a> {
     prompt: &'a Prompt,
     /// Whether the turn (and its prompt) has been stored.
     started: bool,
-    text: String,
+    /// The model's answers so far, joined: the prompt result's `text` (`model_call.rs`
+    /// adds each call's).
+    pub(super) text: String,
     /// The turn's token usage so far (`usage.rs`).
     pub(super) meter: Meter,
     /// What the turn's tool calls run against (`tool_context.rs`).
@@ -622,152 +612,6 @@ impl Turn<'_> {
         }
     }
 
-    /// One model call: streams its text to the session, stores it whole, and returns it
-    /// with the call's result. The call walks the provider's route (`provider/chain.rs`):
-    /// when a provider fails before any output, the next `[[fallback]]` is asked, each
-    /// switch told as a `provider_fallback` event; each retry of a provider is a
-    /// `provider_retry` event.
-    async fn model_call(
-        &mut self,
-        step: i64,
-        request: &ChatRequest<'_>,
-        estimate: u64,
-    ) -> Result<Call, Halt> {
-        let cancel = self.active.cancel.clone();
-        let env = self.env;
-        let model = self.model.clone();
-        let route = env.provider.route(&model);
-        let mut failures = Vec::new();
-        for (index, hop) in route.iter().enumerate() {
-            let untried = route.len() - index - 1;
-            let request = ChatRequest {
-                model: hop.model,
-                system: request.system,
-                messages: request.messages,
-                tools: request.tools,
-            };
-            let outcome = self
-                .call_once(step, hop, &request, estimate, &cancel)
-                .await?;
-            let error = match outcome {
-                Once::Done(call) => return Ok(call),
-                Once::AfterOutput(error) => {
-                    let error = chain::after_output(error, untried);
-                    return Err(self.provider_failure(error).await.into());
-                }
-                Once::Failed(error) => error,
-            };
-            if index == 0 && error.kind == ErrorKind::ContextLength {
-                return Ok(Call::TooLong(error));
-            }
-            let next = route.get(index + 1);
-            if let Some(next) = next.filter(|_| chain::may_fall_back(index, &error)) {
-                tracing::warn!(from = %hop.label(), to = %next.label(), error = %error, "provider failed; trying the next fallback");
-                self.provider_event(Update::ProviderFallback {
-                    from: hop.label(),
-                    to: next.label(),
-                    reason: error.reason(),
-                });
-            }
-            failures.push((hop.label(), error));
-        }
-        let error = chain::exhausted(failures);
-        Err(self.provider_failure(error).await.into())
-    }
-
-    /// One model call to one provider of the route: opened (its retries told as
-    /// `provider_retry` events), then streamed to the session and stored.
-    async fn call_once(
-        &mut self,
-        step: i64,
-        hop: &Hop<'_>,
-        request: &ChatRequest<'_>,
-        estimate: u64,
-        cancel: &tokio_util::sync::CancellationToken,
-    ) -> Result<Once, Halt> {
-        let started = std::time::Instant::now();
-        let opened = {
-            let session = self.session;
-            let turn_id = self.active.id.as_str();
-            let label = hop.label();
-            let unattended = self.origin.unattended.clone();
-            let on_retry = |retry: Retry| {
-                let delay_ms = u64::try_from(retry.delay.as_millis()).unwrap_or(u64::MAX);
-                let update = Update::ProviderRetry {
-                    attempt: retry.attempt,
-                    delay_ms,
-                    reason: retry.reason,
-                    provider: Some(label.clone()),
-                };
-                if let Some(run) = &unattended {
-                    run.provider_log.push(&update);
-                }
-                session.broadcast(turn_id, update);
-            };
-            or_cancelled(cancel, hop.provider.open(request, &on_retry)).await?
-        };
-        self.env.observer.model_call(
-            started.elapsed().as_secs_f64(),
-            opened.as_ref().err().map(|e| e.kind.as_str()),
-        );
-        let open = match opened {
-            Err(e) => return Ok(Once::Failed(e)),
-            Ok(open) => open,
-        };
-        self.ensure_started().await?;
-
-        let mut text = String::new();
-        let mut thought = String::new();
-        let outcome = {
-            let session = self.session;
-            let turn_id = self.active.id.as_str();
-            let mut on_delta = |delta: Delta| match delta {
-                Delta::Text(t) => {
-                    session.stream_chunk(turn_id, step, false, &t);
-                    text.push_str(&t);
-                }
-                Delta::Thought(t) => {
-                    session.stream_chunk(turn_id, step, true, &t);
-                    thought.push_str(&t);
-                }
-            };
-            or_cancelled(cancel, open.read(&mut on_delta, session)).await
-        };
-        // What streamed before a cancellation is kept, marked cancelled.
-        let cancelled = outcome.is_err();
-        let stored = self.store_streamed(step, &thought, &text, cancelled).await;
-        // Stored (or not) whole: a connection joining from here on reads it in the history,
-        // not in the text in progress.
-        self.session.streamed_stored();
-        self.stored(stored).await?;
-        if !text.is_empty() {
-            if !self.text.is_empty() {
-                self.text.push_str("\n\n");
-            }
-            self.text.push_str(&text);
-        }
-        let result = match outcome? {
-            // Nothing was shown: another provider may answer instead.
-            Err(e) if text.is_empty() && thought.is_empty() => return Ok(Once::Failed(e)),
-            Err(e) => return Ok(Once::AfterOutput(e)),
-            Ok(result) => result,
-        };
-        let answered = Answered {
-            usage: call_usage(hop, estimate, &text, &result),
-            window: hop.context_window(),
-        };
-        Ok(Once::Done(Call::Done(text, result, answered)))
-    }
-
-    /// Sends a `provider_retry` or `provider_fallback` event, kept for an unattended run's
-    /// record.
-    fn provider_event(&self, update: Update<'_>) {
-        if let Some(run) = &self.origin.unattended {
-            run.provider_log.push(&update);
-        }
-        self.emit(update);
-    }
-
     /// One tool call: recorded, run (see `tool_call.rs`) unless `refused` already holds its
     /// result, and its result recorded. Returns the output; a turn cancelled by the time the
     /// call ended halts once its result is recorded.
@@ -858,38 +702,16 @@ impl Turn<'_> {
     }
 
     /// Appends one message of this turn; returns its row id.
-    async fn store(&self, kind: MessageKind, message: NewMessage) -> Result<i64, StoreError> {
+    pub(super) async fn store(
+        &self,
+        kind: MessageKind,
+        message: NewMessage,
+    ) -> Result<i64, StoreError> {
         let message = NewMessage {
             turn_id: Some(self.id().to_owned()),
             ..message
         };
         self.env.store.append(&self.session.id, kind, message).await
-    }
-
-    /// Stores a model call's streamed reasoning, then its text (each only if any).
-    async fn store_streamed(
-        &self,
-        step: i64,
-        thought: &str,
-        text: &str,
-        cancelled: bool,
-    ) -> Result<(), StoreError> {
-        for (kind, text) in [
-            (MessageKind::Thought, thought),
-            (MessageKind::Assistant, text),
-        ] {
-            if text.is_empty() {
-                continue;
-            }
-            let message = NewMessage {
-                step,
-                text: Some(text.to_owned()),
-                cancelled,
-                ..NewMessage::default()
-            };
-            self.store(kind, message).await?;
-        }
-        Ok(())
     }
 
     async fn finish(&mut self, stop: StopReason) -> Result<PromptResult, TurnError> {
@@ -989,7 +811,10 @@ impl Turn<'_> {
         }
     }
 
-    async fn provider_failure(&self, error: crate::provider::ProviderError) -> TurnError {
+    pub(super) async fn provider_failure(
+        &self,
+        error: crate::provider::ProviderError,
+    ) -> TurnError {
         let model = self.model.clone();
         self.fail(Failure::Provider { error, model }).await
     }
