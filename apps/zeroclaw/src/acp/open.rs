@@ -36,12 +36,8 @@ impl Bridge {
         responder: Responder<NewSessionResponse>,
         cx: ConnectionTo<Editor>,
     ) -> Result<(), AcpError> {
-        let client = match self.daemon() {
-            Ok(client) => client,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let mcp_servers = match mcp_servers(&request.mcp_servers) {
-            Ok(servers) => servers,
+        let (client, mcp_servers) = match self.daemon_and_servers(&request.mcp_servers) {
+            Ok(parts) => parts,
             Err(e) => return responder.respond_with_error(e),
         };
         let params = NewSession {
@@ -60,9 +56,8 @@ impl Bridge {
                 .call_unless_cancelled(cancellation, call, |i| &i.session_id, Undo::Delete)
                 .await
             {
-                None => return answer(responder, Err(AcpError::request_cancelled())),
-                Some(Err(e)) => return answer(responder, Err(mapping::call_error(&e))),
-                Some(Ok(info)) => info,
+                Ok(info) => info,
+                Err(e) => return answer(responder, Err(e)),
             };
             bridge
                 .open_made(&client, info, &cx, responder, |id, modes, options| {
@@ -85,12 +80,8 @@ impl Bridge {
         responder: Responder<ForkSessionResponse>,
         cx: ConnectionTo<Editor>,
     ) -> Result<(), AcpError> {
-        let client = match self.daemon() {
-            Ok(client) => client,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let mcp_servers = match mcp_servers(&request.mcp_servers) {
-            Ok(servers) => servers,
+        let (client, mcp_servers) = match self.daemon_and_servers(&request.mcp_servers) {
+            Ok(parts) => parts,
             Err(e) => return responder.respond_with_error(e),
         };
         let source = request.session_id.0.to_string();
@@ -106,9 +97,8 @@ impl Bridge {
                 .call_unless_cancelled(cancellation, call, |i| &i.session_id, Undo::Delete)
                 .await
             {
-                None => return answer(responder, Err(AcpError::request_cancelled())),
-                Some(Err(e)) => return answer(responder, Err(mapping::call_error(&e))),
-                Some(Ok(info)) => info,
+                Ok(info) => info,
+                Err(e) => return answer(responder, Err(e)),
             };
             if Path::new(&info.cwd) != request.cwd {
                 tracing::info!(session = %source, fork = %info.session_id, stored = %info.cwd, asked = %request.cwd.display(), "session/fork: the fork keeps the source's working directory");
@@ -181,12 +171,8 @@ impl Bridge {
         + Send
         + 'static,
     ) -> Result<(), AcpError> {
-        let client = match self.daemon() {
-            Ok(client) => client,
-            Err(e) => return responder.respond_with_error(e),
-        };
-        let mcp_servers = match mcp_servers(&asked.mcp_servers) {
-            Ok(servers) => servers,
+        let (client, mcp_servers) = match self.daemon_and_servers(&asked.mcp_servers) {
+            Ok(parts) => parts,
             Err(e) => return responder.respond_with_error(e),
         };
         let session_id = asked.session_id;
@@ -209,9 +195,8 @@ impl Bridge {
                 .call_unless_cancelled(cancellation, call, |s| &s.session_id, Undo::Detach)
                 .await
             {
-                None => return answer(responder, Err(AcpError::request_cancelled())),
-                Some(Err(e)) => return answer(responder, Err(mapping::call_error(&e))),
-                Some(Ok(summary)) => summary,
+                Ok(summary) => summary,
+                Err(e) => return answer(responder, Err(e)),
             };
             if Path::new(&summary.cwd) != asked.cwd {
                 tracing::info!(
@@ -273,20 +258,30 @@ impl Bridge {
         commands::announce(client, &info.session_id, cx).await;
     }
 
+    /// The daemon's client and the editor's MCP servers in our terms: what every opening
+    /// starts from.
+    fn daemon_and_servers(
+        &self,
+        servers: &[McpServer],
+    ) -> Result<(Arc<Client>, Vec<m::SessionMcpServer>), AcpError> {
+        Ok((self.daemon()?, mcp_servers(servers)?))
+    }
+
     /// Awaits the daemon's `call` for a request of the editor's, unless the editor cancels
-    /// the request first: then `None` (the caller answers `-32800` at once), and once `call`
+    /// the request first: then the request's answer is `-32800` at once, and once `call`
     /// finishes, what it did to the session it names (`id`) is undone in the background.
+    /// The daemon's error is the editor's in ACP's terms.
     async fn call_unless_cancelled<T: Send + 'static>(
         self: &Arc<Self>,
         cancellation: RequestCancellation,
         call: impl Future<Output = CallResult<T>> + Send + 'static,
         id: fn(&T) -> &String,
         undo: Undo,
-    ) -> Option<CallResult<T>> {
+    ) -> Result<T, AcpError> {
         let mut call = Box::pin(call);
         tokio::select! {
             biased;
-            outcome = &mut call => Some(outcome),
+            outcome = &mut call => outcome.map_err(|e| mapping::call_error(&e)),
             () = cancellation.cancelled() => {
                 let bridge = self.clone();
                 self.openings.spawn(async move {
@@ -294,7 +289,7 @@ impl Bridge {
                         bridge.undo(id(&done), undo).await;
                     }
                 });
-                None
+                Err(AcpError::request_cancelled())
             }
         }
     }
