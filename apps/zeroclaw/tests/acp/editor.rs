@@ -2,7 +2,7 @@
 //! process over its real stdin and stdout, recording what it is sent and answering the
 //! agent's requests (permissions, files, questions) the way a test sets.
 
-use crate::common::{HANG_GUARD, TestDir};
+use crate::common::{HANG_GUARD, TestDir, start_retrying};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, CreateElicitationRequest, CreateElicitationResponse,
@@ -238,7 +238,8 @@ pub async fn run<R>(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let mut child = command.spawn().unwrap();
+    let what = format!("{command:?}");
+    let mut child = start_retrying(&what, || command.spawn());
     let stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();

@@ -143,24 +143,31 @@ impl TestDir {
     }
 }
 
-/// Starts `cmd`. Under Wine (the Windows tests), `CreateProcess` now and then fails with
-/// ERROR_INTERNAL_ERROR (1359): Wine's `NtCreateUserProcess` returns it when the new process
-/// ends before it has told wineserver it started, which happens when many tests start
-/// processes at once on a loaded machine. Nothing of the program ran; it is started again,
-/// at most three times in all. Any other error, or a third 1359, fails the test.
+/// Starts `cmd`; see [`start_retrying`].
 pub fn spawn_process(cmd: &mut Command) -> std::process::Child {
+    let what = format!("{cmd:?}");
+    start_retrying(&what, || cmd.spawn())
+}
+
+/// Runs `start`, which starts a process described by `what`. Under Wine (the Windows tests),
+/// `CreateProcess` now and then fails with ERROR_INTERNAL_ERROR (1359): Wine's
+/// `NtCreateUserProcess` returns it when the new process ends before it has told wineserver
+/// it started, which happens when many tests start processes at once on a loaded machine.
+/// Nothing of the program ran; it is started again, at most three times in all. Any other
+/// error, or a third 1359, fails the test.
+pub fn start_retrying<T>(what: &str, mut start: impl FnMut() -> std::io::Result<T>) -> T {
     const WINE_START_FAILED: i32 = 1359;
     let mut attempt = 1;
     loop {
-        match cmd.spawn() {
-            Ok(child) => return child,
+        match start() {
+            Ok(started) => return started,
             Err(e)
                 if cfg!(windows) && e.raw_os_error() == Some(WINE_START_FAILED) && attempt < 3 =>
             {
-                eprintln!("starting {cmd:?} failed ({e}), attempt {attempt}; starting it again");
+                eprintln!("starting {what} failed ({e}), attempt {attempt}; starting it again");
                 attempt += 1;
             }
-            Err(e) => panic!("cannot start {cmd:?}: {e}"),
+            Err(e) => panic!("cannot start {what}: {e}"),
         }
     }
 }

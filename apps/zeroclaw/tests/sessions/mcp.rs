@@ -236,11 +236,11 @@ fn a_servers_question_goes_to_the_socket_client_and_its_answer_back() {
 
 /// The test server over streamable HTTP on `addr`, and its URL once it listens.
 fn http_server(addr: &str) -> (std::process::Child, String) {
-    let mut http = std::process::Command::new(mcp_test_server())
-        .args(["--http", addr])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut http = spawn_process(
+        std::process::Command::new(mcp_test_server())
+            .args(["--http", addr])
+            .stdout(std::process::Stdio::piped()),
+    );
     let url = {
         use std::io::BufRead;
         let mut line = String::new();
