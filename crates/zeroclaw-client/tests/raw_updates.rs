@@ -13,7 +13,12 @@ use zeroclaw_daemon::config::{AgentSettings, Config, DaemonConfig, ProviderConfi
 use zeroclaw_daemon::testing::InMemoryDaemon;
 use zeroclaw_testkit::{FakeProvider, HANG_GUARD, Reply, openai};
 
-async fn daemon(replies: Vec<Reply>, daemon: DaemonConfig) -> (InMemoryDaemon, FakeProvider) {
+/// The daemon, its provider, and the test's own directory: the daemon's and the sessions'
+/// cwd (a turn snapshots its cwd, so it must not be a shared directory such as /tmp).
+async fn daemon(
+    replies: Vec<Reply>,
+    daemon: DaemonConfig,
+) -> (InMemoryDaemon, FakeProvider, tempfile::TempDir) {
     let fake = FakeProvider::start().await.unwrap();
     fake.push_all(replies);
     let dir = tempfile::tempdir().unwrap();
@@ -30,7 +35,7 @@ async fn daemon(replies: Vec<Reply>, daemon: DaemonConfig) -> (InMemoryDaemon, F
         ..Config::default()
     };
     let daemon = InMemoryDaemon::start(config, dir.path()).unwrap();
-    (daemon, fake)
+    (daemon, fake, dir)
 }
 
 async fn connect(daemon: &InMemoryDaemon, raw: Option<mpsc::Sender<RawUpdate>>) -> Client {
@@ -43,8 +48,8 @@ async fn connect(daemon: &InMemoryDaemon, raw: Option<mpsc::Sender<RawUpdate>>) 
         .unwrap()
 }
 
-async fn new_session(client: &Client) -> String {
-    let cwd = std::env::temp_dir().to_string_lossy().into_owned();
+async fn new_session(client: &Client, cwd: &tempfile::TempDir) -> String {
+    let cwd = cwd.path().to_string_lossy().into_owned();
     let session = client.session_new(NewSession {
         cwd: Some(cwd),
         ..NewSession::default()
@@ -58,10 +63,11 @@ fn parse(raw: &RawUpdate) -> SessionUpdate {
 
 #[tokio::test]
 async fn raw_updates_are_the_turns_events_in_order_and_all_arrive_before_its_answer() {
-    let (daemon, _fake) = daemon(vec![openai::text(&["Hel", "lo"])], DaemonConfig::default()).await;
+    let (daemon, _fake, dir) =
+        daemon(vec![openai::text(&["Hel", "lo"])], DaemonConfig::default()).await;
     let (tx, mut raw) = mpsc::channel(64);
     let tapped = connect(&daemon, Some(tx)).await;
-    let id = new_session(&tapped).await;
+    let id = new_session(&tapped, &dir).await;
     // A second connection, attached to the same session, parses the same events.
     let plain = connect(&daemon, None).await;
     let mut parsed = plain.subscribe(&id);
@@ -104,10 +110,10 @@ async fn a_reader_that_stops_taking_raw_updates_is_let_go_by_the_daemon_with_not
         outbound_queue: 16,
         ..DaemonConfig::default()
     };
-    let (daemon, _fake) = daemon(vec![openai::text(&texts)], small).await;
+    let (daemon, _fake, dir) = daemon(vec![openai::text(&texts)], small).await;
     let (tx, mut raw) = mpsc::channel(1);
     let tapped = std::sync::Arc::new(connect(&daemon, Some(tx)).await);
-    let id = new_session(&tapped).await;
+    let id = new_session(&tapped, &dir).await;
     let watcher = connect(&daemon, None).await;
     let mut events = watcher.subscribe(&id);
     watcher.session_load(&id, false).await.unwrap();
