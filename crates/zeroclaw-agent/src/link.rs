@@ -92,6 +92,16 @@ impl Notification {
         Self(line.into())
     }
 
+    /// Like [`Notification::from_serialized`], for a frame cut from a buffer that holds
+    /// others too (a replay page's frames share one allocation).
+    pub fn from_shared(line: Bytes) -> Self {
+        debug_assert!(
+            serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok(),
+            "a frame that is not JSON"
+        );
+        Self(line)
+    }
+
     /// The frame, without its newline.
     pub fn as_bytes(&self) -> &[u8] {
         &self.0

@@ -13,6 +13,7 @@
 //! as a steer, data that is not one line of valid JSON) or whose frame passes the cap goes
 //! the event path, which also cuts what is too long.
 
+use bytes::{BufMut, BytesMut};
 use serde_json::value::RawValue;
 use zeroclaw_protocol::events::SESSION_UPDATE;
 
@@ -33,7 +34,15 @@ pub struct ReplayPage {
     pub last_id: Option<i64>,
     /// Its answers' and thoughts' (turn, step, thought): what may also be held as chunks.
     pub streamed: Vec<TextKey>,
+    /// Where the frames are written: each is then cut off the front as shared bytes, so a
+    /// page's frames take a few allocations between them instead of one each (malloc and
+    /// free were a tenth of a long replay's CPU).
+    buf: BytesMut,
 }
+
+/// What a page's buffer grows by when the next frame does not fit: a few dozen frames of
+/// a typical history.
+const PAGE_BUFFER: usize = 64 * 1024;
 
 /// Frames one session's rows.
 #[derive(Debug)]
@@ -68,7 +77,7 @@ impl ReplayFramer {
             let thought = row.kind == MessageKind::Thought;
             page.streamed.push((turn.to_owned(), row.step, thought));
         }
-        match frame(&self.head, &row, self.cap) {
+        match frame(&mut page.buf, &self.head, &row, self.cap) {
             Some(frame) => page.frames.push(frame),
             None => {
                 let mut message = row.to_owned_row().parse();
@@ -82,8 +91,14 @@ impl ReplayFramer {
     }
 }
 
-/// The one frame of `row`, or `None` when the event path must make it.
-fn frame(head: &[u8], row: &RawMessageRef<'_>, cap: usize) -> Option<Notification> {
+/// The one frame of `row`, written at the end of `buf` and cut off it, or `None` when the
+/// event path must make it.
+fn frame(
+    buf: &mut BytesMut,
+    head: &[u8],
+    row: &RawMessageRef<'_>,
+    cap: usize,
+) -> Option<Notification> {
     let text = row.text.unwrap_or_default();
     let data = match row.kind {
         MessageKind::ToolCall | MessageKind::ToolResult => one_line_json(row.data)?,
@@ -101,11 +116,17 @@ fn frame(head: &[u8], row: &RawMessageRef<'_>, cap: usize) -> Option<Notificatio
         + name.len()
         + data.len()
         + 96;
-    let mut out = Vec::with_capacity(size + size / 16);
+    // `buf` holds no frame: each was split off as it was made.
+    debug_assert!(buf.is_empty());
+    let estimate = size + size / 16;
+    if buf.capacity() < estimate {
+        buf.reserve(estimate.max(PAGE_BUFFER));
+    }
+    let out = buf;
     out.extend_from_slice(head);
     if let Some(turn) = row.turn_id {
         out.extend_from_slice(br#","turnId":"#);
-        push_json_str(&mut out, turn);
+        push_json_str(out, turn);
     }
     match row.kind {
         MessageKind::ToolCall | MessageKind::ToolResult => {
@@ -115,9 +136,9 @@ fn frame(head: &[u8], row: &RawMessageRef<'_>, cap: usize) -> Option<Notificatio
             } else {
                 br#","type":"tool_call","toolCallId":"#
             });
-            push_json_str(&mut out, call_id);
+            push_json_str(out, call_id);
             out.extend_from_slice(br#","name":"#);
-            push_json_str(&mut out, name);
+            push_json_str(out, name);
             out.extend_from_slice(if result {
                 br#","rawOutput":"#
             } else {
@@ -138,11 +159,15 @@ fn frame(head: &[u8], row: &RawMessageRef<'_>, cap: usize) -> Option<Notificatio
                 MessageKind::Thought => br#","type":"agent_thought_chunk","text":"#,
                 _ => br#","type":"agent_message_chunk","text":"#,
             });
-            push_json_str(&mut out, text);
+            push_json_str(out, text);
         }
     }
     out.extend_from_slice(b"}}");
-    (out.len() <= cap).then(|| Notification::from_serialized(out))
+    if out.len() > cap {
+        out.clear();
+        return None;
+    }
+    Some(Notification::from_shared(out.split().freeze()))
 }
 
 /// The stored data as it goes in a frame: `null` for none, the text itself when it is one
@@ -157,9 +182,9 @@ fn one_line_json(data: Option<&str>) -> Option<&str> {
 }
 
 /// `text` as a JSON string, escaped as serde_json escapes it.
-fn push_json_str(out: &mut Vec<u8>, text: &str) {
-    // Serialising a `str` into a `Vec` cannot fail.
-    let _ = serde_json::to_writer(&mut *out, text);
+fn push_json_str(out: &mut impl BufMut, text: &str) {
+    // Serialising a `str` into memory cannot fail.
+    let _ = serde_json::to_writer(BufMut::writer(&mut *out), text);
 }
 
 #[cfg(test)]
@@ -204,10 +229,14 @@ mod tests {
 
     /// What the event path makes of `row`.
     fn by_events(row: RawMessageRow, cap: usize) -> Vec<String> {
+        by_events_for("sess-\"1\"", row, cap)
+    }
+
+    fn by_events_for(session: &str, row: RawMessageRow, cap: usize) -> Vec<String> {
         let mut message = row.parse();
         let turn = message.turn_id.take();
         fit_update(
-            "sess-\"1\"",
+            session,
             turn.as_deref(),
             history::replay_event(message),
             cap,
@@ -284,6 +313,38 @@ mod tests {
             assert!(!frames.is_empty() && frames.iter().all(|f| f.len() <= 1000));
             assert_eq!(frames, by_events(r, 1000), "{kind:?}");
         }
+    }
+
+    /// Frames share the page's buffer: those made after it had to grow (a frame bigger
+    /// than the room left) and those after a row left to the event path are still whole.
+    #[test]
+    fn a_pages_frames_stay_whole_as_its_buffer_grows() {
+        let framer = ReplayFramer::new("s", 1 << 20);
+        let mut page = ReplayPage::default();
+        let sizes = [10, 40_000, 30_000, 5, 70_000, 200_000, 1];
+        let rows: Vec<RawMessageRow> = sizes
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &n)| {
+                let text = format!("{i}{}", "y".repeat(n));
+                let answer = row(MessageKind::Assistant, Some(&text), None);
+                let left_out = row(MessageKind::Summary, Some(&text), None);
+                [answer, left_out]
+            })
+            .collect();
+        for r in &rows {
+            framer.add(&mut page, borrowed(r));
+        }
+        let expected: Vec<String> = rows
+            .into_iter()
+            .flat_map(|r| by_events_for("s", r, 1 << 20))
+            .collect();
+        let got: Vec<String> = page
+            .frames
+            .iter()
+            .map(|f| String::from_utf8_lossy(f.as_bytes()).into_owned())
+            .collect();
+        assert_eq!(got, expected);
     }
 
     #[test]
