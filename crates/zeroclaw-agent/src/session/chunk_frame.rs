@@ -6,6 +6,7 @@
 //! exactly those of [`fit_update`](super::fit::fit_update) for the same event (a test
 //! compares them); a chunk over the frame cap is left to it, to be split.
 
+use super::frame_buf::{FrameBuf, push_json_str};
 use crate::link::Notification;
 use zeroclaw_protocol::events::SESSION_UPDATE;
 
@@ -15,9 +16,15 @@ pub struct ChunkFramer {
     message: Vec<u8>,
     thought: Vec<u8>,
     cap: usize,
+    /// The frames are cut off this (see `frame_buf.rs`).
+    buf: FrameBuf,
 }
 
 const SUFFIX: &[u8] = b"}}";
+
+/// What the chunks' buffer grows by: about a hundred typical chunks, and what a frame held
+/// for a joining connection may keep alive.
+const CHUNK_BUFFER: usize = 16 * 1024;
 
 impl ChunkFramer {
     /// Frames for `turn_id`'s chunks in `session_id`, each at most `cap` bytes.
@@ -39,30 +46,26 @@ impl ChunkFramer {
             message: prefix("agent_message_chunk"),
             thought: prefix("agent_thought_chunk"),
             cap,
+            buf: FrameBuf::new(CHUNK_BUFFER),
         }
     }
 
     /// The one frame of a chunk, or `None` when it would pass the cap (then the event
     /// goes through `fit_update`, which splits it).
-    pub fn frame(&self, thought: bool, text: &str) -> Option<Notification> {
+    pub fn frame(&mut self, thought: bool, text: &str) -> Option<Notification> {
         let prefix = if thought {
             &self.thought
         } else {
             &self.message
         };
-        // The text's quotes and a little escaping room: usually one allocation, no growth.
-        let mut out = Vec::with_capacity(prefix.len() + text.len() + text.len() / 8 + 8);
-        out.extend_from_slice(prefix);
-        push_json_str(&mut out, text);
-        out.extend_from_slice(SUFFIX);
-        (out.len() <= self.cap).then(|| Notification::from_serialized(out))
+        // The text's quotes and a little escaping room: usually no growth.
+        let estimate = prefix.len() + text.len() + text.len() / 8 + 8;
+        self.buf.frame(estimate, self.cap, |out| {
+            out.extend_from_slice(prefix);
+            push_json_str(out, text);
+            out.extend_from_slice(SUFFIX);
+        })
     }
-}
-
-/// `text` as a JSON string, escaped as serde_json escapes it.
-fn push_json_str(out: &mut Vec<u8>, text: &str) {
-    // Serialising a `str` into a `Vec` cannot fail.
-    let _ = serde_json::to_writer(&mut *out, text);
 }
 
 #[cfg(test)]
@@ -74,7 +77,7 @@ mod tests {
 
     #[test]
     fn a_chunks_frame_is_byte_for_byte_the_one_serde_writes() {
-        let framer = ChunkFramer::new("sess-\"1\"", "turn\\1", 1 << 20);
+        let mut framer = ChunkFramer::new("sess-\"1\"", "turn\\1", 1 << 20);
         for text in [
             "",
             "tok ",
@@ -103,7 +106,7 @@ mod tests {
 
     #[test]
     fn a_chunk_over_the_cap_is_left_to_be_split() {
-        let framer = ChunkFramer::new("s", "t", 200);
+        let mut framer = ChunkFramer::new("s", "t", 200);
         assert!(framer.frame(false, &"x".repeat(50)).is_some());
         assert!(framer.frame(false, &"x".repeat(200)).is_none());
     }

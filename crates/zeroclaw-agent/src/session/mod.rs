@@ -18,6 +18,7 @@
 mod audience;
 mod chunk_frame;
 mod fit;
+mod frame_buf;
 mod mode;
 mod pace;
 mod replay_frame;
@@ -470,7 +471,7 @@ impl Session {
         // over the cap is split by `fit_update`.
         let framed = streaming
             .framer
-            .as_ref()
+            .as_mut()
             .and_then(|framer| framer.frame(thought, text));
         let split;
         let frames = match &framed {

@@ -13,19 +13,19 @@
 //! as a steer, data that is not one line of valid JSON) or whose frame passes the cap goes
 //! the event path, which also cuts what is too long.
 
-use bytes::{BufMut, BytesMut};
 use serde_json::value::RawValue;
 use zeroclaw_protocol::events::SESSION_UPDATE;
 
 use super::audience::TextKey;
 use super::fit::fit_update;
+use super::frame_buf::{FrameBuf, push_json_str};
 use crate::history;
 use crate::link::Notification;
 use crate::store::{MessageKind, RawMessageRef};
 
 /// One page of a replay as it was read: its frames, and what the joining connection's
 /// bookkeeping needs of its rows (`audience.rs`).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ReplayPage {
     pub frames: Vec<Notification>,
     /// How many rows it read (a short page is the last).
@@ -34,10 +34,20 @@ pub struct ReplayPage {
     pub last_id: Option<i64>,
     /// Its answers' and thoughts' (turn, step, thought): what may also be held as chunks.
     pub streamed: Vec<TextKey>,
-    /// Where the frames are written: each is then cut off the front as shared bytes, so a
-    /// page's frames take a few allocations between them instead of one each (malloc and
-    /// free were a tenth of a long replay's CPU).
-    buf: BytesMut,
+    /// The frames are cut off this (see `frame_buf.rs`).
+    buf: FrameBuf,
+}
+
+impl Default for ReplayPage {
+    fn default() -> Self {
+        Self {
+            frames: Vec::new(),
+            rows: 0,
+            last_id: None,
+            streamed: Vec::new(),
+            buf: FrameBuf::new(PAGE_BUFFER),
+        }
+    }
 }
 
 /// What a page's buffer grows by when the next frame does not fit: a few dozen frames of
@@ -91,10 +101,9 @@ impl ReplayFramer {
     }
 }
 
-/// The one frame of `row`, written at the end of `buf` and cut off it, or `None` when the
-/// event path must make it.
+/// The one frame of `row`, cut off `buf`, or `None` when the event path must make it.
 fn frame(
-    buf: &mut BytesMut,
+    buf: &mut FrameBuf,
     head: &[u8],
     row: &RawMessageRef<'_>,
     cap: usize,
@@ -116,58 +125,48 @@ fn frame(
         + name.len()
         + data.len()
         + 96;
-    // `buf` holds no frame: each was split off as it was made.
-    debug_assert!(buf.is_empty());
-    let estimate = size + size / 16;
-    if buf.capacity() < estimate {
-        buf.reserve(estimate.max(PAGE_BUFFER));
-    }
-    let out = buf;
-    out.extend_from_slice(head);
-    if let Some(turn) = row.turn_id {
-        out.extend_from_slice(br#","turnId":"#);
-        push_json_str(out, turn);
-    }
-    match row.kind {
-        MessageKind::ToolCall | MessageKind::ToolResult => {
-            let result = row.kind == MessageKind::ToolResult;
-            out.extend_from_slice(if result {
-                br#","type":"tool_result","toolCallId":"#
-            } else {
-                br#","type":"tool_call","toolCallId":"#
-            });
-            push_json_str(out, call_id);
-            out.extend_from_slice(br#","name":"#);
-            push_json_str(out, name);
-            out.extend_from_slice(if result {
-                br#","rawOutput":"#
-            } else {
-                br#","rawInput":"#
-            });
-            out.extend_from_slice(data.as_bytes());
-            if result {
-                out.extend_from_slice(if row.is_error {
-                    br#","isError":true"#
+    buf.frame(size + size / 16, cap, |out| {
+        out.extend_from_slice(head);
+        if let Some(turn) = row.turn_id {
+            out.extend_from_slice(br#","turnId":"#);
+            push_json_str(out, turn);
+        }
+        match row.kind {
+            MessageKind::ToolCall | MessageKind::ToolResult => {
+                let result = row.kind == MessageKind::ToolResult;
+                out.extend_from_slice(if result {
+                    br#","type":"tool_result","toolCallId":"#
                 } else {
-                    br#","isError":false"#
+                    br#","type":"tool_call","toolCallId":"#
                 });
+                push_json_str(out, call_id);
+                out.extend_from_slice(br#","name":"#);
+                push_json_str(out, name);
+                out.extend_from_slice(if result {
+                    br#","rawOutput":"#
+                } else {
+                    br#","rawInput":"#
+                });
+                out.extend_from_slice(data.as_bytes());
+                if result {
+                    out.extend_from_slice(if row.is_error {
+                        br#","isError":true"#
+                    } else {
+                        br#","isError":false"#
+                    });
+                }
+            }
+            kind => {
+                out.extend_from_slice(match kind {
+                    MessageKind::User => br#","type":"user_message_chunk","text":"#,
+                    MessageKind::Thought => br#","type":"agent_thought_chunk","text":"#,
+                    _ => br#","type":"agent_message_chunk","text":"#,
+                });
+                push_json_str(out, text);
             }
         }
-        kind => {
-            out.extend_from_slice(match kind {
-                MessageKind::User => br#","type":"user_message_chunk","text":"#,
-                MessageKind::Thought => br#","type":"agent_thought_chunk","text":"#,
-                _ => br#","type":"agent_message_chunk","text":"#,
-            });
-            push_json_str(out, text);
-        }
-    }
-    out.extend_from_slice(b"}}");
-    if out.len() > cap {
-        out.clear();
-        return None;
-    }
-    Some(Notification::from_shared(out.split().freeze()))
+        out.extend_from_slice(b"}}");
+    })
 }
 
 /// The stored data as it goes in a frame: `null` for none, the text itself when it is one
@@ -179,12 +178,6 @@ fn one_line_json(data: Option<&str>) -> Option<&str> {
     };
     let one_line = !text.bytes().any(|b| b == b'\n' || b == b'\r');
     (one_line && serde_json::from_str::<&RawValue>(text).is_ok()).then_some(text.trim())
-}
-
-/// `text` as a JSON string, escaped as serde_json escapes it.
-fn push_json_str(out: &mut impl BufMut, text: &str) {
-    // Serialising a `str` into memory cannot fail.
-    let _ = serde_json::to_writer(BufMut::writer(&mut *out), text);
 }
 
 #[cfg(test)]
