@@ -37,9 +37,12 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use zeroclaw_protocol::{Decision, Update};
 
-/// Rows a replay reads at once: a joining connection's history costs this many rows of
-/// memory (and its queue), however long the session.
-const REPLAY_PAGE: usize = 256;
+/// Rows a replay reads at once, at most (and at most `replay_frame::PAGE_BYTES` of
+/// frames): a joining connection's history costs two such pages of memory (one being sent
+/// while the next is read), however long the session. Fewer, larger pages cost fewer
+/// queries and hand-offs between the store's thread and the connection: at 100,000
+/// messages 1,024 rows took 1.35-1.45x the floor's time against 256 rows' 1.64x.
+const REPLAY_PAGE: usize = 1024;
 
 /// Why a join with replay ended early.
 #[derive(Debug)]
@@ -691,7 +694,7 @@ impl Sessions {
                 let Some(after) = page.last_id else {
                     return Ok(());
                 };
-                if page.rows < REPLAY_PAGE {
+                if page.is_last(REPLAY_PAGE) {
                     return send(page.frames).await.map_err(|_| JoinError::Closed);
                 }
                 let (sent, next) = tokio::join!(send(page.frames), read_page(after));

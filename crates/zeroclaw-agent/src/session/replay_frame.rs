@@ -14,6 +14,7 @@
 //! the event path, which also cuts what is too long.
 
 use serde_json::value::RawValue;
+use std::ops::ControlFlow;
 use zeroclaw_protocol::events::SESSION_UPDATE;
 
 use super::audience::TextKey;
@@ -28,8 +29,10 @@ use crate::store::{MessageKind, RawMessageRef};
 #[derive(Debug)]
 pub struct ReplayPage {
     pub frames: Vec<Notification>,
-    /// How many rows it read (a short page is the last).
+    /// How many rows it read.
     pub rows: usize,
+    /// Its frames' bytes: the page ends once they reach [`PAGE_BYTES`].
+    pub bytes: usize,
     /// The id of its last row.
     pub last_id: Option<i64>,
     /// Its answers' and thoughts' (turn, step, thought): what may also be held as chunks.
@@ -43,6 +46,7 @@ impl Default for ReplayPage {
         Self {
             frames: Vec::new(),
             rows: 0,
+            bytes: 0,
             last_id: None,
             streamed: Vec::new(),
             buf: FrameBuf::new(PAGE_BUFFER),
@@ -53,6 +57,19 @@ impl Default for ReplayPage {
 /// What a page's buffer grows by when the next frame does not fit: a few dozen frames of
 /// a typical history.
 const PAGE_BUFFER: usize = 64 * 1024;
+
+/// A page's frames, in bytes, at most (plus the frames of the row that passes it): with
+/// the page being sent while the next is read, what a joining connection's replay holds in
+/// memory, whatever its rows' sizes.
+pub const PAGE_BYTES: usize = 1024 * 1024;
+
+impl ReplayPage {
+    /// Whether this is the history's last page: it ended before `limit` rows and not for
+    /// its size.
+    pub fn is_last(&self, limit: usize) -> bool {
+        self.rows < limit && self.bytes < PAGE_BYTES
+    }
+}
 
 /// Frames one session's rows.
 #[derive(Debug)]
@@ -78,8 +95,22 @@ impl ReplayFramer {
         }
     }
 
-    /// Adds `row` (the next, oldest first) to `page`.
-    pub fn add(&self, page: &mut ReplayPage, row: RawMessageRef<'_>) {
+    /// Adds `row` (the next, oldest first) to `page`; `Break` once the page is full.
+    pub fn add(&self, page: &mut ReplayPage, row: RawMessageRef<'_>) -> ControlFlow<()> {
+        let before = page.frames.len();
+        self.add_frames(page, row);
+        page.bytes += page.frames[before..]
+            .iter()
+            .map(|f| f.as_bytes().len())
+            .sum::<usize>();
+        if page.bytes >= PAGE_BYTES {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+
+    fn add_frames(&self, page: &mut ReplayPage, row: RawMessageRef<'_>) {
         page.rows += 1;
         page.last_id = Some(row.id);
         if let (MessageKind::Assistant | MessageKind::Thought, Some(turn)) = (row.kind, row.turn_id)
@@ -241,7 +272,7 @@ mod tests {
 
     fn framed(row: &RawMessageRow, cap: usize) -> Vec<String> {
         let mut page = ReplayPage::default();
-        ReplayFramer::new("sess-\"1\"", cap).add(&mut page, borrowed(row));
+        let _ = ReplayFramer::new("sess-\"1\"", cap).add(&mut page, borrowed(row));
         assert_eq!((page.rows, page.last_id), (1, Some(row.id)));
         page.frames
             .iter()
@@ -326,7 +357,7 @@ mod tests {
             })
             .collect();
         for r in &rows {
-            framer.add(&mut page, borrowed(r));
+            let _ = framer.add(&mut page, borrowed(r));
         }
         let expected: Vec<String> = rows
             .into_iter()
@@ -340,6 +371,28 @@ mod tests {
         assert_eq!(got, expected);
     }
 
+    /// A page ends at the row whose frames take it to `PAGE_BYTES`, and a page ended so is
+    /// not the last, however few rows it has.
+    #[test]
+    fn a_page_of_big_rows_ends_at_its_byte_bound_and_is_not_the_last() {
+        let framer = ReplayFramer::new("s", 1 << 20);
+        let mut page = ReplayPage::default();
+        let big = row(MessageKind::Assistant, Some(&"z".repeat(100_000)), None);
+        let mut added = 0;
+        while framer.add(&mut page, borrowed(&big)).is_continue() {
+            added += 1;
+            assert!(added < 100, "the page never filled");
+        }
+        assert_eq!(page.rows, added + 1);
+        assert_eq!(page.rows, PAGE_BYTES.div_ceil(page.bytes / page.rows));
+        assert!(page.bytes >= PAGE_BYTES && page.bytes < PAGE_BYTES + 101_000);
+        assert!(!page.is_last(1024));
+
+        let mut short = ReplayPage::default();
+        let _ = framer.add(&mut short, borrowed(&big));
+        assert!(short.is_last(1024) && !short.is_last(1));
+    }
+
     #[test]
     fn a_page_lists_its_streamed_rows_and_its_last_id() {
         let framer = ReplayFramer::new("s", 1 << 20);
@@ -351,7 +404,7 @@ mod tests {
         let mut call = row(MessageKind::ToolCall, None, Some("{}"));
         call.id = 5;
         for r in [&answer, &thought, &call] {
-            framer.add(&mut page, borrowed(r));
+            let _ = framer.add(&mut page, borrowed(r));
         }
         assert_eq!(
             (page.rows, page.last_id, page.frames.len()),

@@ -11,6 +11,7 @@ use crate::prompt::Prompt;
 use crate::sandbox::Choice;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 use zeroclaw_protocol::methods::PermissionMode;
@@ -412,17 +413,19 @@ impl Db {
         let mut rows = Vec::new();
         self.raw_page(session_id, after, limit, |row| {
             rows.push(row.to_owned_row().parse());
+            ControlFlow::Continue(())
         })?;
         Ok(rows)
     }
 
-    /// [`Db::history_page`], each row handed to `each` as the cursor holds it.
+    /// [`Db::history_page`], each row handed to `each` as the cursor holds it, until it
+    /// says stop.
     pub fn raw_page(
         &self,
         session_id: &str,
         after: i64,
         limit: usize,
-        mut each: impl FnMut(RawMessageRef<'_>),
+        mut each: impl FnMut(RawMessageRef<'_>) -> ControlFlow<()>,
     ) -> Result<()> {
         let mut stmt = self
             .conn
@@ -436,7 +439,9 @@ impl Db {
             .query(params![session_id, after, limit])
             .map_err(StoreError::ctx("read messages"))?;
         while let Some(row) = rows.next().map_err(StoreError::ctx("read messages"))? {
-            each(raw_message_ref(row).map_err(StoreError::ctx("read messages"))?);
+            if each(raw_message_ref(row).map_err(StoreError::ctx("read messages"))?).is_break() {
+                break;
+            }
         }
         Ok(())
     }

@@ -553,14 +553,14 @@ impl Store {
 
     /// Up to `limit` of a session's messages after row `after`, oldest first, each handed
     /// as stored to `each` on the store's thread, which folds them into `page` (a replay's
-    /// page of frames: no row is copied out of the cursor).
+    /// page of frames: no row is copied out of the cursor) until it says stop.
     pub async fn replay_page<P: Send + 'static>(
         &self,
         session_id: &str,
         after: i64,
         limit: usize,
         mut page: P,
-        mut each: impl FnMut(&mut P, RawMessageRef<'_>) + Send + 'static,
+        mut each: impl FnMut(&mut P, RawMessageRef<'_>) -> std::ops::ControlFlow<()> + Send + 'static,
     ) -> Result<P> {
         let session_id = session_id.to_owned();
         self.reader
