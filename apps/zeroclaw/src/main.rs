@@ -548,7 +548,7 @@ fn main() -> ExitCode {
     };
     // The daemon narrates its lifecycle; a client command stays quiet unless asked.
     // rmcp narrates every MCP message at info and debug (tool traffic, not ours to log).
-    let _log_writer = init_logging(if matches!(cli.command, Command::Daemon { .. }) {
+    init_logging(if matches!(cli.command, Command::Daemon { .. }) {
         "info,rmcp=warn"
     } else {
         "warn"
@@ -732,32 +732,15 @@ fn fail(message: &dyn std::fmt::Display) -> ExitCode {
 }
 
 /// Logs go to stderr, never to a socket; `RUST_LOG` overrides the default level.
-///
-/// Lines are formatted where they are logged and written by a thread of their own, so a
-/// request or a turn never waits on stderr (a terminal, a pipe a service manager reads, a
-/// journal): the gateway logs a line per HTTP request, and writing it was a tenth of a REST
-/// call's CPU (docs/benchmarks.md). The writer takes every line waiting as one buffered
-/// write. Its queue holds [`LOG_QUEUE_LINES`] lines; overflow rule: a thread logging into a
-/// full queue waits for room (no line is dropped). The returned guard writes what is still
-/// queued when dropped: `main` holds it until it returns.
-fn init_logging(default_level: &str) -> tracing_appender::non_blocking::WorkerGuard {
+fn init_logging(default_level: &str) {
     use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .buffered_lines_limit(LOG_QUEUE_LINES)
-        .thread_name("zeroclaw-log")
-        .finish(std::io::BufWriter::new(std::io::stderr()));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(writer)
+        .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .init();
-    guard
 }
-
-/// Log lines formatted and not yet written, at most (see [`init_logging`]).
-const LOG_QUEUE_LINES: usize = 16_384;
