@@ -212,14 +212,28 @@ pub fn run(groups: &[&[Test]]) {
     }
 }
 
-/// The element `css` once it exists.
+/// The element `css` once it exists. A search cut short by a navigation (the login page
+/// moves itself to `/` once its code is exchanged, after `goto` has returned) is tried
+/// again on the new page.
 pub async fn element(c: &Client, css: &str) -> Element {
-    c.wait()
-        .at_most(WAIT)
-        .every(Duration::from_millis(20))
-        .for_element(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("no {css} on the page: {e}"))
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let error = match c.find(Locator::Css(css)).await {
+            Ok(found) => return found,
+            Err(e) if e.is_no_such_element() || navigated(&e) => e,
+            Err(e) => panic!("no {css} on the page: {e}"),
+        };
+        assert!(
+            Instant::now() < deadline,
+            "no {css} on the page after {WAIT:?}: {error}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether a command failed only because the page navigated while it ran.
+fn navigated(error: &fantoccini::error::CmdError) -> bool {
+    error.to_string().contains("aborted by navigation")
 }
 
 /// Waits until the JavaScript expression `condition` (a function body's `return` value,
@@ -228,8 +242,11 @@ pub async fn until(c: &Client, condition: &str, arg: Value) {
     let script = format!("return !!({condition});");
     let deadline = Instant::now() + WAIT;
     loop {
-        if c.execute(&script, vec![arg.clone()]).await.unwrap() == json!(true) {
-            return;
+        match c.execute(&script, vec![arg.clone()]).await {
+            Ok(Value::Bool(true)) => return,
+            Ok(_) => {}
+            Err(e) if navigated(&e) => {}
+            Err(e) => panic!("waiting for {condition}: {e}"),
         }
         assert!(
             Instant::now() < deadline,
