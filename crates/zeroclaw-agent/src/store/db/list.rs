@@ -203,19 +203,12 @@ mod tests {
         assert_eq!((seen.len(), distinct.len()), (7, 7), "{seen:?}");
         assert_eq!(&seen[4..], ["s1", "s2", "s3"], "{seen:?}");
 
-        let plan: Vec<String> = db
-            .conn
-            .prepare(
-                "EXPLAIN QUERY PLAN SELECT id FROM sessions s \
-                 WHERE s.updated_at < 1 OR (s.updated_at = 1 AND s.id > 'x') \
-                 ORDER BY s.updated_at DESC, s.id LIMIT 3",
-            )
-            .unwrap()
-            .query_map([], |r| r.get(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
-        let plan = plan.join("; ");
+        let plan = query_plan(
+            &db,
+            "SELECT id FROM sessions s \
+             WHERE s.updated_at < 1 OR (s.updated_at = 1 AND s.id > 'x') \
+             ORDER BY s.updated_at DESC, s.id LIMIT 3",
+        );
         assert!(
             plan.contains("sessions_by_update") && !plan.contains("TEMP B-TREE"),
             "{plan}"
@@ -255,23 +248,29 @@ mod tests {
         let searched: Vec<String> = page(None, Some("HERE")).into_iter().map(|r| r.id).collect();
         assert_eq!(searched, ["s6", "s0"]);
 
-        let plan: Vec<String> = db
+        let plan = query_plan(
+            &db,
+            "SELECT id FROM sessions s \
+             WHERE s.cwd = '/w/here' AND (s.updated_at < 1 OR (s.updated_at = 1 AND s.id > 'x')) \
+             ORDER BY s.updated_at DESC, s.id LIMIT 3",
+        );
+        assert!(
+            plan.contains("sessions_by_cwd") && !plan.contains("TEMP B-TREE"),
+            "{plan}"
+        );
+    }
+
+    /// SQLite's plan for `sql`, its steps joined by "; ".
+    fn query_plan(db: &Db, sql: &str) -> String {
+        let steps: Vec<String> = db
             .conn
-            .prepare(
-                "EXPLAIN QUERY PLAN SELECT id FROM sessions s \
-                 WHERE s.cwd = '/w/here' AND (s.updated_at < 1 OR (s.updated_at = 1 AND s.id > 'x')) \
-                 ORDER BY s.updated_at DESC, s.id LIMIT 3",
-            )
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
             .unwrap()
             .query_map([], |r| r.get(3))
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
-        let plan = plan.join("; ");
-        assert!(
-            plan.contains("sessions_by_cwd") && !plan.contains("TEMP B-TREE"),
-            "{plan}"
-        );
+        steps.join("; ")
     }
 
     /// The search's answer, read page by page (`per_page` at a time, the cursor from each
@@ -399,17 +398,7 @@ mod tests {
     #[test]
     fn a_rare_search_reads_its_candidates_by_rowid_and_marking_turns_reads_only_running_ones() {
         let (db, _) = Db::open_in_memory().unwrap();
-        let plan = |sql: &str| -> String {
-            let rows: Vec<String> = db
-                .conn
-                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-                .unwrap()
-                .query_map([], |r| r.get(3))
-                .unwrap()
-                .collect::<rusqlite::Result<_>>()
-                .unwrap();
-            rows.join("; ")
-        };
+        let plan = |sql: &str| query_plan(&db, sql);
         let search = plan(
             "SELECT s.id FROM sessions_search CROSS JOIN sessions s \
              ON s.rowid = sessions_search.rowid WHERE sessions_search MATCH '\"abc\"' \
