@@ -93,7 +93,7 @@ impl Notification {
     }
 
     /// Like [`Notification::from_serialized`], for a frame cut from a buffer that holds
-    /// others too (a replay page's frames share one allocation).
+    /// others too (streamed chunks and a replay page share buffers: `session/frame_buf.rs`).
     pub fn from_shared(line: Bytes) -> Self {
         debug_assert!(
             serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok(),
